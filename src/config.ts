@@ -1,0 +1,120 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Typed gateway configuration, read once from the environment at start-up.
+ * A bad value stops start-up with one line naming the variable (ConfigError).
+ */
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`Invalid configuration: ${variable} ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const decimalInteger = z.string().trim().regex(/^\d+$/, 'must be a non-negative whole number in decimal digits');
+const positiveInt = decimalInteger.transform(Number).refine((n) => Number.isSafeInteger(n) && n > 0, 'must be a whole number greater than 0');
+const onOff = z.enum(['on', 'off']);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** Each request-rate limit of SPEC.md's Limits table, with its own variable. */
+export const RATE_LIMIT_VARIABLES = {
+  mcpPerOrganization: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PER_ORG', default: 120, windowSeconds: 60, describes: 'MCP requests per organization per minute' },
+  mcpPublicCallsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP', default: 10, windowSeconds: 60, describes: 'anonymous MCP tools/call requests per IP per minute' },
+  executePerKey: { variable: 'FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY', default: 60, windowSeconds: 60, describes: 'direct-execution requests per API key per minute' },
+  siweNoncePerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP', default: 20, windowSeconds: 3600, describes: 'wallet sign-in nonce requests per IP per hour' },
+  siweVerifyPerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP', default: 10, windowSeconds: 3600, describes: 'wallet sign-in verifications per IP per hour' },
+  stepUpPerUserAction: { variable: 'FLOWGATE_RATE_LIMIT_STEP_UP', default: 10, windowSeconds: 900, describes: 'step-up requests per user and action per 15 minutes' },
+} as const;
+
+export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
+export interface RateLimitSetting { limit: number; windowSeconds: number }
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  baseUrl: string;
+  /** RPC overrides by numeric chain id (FLOWGATE_RPC_URL_<chainId>). Never returned by any endpoint. */
+  rpcUrls: Record<number, string>;
+  /** Explorer API overrides by chain id (FLOWGATE_EXPLORER_API_URL_<chainId>). */
+  explorerApiUrls: Record<number, string>;
+  explorerApiKey: string | undefined;
+  devnet: 'auto' | 'off';
+  masterKey: string | undefined;
+  spend: {
+    dailyValueCapWei: bigint;
+    dailySolanaValueCapLamports: bigint;
+    stablecoinCapMicroUsd: bigint;
+  };
+  rateLimitsEnabled: boolean;
+  rateLimits: Record<RateLimitName, RateLimitSetting>;
+  bodyLimitBytes: number;
+  /** Extra Host header values accepted when bound to a loopback address (DNS-rebinding protection). */
+  allowedHosts: string[];
+}
+
+function read<T>(env: NodeJS.ProcessEnv, variable: string, schema: z.ZodType<T>, fallback: string): T {
+  const raw = env[variable];
+  const value = raw === undefined || raw === '' ? fallback : raw;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const reason = parsed.error.issues[0]?.message ?? 'is invalid';
+    throw new ConfigError(variable, `${reason.replace(/^Invalid input: /, '')} (got ${JSON.stringify(value)})`);
+  }
+  return parsed.data;
+}
+
+function perChain(env: NodeJS.ProcessEnv, prefix: string): Record<number, string> {
+  const out: Record<number, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(prefix) || value === undefined || value === '') continue;
+    const suffix = name.slice(prefix.length);
+    if (!/^\d+$/.test(suffix)) throw new ConfigError(name, `must end in a numeric chain id (e.g. ${prefix}8453)`);
+    out[Number(suffix)] = read(env, name, httpUrl, value);
+  }
+  return out;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = read(env, 'PORT', decimalInteger.transform(Number).refine((n) => n <= 65535, 'must be a port number 0-65535'), '3000');
+  const host = read(env, 'HOST', z.string().trim().min(1, 'must not be empty'), '127.0.0.1');
+  const dataDir = path.resolve(read(env, 'FLOWGATE_DATA_DIR', z.string().trim().min(1), './data'));
+  const baseUrl = read(env, 'FLOWGATE_BASE_URL', httpUrl, `http://localhost:${port}`).replace(/\/+$/, '');
+  const masterKey = env.FLOWGATE_MASTER_KEY
+    ? read(env, 'FLOWGATE_MASTER_KEY', z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex characters'), '')
+    : undefined;
+
+  const rateLimits = {} as Record<RateLimitName, RateLimitSetting>;
+  for (const [name, spec] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, (typeof RATE_LIMIT_VARIABLES)[RateLimitName]][]) {
+    rateLimits[name] = { limit: read(env, spec.variable, positiveInt, String(spec.default)), windowSeconds: spec.windowSeconds };
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    baseUrl,
+    rpcUrls: perChain(env, 'FLOWGATE_RPC_URL_'),
+    explorerApiUrls: perChain(env, 'FLOWGATE_EXPLORER_API_URL_'),
+    explorerApiKey: env.FLOWGATE_EXPLORER_API_KEY || undefined,
+    devnet: read(env, 'FLOWGATE_DEVNET', z.enum(['auto', 'off']), 'auto'),
+    masterKey,
+    spend: {
+      dailyValueCapWei: read(env, 'EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI', decimalInteger.transform(BigInt), '20000000000000000'),
+      dailySolanaValueCapLamports: read(env, 'EXECUTE_DEFAULT_DAILY_SOLANA_VALUE_CAP_LAMPORTS', decimalInteger.transform(BigInt), '500000000'),
+      stablecoinCapMicroUsd: read(env, 'EXECUTE_DEFAULT_STABLECOIN_CAP_MICRO_USD', decimalInteger.transform(BigInt), '100000000'),
+    },
+    rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
+    rateLimits,
+    bodyLimitBytes: read(env, 'FLOWGATE_BODY_LIMIT_BYTES', positiveInt, String(1024 * 1024)),
+    allowedHosts: read(env, 'FLOWGATE_ALLOWED_HOSTS', z.string(), '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+  };
+}
+
+/** True when HOST is a loopback bind, where DNS-rebinding protection applies. */
+export const isLoopbackHost = (host: string) => ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host.toLowerCase());

@@ -1,0 +1,29 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import type { Database } from './schema.ts';
+import { migrationProvider } from './migrations/index.ts';
+
+export type Store = Kysely<Database>;
+
+/** Opens the embedded SQLite store in WAL mode. Domain code only ever sees the Kysely handle. */
+export function openSqliteStore(file: string): Store {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}
+
+/** Applies pending migrations (optionally only up to `target`); throws when one fails. */
+export async function migrate(db: Store, target?: string): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export const databaseFile = (dataDir: string) => path.join(dataDir, 'flowgate.sqlite');

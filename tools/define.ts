@@ -1,0 +1,84 @@
+import type { z } from 'zod';
+import type { Services } from '../src/services.ts';
+
+/**
+ * The tool registry's contract. Every operation of the gateway is one
+ * `defineTool({...})` value; the REST routes, MCP tools, /openapi.json and
+ * the discovery cards are generated from the list in tools/index.ts.
+ */
+
+/** `public`: anyone; `mcp:*`: an organization principal whose scope allows it; `session`: a signed-in browser. */
+export type ToolScope = 'public' | 'mcp:read' | 'mcp:write' | 'mcp:admin' | 'session';
+export type KeyScope = 'mcp:read' | 'mcp:write' | 'mcp:admin';
+
+export interface Principal {
+  kind: 'api_key';
+  organizationId: string;
+  userId: string;
+  keyId: string;
+  /** null: the key has no scope and is unrestricted (SPEC Authentication rule 2). */
+  scope: KeyScope | null;
+}
+
+export interface ToolContext {
+  principal: Principal | null;
+  services: Services;
+  /** `Idempotency-Key` header (REST) or `idempotency_key` argument (MCP). */
+  idempotencyKey?: string;
+  /** Caller address, for per-IP limits. */
+  ip: string;
+  transport: 'rest' | 'mcp';
+  /** Adds a response header (REST); ignored where the transport has no headers. */
+  setHeader(name: string, value: string): void;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RestBinding {
+  method: HttpMethod;
+  /** Express-style path: `/api/chains/:chainId/abi`. Path params, query and body merge into one input object. */
+  path: string;
+  /** Success status; 200 when omitted. */
+  status?: number;
+  /** For POST/PUT/PATCH: input fields read from the query string instead of the body. */
+  query?: readonly string[];
+  /** `Cache-Control` for successful responses (public documents); ETag and 304 come with it. */
+  cacheControl?: string;
+  /** One-line summary for OpenAPI when it should differ from `title`. */
+  summary?: string;
+}
+
+export interface McpBinding {
+  annotations: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+  /**
+   * MCP structured content must be an object: a tool whose output is an array
+   * (a bare REST list) is returned over MCP as `{[resultKey]: output}`.
+   */
+  resultKey?: string;
+}
+
+export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** snake_case; the MCP tool name and the OpenAPI operationId. */
+  name: string;
+  title: string;
+  /** Written for an agent: what it does, when to use it, what to call next. */
+  description: string;
+  input: I;
+  output: O;
+  scope: ToolScope;
+  rest?: RestBinding;
+  /** Omit (or false) for operations that are REST-only. */
+  mcp?: McpBinding | false;
+  handler(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
+}
+
+export type AnyTool = ToolDefinition<z.ZodType, z.ZodType>;
+
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolDefinition<I, O>): AnyTool {
+  return tool as unknown as AnyTool;
+}
