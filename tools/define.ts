@@ -28,6 +28,8 @@ export interface ToolContext {
   /** Caller address, for per-IP limits. */
   ip: string;
   transport: 'rest' | 'mcp';
+  /** The whole registry, for operations that describe it (tools_documentation). */
+  tools: readonly AnyTool[];
   /** Adds a response header (REST); ignored where the transport has no headers. */
   setHeader(name: string, value: string): void;
 }

@@ -6,17 +6,24 @@ import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
 
 export type Store = Kysely<Database>;
+export type SqliteHandle = SQLite.Database;
 
-/** Opens the embedded SQLite store in WAL mode. Domain code only ever sees the Kysely handle. */
-export function openSqliteStore(file: string): Store {
+/** Opens the embedded SQLite database in WAL mode. */
+export function openSqlite(file: string): SqliteHandle {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return sqlite;
 }
+
+/** Domain code only ever sees this Kysely handle, so a PostgreSQL dialect can slot in later. */
+export const kyselyOverSqlite = (sqlite: SqliteHandle): Store =>
+  new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+
+export const openSqliteStore = (file: string): Store => kyselyOverSqlite(openSqlite(file));
 
 /** Applies pending migrations (optionally only up to `target`); throws when one fails. */
 export async function migrate(db: Store, target?: string): Promise<string[]> {

@@ -56,10 +56,11 @@ export interface AbiCacheTable {
   fetched_at: string;
 }
 
-export interface RateLimitCountersTable {
-  bucket: string;
-  window_start: number;
-  count: number;
+/** Owned by rate-limiter-flexible's SQLite store (layout fixed by that library). */
+export interface RateLimitsTable {
+  key: string;
+  points: number;
+  expire: number | null;
 }
 
 export interface Database {
@@ -69,7 +70,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   wallets: WalletsTable;
   abi_cache: AbiCacheTable;
-  rate_limit_counters: RateLimitCountersTable;
+  rate_limits: RateLimitsTable;
 }
 
 export type { Generated };

@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './001_core.ts';
-import * as abiCacheAndRateLimits from './002_abi_cache_and_rate_limits.ts';
+import * as abiCache from './002_abi_cache.ts';
+import * as rateLimits from './003_rate_limits.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
   '001_core': core,
-  '002_abi_cache_and_rate_limits': abiCacheAndRateLimits,
+  '002_abi_cache': abiCache,
+  '003_rate_limits': rateLimits,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-/** Explorer ABI cache and the shared (per-deployment, not per-process) rate-limit counters. */
+/** Explorer ABI cache: a verified ABI never changes for an address, so it is kept. */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('abi_cache')
@@ -12,10 +12,4 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('abi_cache_pk', ['chain_id', 'address'])
     .execute();
 
-  await db.schema
-    .createTable('rate_limit_counters')
-    .addColumn('bucket', 'text', (c) => c.primaryKey())
-    .addColumn('window_start', 'integer', (c) => c.notNull())
-    .addColumn('count', 'integer', (c) => c.notNull())
-    .execute();
 }

@@ -1,0 +1,112 @@
+import { hint } from './fields.ts';
+import type { PluginActionSpec } from './types.ts';
+
+/**
+ * Outbound messages. Chat and e-mail providers read their credentials from an
+ * integration (named by integrationId); the plain webhook carries its URL in
+ * config and needs none.
+ */
+
+const delivered = {
+  success: 'boolean',
+  messageId: 'string (provider message id, when the provider returns one)',
+} as const;
+
+const notification = (spec: Omit<PluginActionSpec, 'category'>): PluginActionSpec => ({ ...spec, category: 'Notifications' });
+
+export const notificationActions: readonly PluginActionSpec[] = [
+  notification({
+    actionType: 'discord/send-message',
+    label: 'Send Discord Message',
+    description: 'Posts a message to the Discord channel of a Discord webhook integration.',
+    integration: 'discord',
+    requiredFields: { integrationId: hint.integrationId('discord'), message: hint.templated('message text') },
+    optionalFields: { username: 'string (display name override for the post)' },
+    outputFields: delivered,
+    requiresCredentials: true,
+    featureId: 'notifications-chat',
+  }),
+  notification({
+    actionType: 'slack/send-message',
+    label: 'Send Slack Message',
+    description: 'Posts a message to a Slack channel through a Slack workspace integration.',
+    integration: 'slack',
+    requiredFields: {
+      integrationId: hint.integrationId('slack'),
+      slackChannel: 'string (channel id, or #channel-name)',
+      message: hint.templated('message text'),
+    },
+    optionalFields: {},
+    outputFields: delivered,
+    requiresCredentials: true,
+    featureId: 'notifications-chat',
+  }),
+  notification({
+    actionType: 'telegram/send-message',
+    label: 'Send Telegram Message',
+    description: 'Sends a message to a Telegram chat through a Telegram bot integration.',
+    integration: 'telegram',
+    requiredFields: {
+      integrationId: hint.integrationId('telegram'),
+      chatId: 'string (chat id, e.g. "-1001234567890", or @channelusername)',
+      message: hint.templated('message text'),
+    },
+    optionalFields: { parseMode: 'string (Markdown | HTML)' },
+    outputFields: delivered,
+    requiresCredentials: true,
+    featureId: 'notifications-chat',
+  }),
+  notification({
+    actionType: 'sendgrid/send-email',
+    label: 'Send Email (SendGrid)',
+    description: 'Sends an e-mail through a SendGrid integration.',
+    integration: 'sendgrid',
+    requiredFields: {
+      integrationId: hint.integrationId('sendgrid'),
+      emailTo: 'string (recipient e-mail address; comma-separated for several)',
+      emailSubject: hint.templated('subject line'),
+      emailBody: hint.templated('body text or HTML'),
+    },
+    optionalFields: {},
+    outputFields: delivered,
+    requiresCredentials: true,
+    featureId: 'notifications-email',
+  }),
+  notification({
+    actionType: 'resend/send-email',
+    label: 'Send Email (Resend)',
+    description: 'Sends an e-mail through a Resend integration.',
+    integration: 'resend',
+    requiredFields: {
+      integrationId: hint.integrationId('resend'),
+      emailTo: 'string (recipient e-mail address; comma-separated for several)',
+      emailSubject: hint.templated('subject line'),
+      emailBody: hint.templated('body text or HTML'),
+    },
+    optionalFields: {},
+    outputFields: delivered,
+    requiresCredentials: true,
+    featureId: 'notifications-email',
+  }),
+  notification({
+    actionType: 'webhook/send-webhook',
+    label: 'Send Webhook',
+    description: 'Sends an HTTP request with a JSON payload to any URL, e.g. to notify another system.',
+    integration: 'webhook',
+    requiredFields: {
+      webhookUrl: hint.templated('http(s) URL'),
+      webhookMethod: 'string (POST | PUT | PATCH | GET | DELETE)',
+    },
+    optionalFields: {
+      webhookHeaders: 'string (JSON object of header names to values)',
+      webhookPayload: hint.templated('JSON text sent as the body'),
+    },
+    outputFields: {
+      success: 'boolean',
+      status: 'number (HTTP status code)',
+      data: 'object | string (parsed JSON response, or the raw text)',
+    },
+    requiresCredentials: false,
+    featureId: 'outbound-webhooks',
+  }),
+];

@@ -1,0 +1,64 @@
+/**
+ * "Did you mean" for registry keys: agents send `condition` for `Condition`,
+ * `web3/readcontract` for `web3/read-contract` or a bare slug.
+ */
+
+/** Levenshtein distance with a single rolling row. */
+export function editDistance(a: string, b: string): number {
+  if (a === b) return 0;
+  if (!a.length) return b.length;
+  if (!b.length) return a.length;
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + cost);
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** Case, spaces, dashes and underscores do not distinguish keys. */
+const loose = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
+const slugOf = (key: string) => (key.includes('/') ? key.slice(key.indexOf('/') + 1) : key);
+
+/**
+ * The candidate an input most likely meant, or undefined when nothing is close.
+ * Order: exact, case-insensitive, separator-insensitive, unique bare-slug match,
+ * then the smallest edit distance within about a third of the input's length.
+ */
+export function suggest(input: string, candidates: readonly string[]): string | undefined {
+  const raw = input.trim();
+  if (!raw) return undefined;
+  if (candidates.includes(raw)) return raw;
+
+  const lower = raw.toLowerCase();
+  const caseMatch = candidates.find((c) => c.toLowerCase() === lower);
+  if (caseMatch) return caseMatch;
+
+  const key = loose(raw);
+  const looseMatch = candidates.find((c) => loose(c) === key);
+  if (looseMatch) return looseMatch;
+
+  if (!raw.includes('/')) {
+    const slugMatches = candidates.filter((c) => c.includes('/') && loose(slugOf(c)) === key);
+    if (slugMatches.length === 1) return slugMatches[0];
+    // A bare plugin name with a single action, e.g. `math` for `math/aggregate`.
+    const pluginMatches = candidates.filter((c) => c.includes('/') && loose(c.slice(0, c.indexOf('/'))) === key);
+    if (pluginMatches.length === 1) return pluginMatches[0];
+  }
+
+  const threshold = Math.max(1, Math.min(4, Math.floor(key.length / 3)));
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of candidates) {
+    const d = editDistance(key, loose(candidate));
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= threshold ? best : undefined;
+}

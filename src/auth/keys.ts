@@ -1,0 +1,115 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Store } from '../store/db.ts';
+import type { KeyScope, Principal } from '../../tools/define.ts';
+import { newId, nowIso } from '../ids.ts';
+
+/**
+ * Organization API keys (`svc_`). Only the SHA-256 of a key is stored; the
+ * key itself exists once, in the response (or CLI output) that created it.
+ */
+
+export const KEY_SCOPES = ['mcp:read', 'mcp:write', 'mcp:admin'] as const satisfies readonly KeyScope[];
+const ORG_KEY_PREFIX = 'svc_';
+const SHOWN_PREFIX_LENGTH = 12;
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scope: KeyScope | null;
+  organizationId: string;
+  userId: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface KeyService {
+  create(input: { organizationId: string; userId: string; name: string; scope: KeyScope | null }): Promise<{ record: ApiKeyRecord; key: string }>;
+  /** The principal for a bearer token, or null when it is not a live organization key. */
+  authenticate(bearer: string): Promise<Principal | null>;
+  list(organizationId: string): Promise<ApiKeyRecord[]>;
+  countForOrganization(organizationId: string): Promise<number>;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+
+export const isKeyScope = (value: string): value is KeyScope => (KEY_SCOPES as readonly string[]).includes(value);
+
+export function createKeyService(store: Store): KeyService {
+  const lastUsedWrites = new Map<string, number>();
+
+  const toRecord = (row: {
+    id: string; name: string; prefix: string; scope: string | null; organization_id: string; user_id: string; created_at: string; last_used_at: string | null;
+  }): ApiKeyRecord => ({
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scope: row.scope !== null && isKeyScope(row.scope) ? row.scope : null,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  });
+
+  return {
+    async create({ organizationId, userId, name, scope }) {
+      const key = ORG_KEY_PREFIX + randomBytes(32).toString('base64url');
+      const row = {
+        id: newId(),
+        organization_id: organizationId,
+        user_id: userId,
+        name,
+        prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+        key_hash: sha256(key).toString('hex'),
+        scope,
+        created_at: nowIso(),
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await store.insertInto('api_keys').values(row).execute();
+      return { record: toRecord(row), key };
+    },
+
+    async authenticate(bearer) {
+      if (!bearer.startsWith(ORG_KEY_PREFIX)) return null;
+      const digest = sha256(bearer);
+      const row = await store
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('key_hash', '=', digest.toString('hex'))
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      // The index lookup finds the candidate; the constant-time compare is the actual check.
+      if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), digest)) return null;
+
+      const now = Date.now();
+      if ((lastUsedWrites.get(row.id) ?? 0) + LAST_USED_WRITE_INTERVAL_MS < now) {
+        lastUsedWrites.set(row.id, now);
+        await store.updateTable('api_keys').set({ last_used_at: new Date(now).toISOString() }).where('id', '=', row.id).execute();
+      }
+      const record = toRecord(row);
+      return { kind: 'api_key', organizationId: record.organizationId, userId: record.userId, keyId: record.id, scope: record.scope };
+    },
+
+    async list(organizationId) {
+      const rows = await store
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('revoked_at', 'is', null)
+        .orderBy('created_at')
+        .execute();
+      return rows.map(toRecord);
+    },
+
+    async countForOrganization(organizationId) {
+      const { count } = await store
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirstOrThrow();
+      return Number(count);
+    },
+  };
+}

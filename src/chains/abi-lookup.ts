@@ -1,0 +1,172 @@
+import { getAddress } from 'viem';
+import type { Config } from '../config.ts';
+import { ServiceError } from '../errors.ts';
+import { nowIso } from '../ids.ts';
+import type { Store } from '../store/db.ts';
+import type { ChainCatalog, ChainEntry, ExplorerApi } from './catalog.ts';
+
+export interface AbiLookupResult {
+  abi: unknown[];
+  /** Explorer page of the contract, or null when the chain has no explorer. */
+  explorerUrl: string | null;
+  /** true when served from the `abi_cache` table without asking the explorer. */
+  cached: boolean;
+}
+
+export interface AbiLookup {
+  lookup(chainId: number, address: string): Promise<AbiLookupResult>;
+}
+
+export interface AbiLookupDeps {
+  store: Store;
+  chains: ChainCatalog;
+  config: Config;
+  fetch?: typeof fetch;
+  /** Explorer request timeout; 10 s by default. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * Contract ABIs from the chain's block explorer (Etherscan v2 or Blockscout,
+ * both speak `module=contract&action=getabi`), cached per chain and address.
+ * Verified ABIs do not change, so cache entries never expire.
+ */
+export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
+  const fetchImpl = deps.fetch ?? globalThis.fetch;
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // Concurrent lookups of the same contract share one explorer request.
+  const inFlight = new Map<string, Promise<AbiLookupResult>>();
+
+  async function fromCache(chainId: number, address: string): Promise<AbiLookupResult | undefined> {
+    const row = await deps.store
+      .selectFrom('abi_cache')
+      .select(['abi', 'explorer_url'])
+      .where('chain_id', '=', chainId)
+      .where('address', '=', address)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return { abi: JSON.parse(row.abi) as unknown[], explorerUrl: row.explorer_url, cached: true };
+  }
+
+  async function save(chainId: number, address: string, abi: unknown[], explorerUrl: string | null): Promise<void> {
+    const values = { abi: JSON.stringify(abi), explorer_url: explorerUrl, fetched_at: nowIso() };
+    await deps.store
+      .insertInto('abi_cache')
+      .values({ chain_id: chainId, address, ...values })
+      .onConflict((oc) => oc.columns(['chain_id', 'address']).doUpdateSet(values))
+      .execute();
+  }
+
+  async function fetchAndCache(chain: ChainEntry, api: ExplorerApi, address: string): Promise<AbiLookupResult> {
+    const abi = await fetchAbi(chain, api, address, { fetchImpl, timeoutMs, apiKey: deps.config.explorerApiKey });
+    const explorerUrl = chain.explorerUrl ? `${chain.explorerUrl}${chain.explorerAddressPath}${getAddress(address)}` : null;
+    await save(chain.chainId, address, abi, explorerUrl);
+    return { abi, explorerUrl, cached: false };
+  }
+
+  return {
+    async lookup(chainId, rawAddress) {
+      const address = typeof rawAddress === 'string' ? rawAddress.trim().toLowerCase() : '';
+      if (!ADDRESS.test(address)) {
+        throw new ServiceError(400, 'invalid_address', 'address must be a 0x-prefixed 20-byte hex contract address', { field: 'address' });
+      }
+      const chain = deps.chains.get(chainId);
+      if (!chain) {
+        throw new ServiceError(404, 'chain_not_found', `Chain ${chainId} is not in the catalog; call list_chains for supported chains.`, { chainId });
+      }
+      const api = chain.chainType === 'evm' && chain.abiAutoFetch ? deps.chains.explorerApi(chainId) : undefined;
+      if (!api) {
+        const why = chain.chainType === 'solana' ? `${chain.name} programs have no EVM ABI` : `ABIs cannot be fetched automatically on ${chain.name} (${chainId})`;
+        throw new ServiceError(400, 'abi_unavailable', `${why}; pass the contract's \`abi\` explicitly.`, { chainId });
+      }
+
+      const hit = await fromCache(chainId, address);
+      if (hit) return hit;
+
+      const key = `${chainId}:${address}`;
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+      const request = fetchAndCache(chain, api, address).finally(() => inFlight.delete(key));
+      inFlight.set(key, request);
+      return request;
+    },
+  };
+}
+
+interface FetchOptions {
+  fetchImpl: typeof fetch;
+  timeoutMs: number;
+  apiKey: string | undefined;
+}
+
+interface ExplorerReply {
+  status?: unknown;
+  message?: unknown;
+  result?: unknown;
+}
+
+const unavailable = (chain: ChainEntry, reason: string) =>
+  new ServiceError(502, 'explorer_unavailable', `The block explorer for ${chain.name} (${chain.chainId}) ${reason}. Retry later or pass the contract's \`abi\` explicitly.`, {
+    chainId: chain.chainId,
+  });
+
+async function fetchAbi(chain: ChainEntry, api: ExplorerApi, address: string, opts: FetchOptions): Promise<unknown[]> {
+  const url = new URL(api.url);
+  url.searchParams.set('module', 'contract');
+  url.searchParams.set('action', 'getabi');
+  url.searchParams.set('address', address);
+  if (api.type === 'etherscan') {
+    url.searchParams.set('chainid', String(chain.chainId));
+    // The key is Etherscan's: never send it to another explorer family.
+    if (opts.apiKey) url.searchParams.set('apikey', opts.apiKey);
+  }
+
+  // Messages below never include the URL: it may carry the API key.
+  let text: string;
+  try {
+    const response = await opts.fetchImpl(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { accept: 'application/json' } });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw unavailable(chain, `answered HTTP ${response.status}`);
+    }
+    text = await response.text();
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+    throw unavailable(chain, timedOut ? `did not answer within ${opts.timeoutMs / 1000} s` : 'could not be reached');
+  }
+
+  let reply: ExplorerReply;
+  try {
+    reply = JSON.parse(text) as ExplorerReply;
+  } catch {
+    throw unavailable(chain, 'sent a reply that is not JSON');
+  }
+  if (!reply || typeof reply !== 'object') throw unavailable(chain, 'sent an unexpected reply');
+
+  const detail = [reply.message, reply.result].filter((v): v is string => typeof v === 'string').join(': ');
+  if (String(reply.status) !== '1') {
+    if (/rate limit|api key|apikey|too many/i.test(detail)) throw unavailable(chain, 'refused the request (rate limit or API key)');
+    const shown = scrub(detail, opts.apiKey).slice(0, 200);
+    throw new ServiceError(
+      404,
+      'abi_not_verified',
+      `No verified ABI for ${address} on ${chain.name} (${chain.chainId})${shown ? ` (explorer said: ${shown})` : ''}. Verify the contract on the explorer or pass \`abi\` explicitly.`,
+      { chainId: chain.chainId, address },
+    );
+  }
+
+  let abi: unknown;
+  try {
+    abi = typeof reply.result === 'string' ? JSON.parse(reply.result) : reply.result;
+  } catch {
+    throw unavailable(chain, 'sent an ABI that is not valid JSON');
+  }
+  if (!Array.isArray(abi)) throw unavailable(chain, 'sent an ABI that is not an array');
+  return abi;
+}
+
+const scrub = (text: string, secret: string | undefined) => (secret ? text.split(secret).join('***') : text);

@@ -1,0 +1,90 @@
+import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import type { AnyTool } from '../tools/define.ts';
+import { registry } from '../tools/index.ts';
+import { createKeyService } from './auth/keys.ts';
+import { createAbiLookup } from './chains/abi-lookup.ts';
+import { createChainCatalog } from './chains/catalog.ts';
+import type { Config } from './config.ts';
+import { createRateLimiter } from './guards/rate-limit.ts';
+import { createHttpApp } from './http/app.ts';
+import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
+import type { Services } from './services.ts';
+import { databaseFile, kyselyOverSqlite, migrate, openSqlite } from './store/db.ts';
+import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
+
+/** Wires config → store → domain services. Used by `flowgate serve`, the CLI and tests. */
+
+export interface Runtime {
+  services: Services;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(config: Config): Promise<Runtime> {
+  const sqlite = openSqlite(databaseFile(config.dataDir));
+  const store = kyselyOverSqlite(sqlite);
+  try {
+    await migrate(store);
+  } catch (error) {
+    await store.destroy();
+    throw error;
+  }
+  const box = createSecretBox(loadMasterKey(config.dataDir, config.masterKey));
+  const chains = createChainCatalog(config);
+  const services: Services = {
+    config,
+    store,
+    chains,
+    abiLookup: createAbiLookup({ store, chains, config }),
+    keys: createKeyService(store),
+    organizations: createOrganizationService(store, box),
+    rateLimiter: createRateLimiter(config, sqlite),
+  };
+  return { services, close: () => store.destroy() };
+}
+
+export interface FirstStart {
+  organizationSlug: string;
+  /** Shown once: the default organization had no key yet. */
+  ownerKey: string;
+}
+
+/** Creates the default organization (owner, wallet) and, when it has no key yet, its first owner key. */
+export async function bootstrapDefaultOrganization(services: Services): Promise<FirstStart | undefined> {
+  const { organization, owner } = await services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
+  if ((await services.keys.countForOrganization(organization.id)) > 0) return undefined;
+  const { key } = await services.keys.create({ organizationId: organization.id, userId: owner.id, name: 'Owner key (first start)', scope: null });
+  return { organizationSlug: organization.slug, ownerKey: key };
+}
+
+export interface Gateway extends Runtime {
+  firstStart: FirstStart | undefined;
+  /** Listens on config.port (0 = ephemeral) and resolves with the bound URL. */
+  listen(): Promise<string>;
+}
+
+export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
+  const runtime = await openRuntime(config);
+  const firstStart = await bootstrapDefaultOrganization(runtime.services);
+  const app = createHttpApp(runtime.services, options.tools ?? registry);
+  const server = http.createServer(app);
+
+  return {
+    ...runtime,
+    firstStart,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          const { port } = server.address() as AddressInfo;
+          const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+          resolve(`http://${host}:${port}`);
+        });
+      }),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { RateLimiterRes, RateLimiterSQLite } from 'rate-limiter-flexible';
+import type { Config, RateLimitName } from '../config.ts';
+import type { SqliteHandle } from '../store/db.ts';
+
+/**
+ * Request-rate limits from SPEC.md's Limits table. Counters live in the
+ * shared database (not process memory), so every gateway process of one
+ * deployment enforces the same budget. FLOWGATE_RATE_LIMITS=off lifts these
+ * request limits only; spend caps are separate guards and never lifted.
+ */
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  readonly enabled: boolean;
+  consume(name: RateLimitName, key: string): Promise<RateLimitDecision>;
+}
+
+export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLimiter {
+  const limiters = new Map<RateLimitName, RateLimiterSQLite>();
+  const limiterFor = (name: RateLimitName) => {
+    let limiter = limiters.get(name);
+    if (!limiter) {
+      const { limit, windowSeconds } = config.rateLimits[name];
+      limiter = new RateLimiterSQLite({
+        storeClient: sqlite,
+        storeType: 'better-sqlite3',
+        tableName: 'rate_limits',
+        tableCreated: true, // by migration 003
+        keyPrefix: name,
+        points: limit,
+        duration: windowSeconds,
+      });
+      limiters.set(name, limiter);
+    }
+    return limiter;
+  };
+
+  return {
+    enabled: config.rateLimitsEnabled,
+    async consume(name, key) {
+      const { limit } = config.rateLimits[name];
+      if (!config.rateLimitsEnabled) return { allowed: true, limit, remaining: limit, resetSeconds: 0 };
+      try {
+        const res = await limiterFor(name).consume(key);
+        return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) {
+          return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+        }
+        throw rejection;
+      }
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import cors from 'cors';
+import express, { type Request, type Response } from 'express';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import type { AnyTool, ToolContext } from '../../tools/define.ts';
+import { isLoopbackHost } from '../config.ts';
+import { ServiceError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { GATEWAY_VERSION } from '../version.ts';
+import { bearerAuth } from './auth.ts';
+import { renderErrors, sendError } from './errors.ts';
+import { mcpRouter } from './mcp-route.ts';
+import { buildOpenApi } from './openapi.ts';
+import { restRouter } from './rest.ts';
+import { serviceVersion } from './versioning.ts';
+
+/** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
+
+const EXPOSED_HEADERS = [
+  'WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Poll-Interval-Hint',
+  'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'Payment-Receipt', 'ETag',
+];
+const ALLOWED_HEADERS = [
+  'Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'Service-Version', 'Mcp-Protocol-Version', 'Mcp-Session-Id',
+  'Last-Event-ID', 'PAYMENT-SIGNATURE', 'If-None-Match',
+];
+
+export const MCP_INSTRUCTIONS =
+  'Flowgate runs onchain workflows and direct transactions for an organization. Call tools_documentation first for the safe-usage recipe; read list_action_schemas before building workflows; simulate writes before sending them.';
+
+function allowedHostnames(services: Services): string[] {
+  const base = new URL(services.config.baseUrl).hostname;
+  return [...new Set(['localhost', '127.0.0.1', '[::1]', base, ...services.config.allowedHosts])];
+}
+
+export function createHttpApp(services: Services, registry: readonly AnyTool[]): express.Express {
+  const { config } = services;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', 'strong');
+  // Express 5's "simple" parser: flat string values, no nested objects from `a[b]=c`.
+  app.set('query parser', 'simple');
+
+  // DNS-rebinding protection applies where a browser could reach us: loopback binds.
+  if (isLoopbackHost(config.host)) app.use(hostHeaderValidation(allowedHostnames(services)));
+  app.use(cors({ origin: '*', methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
+  app.use(serviceVersion);
+
+  const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
+  app.use(bearerAuth(services.keys, resourceMetadataUrl));
+
+  const contextFor = (transport: ToolContext['transport']) => (req: Request, res: Response): ToolContext => ({
+    principal: req.principal,
+    services,
+    ip: req.ip ?? 'unknown',
+    transport,
+    tools: registry,
+    idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
+    setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
+  });
+
+  app.use(
+    mcpRouter({
+      path: '/mcp',
+      info: { name: 'flowgate', title: 'Flowgate', version: GATEWAY_VERSION, instructions: MCP_INSTRUCTIONS },
+      registry,
+      rateLimiter: services.rateLimiter,
+      baseUrl: config.baseUrl,
+      bodyLimitBytes: config.bodyLimitBytes,
+      contextFor: contextFor('mcp'),
+    }),
+  );
+
+  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+
+  const openApi = buildOpenApi(registry, config);
+  app.get('/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(openApi);
+  });
+
+  app.use(restRouter(registry, contextFor('rest')));
+
+  app.use((req, res) => {
+    sendError(res, new ServiceError(404, 'not_found', `No route for ${req.method} ${req.path}. The full interface is described at ${config.baseUrl}/openapi.json.`));
+  });
+  app.use(renderErrors);
+  return app;
+}

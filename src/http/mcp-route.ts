@@ -1,0 +1,101 @@
+import express, { Router, type Request, type Response } from 'express';
+import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
+import type { RateLimiter } from '../guards/rate-limit.ts';
+import { answerMcpPost, type McpServerInfo } from '../mcp/sdk.ts';
+import { createToolSet } from '../mcp/toolset.ts';
+import { setRateLimitHeaders } from './rate-limit-headers.ts';
+
+/**
+ * Streamable HTTP at /mcp, stateless: POST only (GET/DELETE answer 405).
+ * Anonymous callers get the public tools; an organization key gets its
+ * tools filtered by scope.
+ */
+
+export const MCP_RATE_LIMITED = -32029;
+
+const jsonRpcError = (res: Response, status: number, code: number, message: string, id: unknown = null, data?: unknown) =>
+  res.status(status).json({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } });
+
+function toWebRequest(req: Request, baseUrl: string): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  // Many MCP clients send only `Accept: application/json`; our responses are JSON either way.
+  const accept = headers.get('accept') ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    headers.set('accept', 'application/json, text/event-stream');
+  }
+  return new globalThis.Request(new URL(req.originalUrl, baseUrl), { method: req.method, headers });
+}
+
+async function sendWebResponse(res: Response, response: globalThis.Response) {
+  res.status(response.status);
+  response.headers.forEach((value, name) => res.setHeader(name, value));
+  res.send(Buffer.from(await response.arrayBuffer()));
+}
+
+const isToolCall = (body: unknown) =>
+  (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call');
+
+const firstId = (body: unknown) => {
+  const message = Array.isArray(body) ? body[0] : body;
+  return message && typeof message === 'object' && 'id' in message ? (message as { id: unknown }).id : null;
+};
+
+export interface McpRouteDeps {
+  path: string;
+  info: McpServerInfo;
+  registry: readonly AnyTool[];
+  rateLimiter: RateLimiter;
+  baseUrl: string;
+  bodyLimitBytes: number;
+  contextFor(req: Request, res: Response): ToolContext;
+}
+
+export function mcpRouter(deps: McpRouteDeps): Router {
+  const router = Router();
+  const parseJson = express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+
+  router.post(deps.path, (req, res, next) => {
+    parseJson(req, res, (error?: unknown) => {
+      if (error) {
+        const tooLarge = (error as { type?: string }).type === 'entity.too.large';
+        return jsonRpcError(res, tooLarge ? 413 : 400, tooLarge ? -32600 : -32700, tooLarge ? 'Request body too large' : 'Parse error: the body is not valid JSON');
+      }
+      next();
+    });
+  });
+
+  router.post(deps.path, async (req, res, next) => {
+    try {
+      const principal: Principal | null = req.principal;
+      const decision = principal
+        ? await deps.rateLimiter.consume('mcpPerOrganization', principal.organizationId)
+        : isToolCall(req.body)
+          ? await deps.rateLimiter.consume('mcpPublicCallsPerIp', req.ip ?? 'unknown')
+          : undefined;
+      if (decision && deps.rateLimiter.enabled) setRateLimitHeaders(res, decision);
+      if (decision && !decision.allowed) {
+        res.setHeader('Retry-After', String(decision.resetSeconds));
+        return jsonRpcError(res, 429, MCP_RATE_LIMITED, `Rate limit exceeded; retry after ${decision.resetSeconds} seconds.`, firstId(req.body), {
+          code: 'rate_limited',
+          retryAfter: decision.resetSeconds,
+        });
+      }
+
+      const tools = createToolSet(deps.registry, principal, () => deps.contextFor(req, res));
+      const response = await answerMcpPost(deps.info, tools, toWebRequest(req, deps.baseUrl), req.body);
+      await sendWebResponse(res, response);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.all(deps.path, (req, res) => {
+    res.setHeader('Allow', 'POST, OPTIONS');
+    jsonRpcError(res, 405, -32000, `Method ${req.method} not allowed: this MCP endpoint is stateless streamable HTTP; send JSON-RPC with POST.`);
+  });
+  return router;
+}

@@ -1,0 +1,136 @@
+import type { AnyTool } from '../../tools/define.ts';
+import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
+import { RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
+import { DESCRIPTION_VERSION, SUPPORTED_API_VERSIONS } from '../version.ts';
+import { openApiPath } from './rest.ts';
+
+/** /openapi.json, generated from the registry: every REST binding is one operation. */
+
+type JsonSchema = { type?: string; properties?: Record<string, unknown>; required?: string[]; [k: string]: unknown };
+
+const pathParams = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+/** Groups operations by their first path segment after /api (chains, keys, user ...). */
+const tagOf = (path: string) => path.replace(/^\/api\//, '/').split('/').filter(Boolean)[0]?.replace(/^:.*/, '') || 'gateway';
+
+function operation(tool: AnyTool) {
+  const rest = tool.rest!;
+  const input = inputJsonSchema(tool) as JsonSchema;
+  const properties = input.properties ?? {};
+  const required = new Set(input.required ?? []);
+  const inPath = new Set(pathParams(rest.path));
+  const bodyMethod = rest.method === 'POST' || rest.method === 'PUT' || rest.method === 'PATCH';
+  const inQuery = new Set(bodyMethod ? (rest.query ?? []) : Object.keys(properties).filter((k) => !inPath.has(k)));
+
+  const parameters = [
+    ...[...inPath].map((name) => ({ name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' } })),
+    ...[...inQuery].filter((n) => n in properties).map((name) => ({ name, in: 'query', required: required.has(name), schema: properties[name] })),
+  ];
+
+  const bodyNames = bodyMethod ? Object.keys(properties).filter((k) => !inPath.has(k) && !inQuery.has(k)) : [];
+  const requestBody = bodyMethod
+    ? {
+        required: bodyNames.some((n) => required.has(n)),
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: Object.fromEntries(bodyNames.map((n) => [n, properties[n]])),
+              required: bodyNames.filter((n) => required.has(n)),
+              ...(input.additionalProperties === false ? { additionalProperties: false } : {}),
+            },
+          },
+        },
+      }
+    : undefined;
+
+  const isPublic = tool.scope === 'public';
+  const responses: Record<string, unknown> = {
+    [String(rest.status ?? 200)]: { description: 'Success', content: { 'application/json': { schema: outputJsonSchema(tool) } } },
+    '400': errorResponse('Invalid input: `code` is `invalid_input`, `issues` lists each field path and what was expected'),
+    '429': errorResponse('Rate limited; wait `Retry-After` seconds'),
+  };
+  if (!isPublic) {
+    responses['401'] = errorResponse('Missing or invalid API key; `WWW-Authenticate` names the resource metadata');
+    responses['403'] = errorResponse('`insufficient_scope`: the key lacks the required scope');
+  }
+
+  return {
+    operationId: tool.name,
+    summary: rest.summary ?? tool.title,
+    description: tool.description,
+    tags: [tagOf(rest.path)],
+    security: isPublic ? [] : [{ bearerAuth: [] }],
+    'x-required-scope': tool.scope,
+    ...(tool.mcp ? { 'x-mcp-tool': tool.name } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
+
+export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const tool of registry) {
+    if (!tool.rest) continue;
+    const path = openApiPath(tool.rest.path);
+    (paths[path] ??= {})[tool.rest.method.toLowerCase()] = operation(tool);
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Flowgate API',
+      version: DESCRIPTION_VERSION,
+      description: 'MCP-server-first agent gateway for onchain workflow automation. Every operation here is also described as an MCP tool at /mcp where `x-mcp-tool` is set.',
+    },
+    servers: [{ url: config.baseUrl }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Organization API key (`svc_...`) or OAuth access token. Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
+        },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: { type: 'string', description: 'Human-readable message' },
+            code: { type: 'string', description: 'Machine-readable code' },
+            issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } } } },
+          },
+          additionalProperties: true,
+        },
+      },
+    },
+    'x-api-versioning': {
+      current: SUPPORTED_API_VERSIONS.at(-1),
+      supported: [...SUPPORTED_API_VERSIONS],
+      header: 'Service-Version',
+      policy: 'Additive changes ship within a version; breaking changes ship as a new version. Deprecations are signalled with Deprecation, Sunset (at least 180 days later) and Link rel="deprecation" headers.',
+      deprecations: [],
+    },
+    'x-error-model': {
+      shape: '{error: string, code?: string, ...details}',
+      examples: { invalid_input: 400, invalid_json: 400, unsupported_version: 400, unauthorized: 401, insufficient_scope: 403, not_found: 404, method_not_allowed: 405, payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429 },
+      mcp: 'Tool failures resolve with isError: true and this JSON in content[0].text.',
+    },
+    'x-rate-limits': Object.entries(RATE_LIMIT_VARIABLES).map(([name, spec]) => ({
+      name,
+      describes: spec.describes,
+      limit: config.rateLimits[name as keyof typeof RATE_LIMIT_VARIABLES].limit,
+      windowSeconds: spec.windowSeconds,
+      variable: spec.variable,
+      enforced: config.rateLimitsEnabled,
+    })),
+  };
+}

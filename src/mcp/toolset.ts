@@ -1,0 +1,62 @@
+import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
+import { canUse } from '../../tools/authorize.ts';
+import { invokeTool } from '../../tools/invoke.ts';
+import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
+import { isServiceError, ServiceError } from '../errors.ts';
+import type { McpCallResult, McpToolDescriptor, McpToolSet } from './sdk.ts';
+import { closestName } from '../text/closest.ts';
+
+/** Registry entries as MCP tools for one caller: listed by scope, called through invokeTool. */
+
+const descriptorCache = new WeakMap<AnyTool, McpToolDescriptor>();
+
+export function toMcpDescriptor(tool: AnyTool): McpToolDescriptor {
+  const cached = descriptorCache.get(tool);
+  if (cached) return cached;
+  if (!tool.mcp) throw new Error(`${tool.name} is not exposed over MCP`);
+  const output = outputJsonSchema(tool);
+  const outputSchema = tool.mcp.resultKey
+    ? { type: 'object' as const, properties: { [tool.mcp.resultKey]: output }, required: [tool.mcp.resultKey] }
+    : (output as McpToolDescriptor['outputSchema']);
+  const descriptor: McpToolDescriptor = {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: inputJsonSchema(tool) as McpToolDescriptor['inputSchema'],
+    outputSchema,
+    annotations: { title: tool.title, ...tool.mcp.annotations },
+  };
+  descriptorCache.set(tool, descriptor);
+  return descriptor;
+}
+
+export function errorResult(error: unknown): McpCallResult {
+  const body = isServiceError(error)
+    ? error.toBody()
+    : { error: 'The gateway failed to complete this call; it has been logged.', code: 'internal_error' };
+  if (!isServiceError(error)) console.error('[flowgate] MCP tool failed:', error);
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
+  const exposed = registry.filter((t) => t.mcp);
+  return {
+    list: () => exposed.filter((t) => canUse(principal, t.scope)).map(toMcpDescriptor),
+    async call(name, args) {
+      const tool = exposed.find((t) => t.name === name);
+      if (!tool) {
+        const suggestion = closestName(name, exposed.filter((t) => canUse(principal, t.scope)).map((t) => t.name));
+        return errorResult(
+          new ServiceError(404, 'unknown_tool', `Unknown tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Call tools/list for the tools available to you.`),
+        );
+      }
+      try {
+        const output = await invokeTool(tool, args, makeContext());
+        const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
+        return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+      } catch (error) {
+        return errorResult(error);
+      }
+    },
+  };
+}

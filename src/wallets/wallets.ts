@@ -1,0 +1,36 @@
+import { Keypair } from '@solana/web3.js';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import type { Store } from '../store/db.ts';
+import type { SecretBox } from './crypto.ts';
+import { nowIso } from '../ids.ts';
+
+/** Public view of an organization wallet; keys stay sealed in the store. */
+export interface WalletAddresses {
+  walletAddress: string;
+  solanaAddress: string;
+}
+
+/** Generates an EVM and a Solana key locally and stores them sealed under the organization id. */
+export async function provisionWallet(store: Store, box: SecretBox, organizationId: string): Promise<WalletAddresses> {
+  const evmKey = generatePrivateKey();
+  const solana = Keypair.generate();
+  const row = {
+    organization_id: organizationId,
+    evm_address: privateKeyToAddress(evmKey),
+    evm_key_encrypted: box.seal(evmKey, organizationId),
+    solana_address: solana.publicKey.toBase58(),
+    solana_key_encrypted: box.seal(Buffer.from(solana.secretKey).toString('base64'), organizationId),
+    created_at: nowIso(),
+  };
+  await store.insertInto('wallets').values(row).execute();
+  return { walletAddress: row.evm_address, solanaAddress: row.solana_address };
+}
+
+export async function getWalletAddresses(store: Store, organizationId: string): Promise<WalletAddresses | undefined> {
+  const row = await store
+    .selectFrom('wallets')
+    .select(['evm_address', 'solana_address'])
+    .where('organization_id', '=', organizationId)
+    .executeTakeFirst();
+  return row && { walletAddress: row.evm_address, solanaAddress: row.solana_address };
+}

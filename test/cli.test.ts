@@ -1,0 +1,98 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort, tempDir } from './helpers/gateway.ts';
+
+const BIN = path.resolve('bin/flowgate.js');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, FLOWGATE_DEVNET: 'off', ...env }, encoding: 'utf8', timeout: 30_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!;
+
+describe('flowgate CLI', () => {
+  it('prints help', () => {
+    const { code, stdout } = run(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('flowgate serve');
+    expect(stdout).toContain('keys create --name NAME');
+  });
+
+  it('creates keys whose last output line is the key, in the default or a named organization', () => {
+    const dataDir = tempDir();
+    const first = run(['keys', 'create', '--name', 'ci', '--scope', 'mcp:read'], { FLOWGATE_DATA_DIR: dataDir });
+    expect(first.code).toBe(0);
+    expect(lastLine(first.stdout)).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
+
+    const other = run(['keys', 'create', '--name', 'acme-bot', '--org', 'acme'], { FLOWGATE_DATA_DIR: dataDir });
+    expect(other.code).toBe(0);
+    expect(other.stdout).toContain('Created organization: acme');
+    expect(lastLine(other.stdout)).toMatch(/^svc_/);
+    expect(lastLine(other.stdout)).not.toBe(lastLine(first.stdout));
+
+    const again = run(['keys', 'create', '--name', 'acme-2', '--org', 'acme'], { FLOWGATE_DATA_DIR: dataDir });
+    expect(again.stdout).not.toContain('Created organization');
+
+    // The database never holds the key itself.
+    const db = fs.readFileSync(path.join(dataDir, 'flowgate.sqlite'));
+    expect(db.includes(Buffer.from(lastLine(first.stdout)))).toBe(false);
+    // The generated master key file is private.
+    expect(fs.statSync(path.join(dataDir, 'master.key')).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses bad arguments and bad configuration with one line and exit code 2', () => {
+    const scope = run(['keys', 'create', '--name', 'x', '--scope', 'root'], { FLOWGATE_DATA_DIR: tempDir() });
+    expect(scope.code).toBe(2);
+    expect(scope.stderr).toContain('--scope must be one of');
+    expect(run(['keys', 'create'], { FLOWGATE_DATA_DIR: tempDir() }).code).toBe(2);
+    const config = run(['serve'], { PORT: 'eighty', FLOWGATE_DATA_DIR: tempDir() });
+    expect(config.code).toBe(2);
+    expect(config.stderr.trim().split('\n')).toHaveLength(1);
+    expect(config.stderr).toContain('PORT');
+    expect(run(['frobnicate']).code).toBe(2);
+  });
+
+  it('serve starts on embedded defaults and prints a working owner key and MCP config once', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+    const env = { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: String(port) };
+    const start = async () => {
+      const child = spawn(process.execPath, [BIN, 'serve'], { env });
+      let out = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+        child.stdout.on('data', () => {
+          if (out.includes('claude mcp add')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+      return { child, out };
+    };
+    const stop = (child: ReturnType<typeof spawn>) =>
+      new Promise<number | null>((resolve) => {
+        child.removeAllListeners('exit');
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      });
+
+    const first = await start();
+    const key = /^\s+(svc_\S+)$/m.exec(first.out)?.[1];
+    expect(key).toBeTruthy();
+    expect(first.out).toContain(`"url": "http://localhost:${port}/mcp"`);
+    const probe = await fetch(`http://127.0.0.1:${port}/api/keys`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(probe.status).toBe(200);
+    expect(await stop(first.child)).toBe(0);
+
+    const second = await start();
+    expect(second.out).not.toContain(key!);
+    expect(second.out).toContain('flowgate keys create');
+    await stop(second.child);
+  });
+});

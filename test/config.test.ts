@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+const base = { FLOWGATE_DATA_DIR: '/tmp/flowgate-config-test' };
+
+function errorFor(env: Record<string, string>): string {
+  try {
+    loadConfig({ ...base, ...env });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error(`expected ${JSON.stringify(env)} to be refused`);
+}
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.dataDir).toMatch(/\/data$/);
+    expect(config.baseUrl).toBe('http://localhost:3000');
+    expect(config.devnet).toBe('auto');
+    expect(config.rateLimitsEnabled).toBe(true);
+    expect(config.rateLimits.mcpPerOrganization).toEqual({ limit: 120, windowSeconds: 60 });
+    expect(config.rateLimits.mcpPublicCallsPerIp).toEqual({ limit: 10, windowSeconds: 60 });
+    expect(config.rateLimits.executePerKey).toEqual({ limit: 60, windowSeconds: 60 });
+    expect(config.spend.dailyValueCapWei).toBe(20_000_000_000_000_000n);
+    expect(config.spend.dailySolanaValueCapLamports).toBe(500_000_000n);
+    expect(config.spend.stablecoinCapMicroUsd).toBe(100_000_000n);
+  });
+
+  it('derives the base URL from PORT and strips a trailing slash from an explicit one', () => {
+    expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ FLOWGATE_BASE_URL: 'https://gw.example.com/' }).baseUrl).toBe('https://gw.example.com');
+  });
+
+  it('reads per-chain RPC and explorer overrides', () => {
+    const config = loadConfig({ FLOWGATE_RPC_URL_8453: 'http://127.0.0.1:9545', FLOWGATE_EXPLORER_API_URL_1: 'http://127.0.0.1:9999/api' });
+    expect(config.rpcUrls).toEqual({ 8453: 'http://127.0.0.1:9545' });
+    expect(config.explorerApiUrls).toEqual({ 1: 'http://127.0.0.1:9999/api' });
+  });
+
+  it('lets FLOWGATE_RATE_LIMITS=off lift request limits but never the spend caps', () => {
+    const config = loadConfig({ FLOWGATE_RATE_LIMITS: 'off', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: '5' });
+    expect(config.rateLimitsEnabled).toBe(false);
+    expect(config.spend.dailyValueCapWei).toBe(5n);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ FLOWGATE_BASE_URL: 'not a url' }, 'FLOWGATE_BASE_URL'],
+    [{ FLOWGATE_DEVNET: 'maybe' }, 'FLOWGATE_DEVNET'],
+    [{ FLOWGATE_RATE_LIMITS: 'yes' }, 'FLOWGATE_RATE_LIMITS'],
+    [{ FLOWGATE_RATE_LIMIT_MCP_PER_ORG: '0' }, 'FLOWGATE_RATE_LIMIT_MCP_PER_ORG'],
+    [{ EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: '0.02' }, 'EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI'],
+    [{ EXECUTE_DEFAULT_STABLECOIN_CAP_MICRO_USD: '-1' }, 'EXECUTE_DEFAULT_STABLECOIN_CAP_MICRO_USD'],
+    [{ FLOWGATE_RPC_URL_8453: 'ftp://x' }, 'FLOWGATE_RPC_URL_8453'],
+    [{ FLOWGATE_RPC_URL_base: 'http://x' }, 'FLOWGATE_RPC_URL_base'],
+    [{ FLOWGATE_MASTER_KEY: 'short' }, 'FLOWGATE_MASTER_KEY'],
+  ])('refuses %j with one line naming the variable', (env, variable) => {
+    const message = errorFor(env as Record<string, string>);
+    expect(message).toContain(variable);
+    expect(message.split('\n')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
+import type { AnyTool, KeyScope } from '../../tools/define.ts';
+
+/** A real gateway on a free loopback port with a temp data directory. */
+
+export interface TestGateway {
+  url: string;
+  ownerKey: string;
+  dataDir: string;
+  gateway: Gateway;
+  createKey(options?: { scope?: KeyScope; org?: string; name?: string }): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'flowgate-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startTestGateway(options: { env?: Record<string, string>; dataDir?: string; tools?: readonly AnyTool[] } = {}): Promise<TestGateway> {
+  const dataDir = options.dataDir ?? tempDir();
+  const port = await freePort();
+  const config = loadConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    FLOWGATE_DATA_DIR: dataDir,
+    FLOWGATE_BASE_URL: `http://127.0.0.1:${port}`,
+    FLOWGATE_DEVNET: 'off',
+    ...options.env,
+  });
+  const gateway = await createGateway(config, { tools: options.tools });
+  const url = await gateway.listen();
+  if (!gateway.firstStart) throw new Error('test gateway expected an empty data directory');
+  const { services } = gateway;
+
+  return {
+    url,
+    ownerKey: gateway.firstStart.ownerKey,
+    dataDir,
+    gateway,
+    async createKey({ scope, org = 'default', name = 'test key' } = {}) {
+      const { organization, owner } = await services.organizations.ensure(org);
+      const { key } = await services.keys.create({ organizationId: organization.id, userId: owner.id, name, scope: scope ?? null });
+      return key;
+    },
+    close: () => gateway.close(),
+  };
+}
+
+/** fetch + JSON body, keeping the response for header and status assertions. */
+export async function fetchJson(url: string, init: RequestInit & { key?: string } = {}) {
+  const headers = new Headers(init.headers);
+  if (init.key) headers.set('authorization', `Bearer ${init.key}`);
+  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  const response = await fetch(url, { ...init, headers });
+  const text = await response.text();
+  let body: any;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+/**
+ * A GET through node:http, sending exactly the given headers. (fetch adds
+ * `Cache-Control: no-cache` to conditional requests, which hides 304s.)
+ */
+export async function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

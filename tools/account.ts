@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { ServiceError } from '../src/errors.ts';
+import { defineTool, type Principal } from './define.ts';
+
+/** The caller's own identity: key probe, user and organization wallet. */
+
+const requirePrincipal = (principal: Principal | null): Principal => {
+  // authorize() has already refused anonymous callers for these scopes.
+  if (!principal) throw new ServiceError(401, 'unauthorized', 'Authentication required');
+  return principal;
+};
+
+export const checkApiKey = defineTool({
+  name: 'check_api_key',
+  title: 'Check API key',
+  description: 'Auth probe: answers 200 with the organization and key details when the bearer key is valid and organization-scoped, 401 otherwise.',
+  scope: 'mcp:read',
+  input: z.object({}),
+  output: z.object({
+    valid: z.literal(true),
+    organization: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
+    key: z.object({ id: z.string(), name: z.string(), prefix: z.string(), scope: z.string().nullable(), createdAt: z.string() }),
+  }),
+  rest: { method: 'GET', path: '/api/keys' },
+  mcp: false,
+  async handler(_input, { principal, services }) {
+    const caller = requirePrincipal(principal);
+    const organization = await services.organizations.get(caller.organizationId);
+    const key = (await services.keys.list(caller.organizationId)).find((k) => k.id === caller.keyId);
+    if (!organization || !key) throw new ServiceError(401, 'unauthorized', 'This key is no longer valid');
+    return {
+      valid: true as const,
+      organization: { id: organization.id, slug: organization.slug, name: organization.name },
+      key: { id: key.id, name: key.name, prefix: key.prefix, scope: key.scope, createdAt: key.createdAt },
+    };
+  },
+});
+
+export const getUser = defineTool({
+  name: 'get_user',
+  title: 'Get user',
+  description: "The user behind the caller's key, with the active organization's EVM wallet address.",
+  scope: 'mcp:read',
+  input: z.object({}),
+  output: z.object({ id: z.string(), email: z.string().nullable(), providerId: z.string(), walletAddress: z.string().nullable() }),
+  rest: { method: 'GET', path: '/api/user' },
+  mcp: false,
+  async handler(_input, { principal, services }) {
+    const caller = requirePrincipal(principal);
+    const user = await services.organizations.getUser(caller.userId);
+    if (!user) throw new ServiceError(404, 'not_found', 'User not found');
+    const wallet = await services.organizations.wallet(caller.organizationId);
+    return { id: user.id, email: user.email, providerId: user.providerId, walletAddress: wallet?.walletAddress ?? null };
+  },
+});
+
+export const getWallet = defineTool({
+  name: 'get_wallet',
+  title: 'Get organization wallet',
+  description:
+    "The organization's signing wallet: its EVM address (walletAddress) and Solana address. Fund walletAddress before sending transfers or contract writes. Private keys are never returned.",
+  scope: 'mcp:read',
+  input: z.object({}),
+  output: z.object({ walletAddress: z.string().nullable(), solanaAddress: z.string().nullable() }),
+  rest: { method: 'GET', path: '/api/user/wallet' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  async handler(_input, { principal, services }) {
+    const wallet = await services.organizations.wallet(requirePrincipal(principal).organizationId);
+    return { walletAddress: wallet?.walletAddress ?? null, solanaAddress: wallet?.solanaAddress ?? null };
+  },
+});
+
+export const accountTools = [checkApiKey, getUser, getWallet];

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { ServiceError } from '../src/errors.ts';
+import { unknownChainMessage } from '../src/chains/catalog.ts';
+import { defineTool } from './define.ts';
+import { booleanish, chainRef } from './inputs.ts';
+
+/** SPEC.md "Chain". RPC endpoint URLs are never part of it. */
+export const publicChainSchema = z.object({
+  id: z.string().describe('Internal identifier (not the chain id), also accepted as a chain name'),
+  chainId: z.number().int().describe('EVM chain id or Solana network id (101 mainnet, 103 devnet)'),
+  name: z.string(),
+  symbol: z.string().describe('Native token symbol'),
+  chainType: z.enum(['evm', 'solana']),
+  explorerUrl: z.string().nullable(),
+  explorerAddressPath: z.string().nullable().describe('Appended to explorerUrl, followed by the address, for address links'),
+  explorerApiUrl: z.string().nullable(),
+  explorerApiType: z.enum(['etherscan', 'blockscout']).nullable(),
+  isTestnet: z.boolean(),
+  isEnabled: z.boolean().describe('Available for execution'),
+  usePrivateMempoolRpc: z.boolean().describe('Capability only; does not turn private routing on'),
+});
+
+const listChains = defineTool({
+  name: 'list_chains',
+  title: 'List supported chains',
+  description: [
+    'Lists the chains Flowgate can execute on: chainId, name, native token symbol, chain type (evm or solana), explorer links, and whether the chain is a testnet.',
+    'Stable chains: mainnets Ethereum (1), Base (8453), Arbitrum (42161), OP Mainnet (10), Polygon (137); testnets Sepolia (11155111) and Base Sepolia (84532).',
+    'Solana is listed as 101 (mainnet) and 103 (devnet); 31337 "Flowgate Devnet" is the local test chain when it runs.',
+    'Experimental chains (0G 16661/16602, Arc 5042/5042002, HyperEVM 999, Unichain 130/1301, Somnia 5031/50312, Tempo 4217/42431) are accepted, but broadcasts may hang or behave unreliably: do not use them for production writes unless the user explicitly opts in.',
+    'Pass chainId (or a name such as "base" or "sepolia") to execution tools. Disabled chains are hidden unless includeDisabled is true.',
+  ].join(' '),
+  input: z.object({
+    includeDisabled: booleanish.optional().describe('Also list chains that are not available for execution (default false)'),
+  }),
+  output: z.array(publicChainSchema),
+  scope: 'public',
+  rest: { method: 'GET', path: '/api/chains', cacheControl: 'public, max-age=300' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'chains' },
+  handler(input, ctx) {
+    return ctx.services.chains.list({ includeDisabled: input.includeDisabled ?? false });
+  },
+});
+
+const getContractAbi = defineTool({
+  name: 'get_contract_abi',
+  title: 'Get a contract ABI',
+  description: [
+    "Fetches a verified contract's ABI from the chain's block explorer (cached after the first lookup) and returns it with the contract's explorer link.",
+    'Use it to find function names and argument types before a contract call. Unverified contracts, Solana programs and chains without automatic ABI lookup (such as 5042) fail:',
+    'then supply the `abi` yourself in the contract call.',
+  ].join(' '),
+  input: z.object({
+    chainId: chainRef.describe('Chain id (for example 8453) or chain name (for example "base")'),
+    address: z.string().describe('Contract address (0x-prefixed, 20 bytes)'),
+  }),
+  output: z.object({
+    success: z.literal(true),
+    abi: z.array(z.unknown()),
+    explorerUrl: z.string().nullable().describe("The contract's page on the block explorer"),
+  }),
+  scope: 'mcp:read',
+  rest: { method: 'GET', path: '/api/chains/:chainId/abi' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true } },
+  async handler(input, ctx) {
+    const { chains, abiLookup } = ctx.services;
+    const chain = chains.resolve(input.chainId);
+    if (!chain) throw new ServiceError(404, 'chain_not_found', unknownChainMessage(chains, input.chainId), { chain: input.chainId });
+    const { abi, explorerUrl } = await abiLookup.lookup(chain.chainId, input.address);
+    return { success: true as const, abi, explorerUrl };
+  },
+});
+
+export const chainTools = [listChains, getContractAbi];

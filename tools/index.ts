@@ -1,0 +1,25 @@
+import type { AnyTool } from './define.ts';
+import { accountTools } from './account.ts';
+import { chainTools } from './chains.ts';
+import { discoveryTools } from './discovery.ts';
+import { documentationTools } from './documentation.ts';
+import { featureTools } from './features.ts';
+import { healthTools } from './health.ts';
+import { schemaTools } from './schemas.ts';
+
+/** The registry: every operation of the gateway, once. Add new families here. */
+export const registry: readonly AnyTool[] = [
+  ...healthTools,
+  ...discoveryTools,
+  ...documentationTools,
+  ...schemaTools,
+  ...chainTools,
+  ...featureTools,
+  ...accountTools,
+];
+
+const names = new Set<string>();
+for (const tool of registry) {
+  if (names.has(tool.name)) throw new Error(`Duplicate tool name in registry: ${tool.name}`);
+  names.add(tool.name);
+}

@@ -1,0 +1,46 @@
+import type { z } from 'zod';
+import { ServiceError } from '../src/errors.ts';
+import type { AnyTool, ToolContext } from './define.ts';
+import { authorize } from './authorize.ts';
+
+/**
+ * The single invocation path shared by the REST and MCP edges:
+ * authorize → validate input → handler → shape output.
+ */
+
+export interface InputIssue {
+  path: string;
+  message: string;
+  code: string;
+}
+
+export function describeIssues(error: z.ZodError): InputIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(body)',
+    message: issue.message,
+    code: issue.code,
+  }));
+}
+
+export function invalidInput(issues: InputIssue[]): ServiceError {
+  const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  return new ServiceError(400, 'invalid_input', `Invalid input: ${summary}`, { issues });
+}
+
+export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  authorize(ctx.principal, tool.scope, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
+
+  const parsed = await tool.input.safeParseAsync(rawInput ?? {});
+  if (!parsed.success) throw invalidInput(describeIssues(parsed.error));
+
+  const output = await tool.handler(parsed.data, ctx);
+
+  // Parsing the output strips undeclared fields, so a handler can never leak
+  // more than its schema promises; a mismatch is our bug, reported without internals.
+  const shaped = await tool.output.safeParseAsync(output);
+  if (!shaped.success) {
+    console.error(`[flowgate] tool ${tool.name} returned output that does not match its schema:`, describeIssues(shaped.error));
+    throw new ServiceError(500, 'internal_error', `The ${tool.name} operation produced an invalid response; this is a gateway bug.`);
+  }
+  return shaped.data;
+}
