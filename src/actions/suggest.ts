@@ -26,8 +26,8 @@ const slugOf = (key: string) => (key.includes('/') ? key.slice(key.indexOf('/') 
 
 /**
  * The candidate an input most likely meant, or undefined when nothing is close.
- * Order: exact, case-insensitive, separator-insensitive, unique bare-slug match,
- * then the smallest edit distance within about a third of the input's length.
+ * Order: exact, case-insensitive, separator-insensitive, unique prefix,
+ * unique bare-slug or bare-plugin match, then the smallest edit distance within about a third of the input's length.
  */
 export function suggest(input: string, candidates: readonly string[]): string | undefined {
   const raw = input.trim();
@@ -41,6 +41,12 @@ export function suggest(input: string, candidates: readonly string[]): string | 
   const key = loose(raw);
   const looseMatch = candidates.find((c) => loose(c) === key);
   if (looseMatch) return looseMatch;
+
+  // A unique candidate the input begins, e.g. `aave` for `aave-v3`.
+  if (key.length >= 3) {
+    const prefixed = candidates.filter((c) => loose(c).startsWith(key));
+    if (prefixed.length === 1) return prefixed[0];
+  }
 
   if (!raw.includes('/')) {
     const slugMatches = candidates.filter((c) => c.includes('/') && loose(slugOf(c)) === key);
