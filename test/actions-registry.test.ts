@@ -281,9 +281,9 @@ describe('schema document', () => {
     const { nodes, edges } = structure.example;
     expect(nodes.filter((n) => n.type === 'trigger')).toHaveLength(1);
     for (const n of nodes) {
-      const config = n.data.config as Record<string, string>;
-      if (n.type === 'trigger') expect(getTrigger(config.triggerType)).toBeDefined();
-      else expect(getAction(config.actionType), config.actionType).toBeDefined();
+      const config = n.data.config as Record<string, string | undefined>;
+      if (n.type === 'trigger') expect(getTrigger(config.triggerType ?? '')).toBeDefined();
+      else expect(getAction(config.actionType ?? ''), config.actionType).toBeDefined();
     }
     const ids = new Set(nodes.map((n) => n.id));
     for (const e of edges) expect(ids.has(e.source) && ids.has(e.target)).toBe(true);
