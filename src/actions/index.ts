@@ -2,7 +2,7 @@ import { computeActions } from './compute.ts';
 import { getFeature } from './features.ts';
 import { notificationActions } from './notifications.ts';
 import { protocolActions } from './protocols.ts';
-import { suggest } from './suggest.ts';
+import { suggest } from '../text/suggest.ts';
 import { systemActions } from './system.ts';
 import { triggers } from './triggers.ts';
 import type { ActionCategory, ActionDefinition, ActionSpec, TriggerDefinition, TriggerType } from './types.ts';
@@ -16,7 +16,7 @@ import { web3Actions } from './web3.ts';
 export type * from './types.ts';
 export { features, getFeature } from './features.ts';
 export { CONDITION_OPERATORS } from './system.ts';
-export { editDistance, suggest } from './suggest.ts';
+export { suggest } from '../text/suggest.ts';
 
 /** Plan and rollout state come from the action's feature, never from the action itself. */
 function resolve(spec: ActionSpec): ActionDefinition {

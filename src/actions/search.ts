@@ -1,6 +1,6 @@
 import { notFound } from '../errors.ts';
 import { protocolActionDefinitions } from './index.ts';
-import { suggest } from './suggest.ts';
+import { suggest } from '../text/suggest.ts';
 import type { ActionDefinition } from './types.ts';
 
 /**

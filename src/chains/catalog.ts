@@ -1,3 +1,4 @@
+import { distance as editDistance } from 'fastest-levenshtein';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import {
@@ -139,17 +140,6 @@ export function createChainCatalog(config: Config): ChainCatalog {
 /** A few well-known names for error messages. */
 const EXAMPLE_NAMES = ['ethereum', 'base', 'arbitrum', 'optimism', 'polygon', 'sepolia', 'base-sepolia', 'solana'];
 
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
-}
 
 /** The closest alias to an unknown name, when it is close enough to be a typo. */
 export function suggestChain(catalog: ChainCatalog, ref: string | number): ChainEntry | undefined {

@@ -4,7 +4,7 @@ import { invokeTool } from '../../tools/invoke.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
 import { isServiceError, ServiceError } from '../errors.ts';
 import type { McpCallResult, McpToolDescriptor, McpToolSet } from './sdk.ts';
-import { closestName } from '../text/closest.ts';
+import { suggest } from '../text/suggest.ts';
 
 /** Registry entries as MCP tools for one caller: listed by scope, called through invokeTool. */
 
@@ -45,7 +45,7 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
     async call(name, args) {
       const tool = exposed.find((t) => t.name === name);
       if (!tool) {
-        const suggestion = closestName(name, exposed.filter((t) => canUse(principal, t.scope)).map((t) => t.name));
+        const suggestion = suggest(name, exposed.filter((t) => canUse(principal, t.scope)).map((t) => t.name));
         return errorResult(
           new ServiceError(404, 'unknown_tool', `Unknown tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Call tools/list for the tools available to you.`),
         );

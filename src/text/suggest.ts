@@ -1,24 +1,10 @@
-/**
- * "Did you mean" for registry keys: agents send `condition` for `Condition`,
- * `web3/readcontract` for `web3/read-contract` or a bare slug.
- */
+import { distance } from 'fastest-levenshtein';
 
-/** Levenshtein distance with a single rolling row. */
-export function editDistance(a: string, b: string): number {
-  if (a === b) return 0;
-  if (!a.length) return b.length;
-  if (!b.length) return a.length;
-  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + cost);
-    }
-    row = next;
-  }
-  return row[b.length];
-}
+/**
+ * "Did you mean" for names callers get slightly wrong: agents send `condition`
+ * for `Condition`, `web3/readcontract` for `web3/read-contract`, `list_chain`
+ * for `list_chains`. Used for registry keys, tool names and config fields.
+ */
 
 /** Case, spaces, dashes and underscores do not distinguish keys. */
 const loose = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
@@ -60,7 +46,7 @@ export function suggest(input: string, candidates: readonly string[]): string | 
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of candidates) {
-    const d = editDistance(key, loose(candidate));
+    const d = distance(key, loose(candidate));
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
