@@ -14,6 +14,26 @@ const delivered = {
 
 const notification = (spec: Omit<PluginActionSpec, 'category'>): PluginActionSpec => ({ ...spec, category: 'Notifications' });
 
+/** The two e-mail providers take the same fields; only the integration differs. */
+function emailAction(provider: 'sendgrid' | 'resend', name: string) {
+  return notification({
+    actionType: `${provider}/send-email`,
+    label: `Send Email (${name})`,
+    description: `Sends an e-mail through a ${name} integration.`,
+    integration: provider,
+    requiredFields: {
+      integrationId: hint.integrationId(provider),
+      emailTo: 'string (recipient e-mail address; comma-separated for several)',
+      emailSubject: hint.templated('subject line'),
+      emailBody: hint.templated('body text or HTML'),
+    },
+    optionalFields: {},
+    outputFields: delivered,
+    requiresCredentials: true,
+    featureId: 'notifications-email',
+  });
+}
+
 export const notificationActions: readonly PluginActionSpec[] = [
   notification({
     actionType: 'discord/send-message',
@@ -56,38 +76,8 @@ export const notificationActions: readonly PluginActionSpec[] = [
     requiresCredentials: true,
     featureId: 'notifications-chat',
   }),
-  notification({
-    actionType: 'sendgrid/send-email',
-    label: 'Send Email (SendGrid)',
-    description: 'Sends an e-mail through a SendGrid integration.',
-    integration: 'sendgrid',
-    requiredFields: {
-      integrationId: hint.integrationId('sendgrid'),
-      emailTo: 'string (recipient e-mail address; comma-separated for several)',
-      emailSubject: hint.templated('subject line'),
-      emailBody: hint.templated('body text or HTML'),
-    },
-    optionalFields: {},
-    outputFields: delivered,
-    requiresCredentials: true,
-    featureId: 'notifications-email',
-  }),
-  notification({
-    actionType: 'resend/send-email',
-    label: 'Send Email (Resend)',
-    description: 'Sends an e-mail through a Resend integration.',
-    integration: 'resend',
-    requiredFields: {
-      integrationId: hint.integrationId('resend'),
-      emailTo: 'string (recipient e-mail address; comma-separated for several)',
-      emailSubject: hint.templated('subject line'),
-      emailBody: hint.templated('body text or HTML'),
-    },
-    optionalFields: {},
-    outputFields: delivered,
-    requiresCredentials: true,
-    featureId: 'notifications-email',
-  }),
+  emailAction('sendgrid', 'SendGrid'),
+  emailAction('resend', 'Resend'),
   notification({
     actionType: 'webhook/send-webhook',
     label: 'Send Webhook',

@@ -49,15 +49,8 @@ function publicProtocol(p: ProtocolBinding): PublicProtocol {
   return { ...p, args: p.args.map((a) => ({ ...a })), outputs: p.outputs.map((o) => ({ ...o })), keywords: [...p.keywords] };
 }
 
-export interface PublicTrigger {
-  triggerType: string;
-  label: string;
-  description: string;
-  requiredFields: FieldMap;
-  optionalFields: FieldMap;
-  outputFields: FieldMap;
-  exampleConfig?: Readonly<Record<string, unknown>>;
-}
+/** Triggers carry no internal data, so their public form is the definition itself. */
+export type PublicTrigger = TriggerDefinition;
 
 export interface SchemaDocument {
   version: string;
