@@ -63,6 +63,104 @@ export interface RateLimitsTable {
   expire: number | null;
 }
 
+export interface ProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string | null;
+  color: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TagsTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  color: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PublicTagsTable {
+  id: string;
+  name: string;
+  slug: string;
+  created_by_organization_id: string | null;
+  created_at: string;
+}
+
+export interface WorkflowsTable {
+  id: string;
+  organization_id: string | null;
+  user_id: string | null;
+  name: string;
+  description: string | null;
+  visibility: 'private' | 'public';
+  /** JSON text of the normalized node array. */
+  nodes: string;
+  /** JSON text of the edge array. */
+  edges: string;
+  project_id: string | null;
+  tag_id: string | null;
+  enabled: number;
+  claim_token_hash: string | null;
+  featured: number;
+  featured_category: string | null;
+  featured_protocol: string | null;
+  featured_order: number | null;
+  published_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkflowPublicTagsTable {
+  workflow_id: string;
+  public_tag_id: string;
+}
+
+export interface WorkflowExecutionsTable {
+  id: string;
+  workflow_id: string;
+  organization_id: string;
+  user_id: string | null;
+  status: string;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+export interface WorkflowExecutionLogsTable {
+  id: string;
+  execution_id: string;
+  node_id: string;
+  node_name: string | null;
+  node_type: string | null;
+  status: string;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface UserApiKeysTable {
+  id: string;
+  user_id: string;
+  organization_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -71,6 +169,14 @@ export interface Database {
   wallets: WalletsTable;
   abi_cache: AbiCacheTable;
   rate_limits: RateLimitsTable;
+  projects: ProjectsTable;
+  tags: TagsTable;
+  public_tags: PublicTagsTable;
+  workflows: WorkflowsTable;
+  workflow_public_tags: WorkflowPublicTagsTable;
+  workflow_executions: WorkflowExecutionsTable;
+  workflow_execution_logs: WorkflowExecutionLogsTable;
+  user_api_keys: UserApiKeysTable;
 }
 
 export type { Generated };

@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './001_core.ts';
 import * as abiCache from './002_abi_cache.ts';
 import * as rateLimits from './003_rate_limits.ts';
+import * as workflows from './004_workflows.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
   '001_core': core,
   '002_abi_cache': abiCache,
   '003_rate_limits': rateLimits,
+  '004_workflows': workflows,
 };
 
 export const migrationProvider: MigrationProvider = {
