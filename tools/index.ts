@@ -6,6 +6,12 @@ import { documentationTools } from './documentation.ts';
 import { featureTools } from './features.ts';
 import { healthTools } from './health.ts';
 import { schemaTools } from './schemas.ts';
+import { projectTools } from './projects.ts';
+import { publicTagTools } from './public-tags.ts';
+import { tagTools } from './tags.ts';
+import { userKeyTools } from './user-keys.ts';
+import { validationTools } from './validation.ts';
+import { workflowTools } from './workflows.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -16,6 +22,12 @@ export const registry: readonly AnyTool[] = [
   ...chainTools,
   ...featureTools,
   ...accountTools,
+  ...workflowTools,
+  ...validationTools,
+  ...tagTools,
+  ...publicTagTools,
+  ...projectTools,
+  ...userKeyTools,
 ];
 
 const names = new Set<string>();

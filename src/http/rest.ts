@@ -36,11 +36,21 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   return { ...body, ...pick(query, tool.rest!.query ?? []), ...req.params };
 }
 
+/**
+ * Literal segments must be matched before parameters at the same position
+ * (`/api/workflows/public` before `/api/workflows/:workflowId`), whatever order
+ * the registry lists them in.
+ */
+function bySpecificity(registry: readonly AnyTool[]): AnyTool[] {
+  const rank = (path: string) => path.split('/').map((segment) => (segment.startsWith(':') ? '1' : '0')).join('');
+  return registry.filter((t) => t.rest).sort((a, b) => rank(a.rest!.path).localeCompare(rank(b.rest!.path)));
+}
+
 export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): Router {
   const router = Router();
   const methodsByPath = new Map<string, Set<HttpMethod>>();
 
-  for (const tool of registry) {
+  for (const tool of bySpecificity(registry)) {
     const rest = tool.rest;
     if (!rest) continue;
     methodsByPath.set(rest.path, (methodsByPath.get(rest.path) ?? new Set()).add(rest.method));
