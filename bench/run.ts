@@ -12,6 +12,8 @@ import autocannon from 'autocannon';
 import express from 'express';
 import { loadConfig } from '../src/config.ts';
 import { createGateway } from '../src/gateway.ts';
+import { newId, nowIso } from '../src/ids.ts';
+import { chainGraph } from '../test/helpers/workflows.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -29,6 +31,50 @@ async function measure(name: string, options: autocannon.Options): Promise<Row> 
   await autocannon({ ...options, duration: 1, connections: CONNECTIONS });
   const result = await autocannon({ ...options, duration: DURATION_SECONDS, connections: CONNECTIONS });
   return { name, requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
+}
+
+/** Runs `iteration` from `CONNECTIONS` concurrent loops for the duration; each iteration is one timed sample. */
+async function measureLoop(name: string, iteration: () => Promise<boolean>): Promise<Row> {
+  const run = async (ms: number) => {
+    const samples: number[] = [];
+    let failures = 0;
+    const until = performance.now() + ms;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < until) {
+          const start = performance.now();
+          if (!(await iteration())) failures++;
+          samples.push(performance.now() - start);
+        }
+      }),
+    );
+    return { samples, failures };
+  };
+  await run(1000);
+  const { samples, failures } = await run(DURATION_SECONDS * 1000);
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]! * 10) / 10;
+  return { name, requestsPerSecond: samples.length / DURATION_SECONDS, p50: at(0.5), p99: at(0.99), non2xx: failures };
+}
+
+/** 10,000 stored workflows for the list benchmark, inserted in one transaction. */
+async function seedWorkflows(gateway: Awaited<ReturnType<typeof createGateway>>, organizationId: string, count: number) {
+  const graph = chainGraph(3);
+  const nodes = JSON.stringify(graph.nodes);
+  const edges = JSON.stringify(graph.edges);
+  await gateway.services.store.transaction().execute(async (trx) => {
+    for (let i = 0; i < count; i += 500) {
+      const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => {
+        const at = new Date(Date.UTC(2026, 0, 1) + (i + j) * 1000).toISOString();
+        return {
+          id: newId(), organization_id: organizationId, user_id: null, name: `Seeded ${i + j}`, description: null, visibility: 'private' as const,
+          nodes, edges, project_id: null, tag_id: null, enabled: 1, claim_token_hash: null, featured: 0, featured_category: null,
+          featured_protocol: null, featured_order: null, published_at: null, created_at: at, updated_at: nowIso(),
+        };
+      });
+      await trx.insertInto('workflows').values(rows).execute();
+    }
+  });
 }
 
 async function main() {
@@ -57,6 +103,25 @@ async function main() {
       body: mcpCall,
     }),
   ];
+
+  // Workflows: create + get of a 20-node graph, and a 50-row page over 10,000 stored workflows.
+  const key = gateway.firstStart!.ownerKey;
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const createBody = JSON.stringify({ name: 'Bench 20 nodes', ...chainGraph(20) });
+  rows.push(
+    await measureLoop('create + get 20-node workflow (one sample = both)', async () => {
+      const created = await fetch(`${gatewayUrl}/api/workflows/create`, { method: 'POST', headers: auth, body: createBody });
+      if (!created.ok) return false;
+      const { id } = (await created.json()) as { id: string };
+      const fetched = await fetch(`${gatewayUrl}/api/workflows/${id}`, { headers: auth });
+      await fetched.arrayBuffer();
+      return fetched.ok;
+    }),
+  );
+  const benchOrg = await gateway.services.organizations.ensure('bench');
+  const benchKey = (await gateway.services.keys.create({ organizationId: benchOrg.organization.id, userId: benchOrg.owner.id, name: 'bench', scope: null })).key;
+  await seedWorkflows(gateway, benchOrg.organization.id, 10_000);
+  rows.push(await measure('GET /api/workflows?limit=50 (10,000 stored)', { url: `${gatewayUrl}/api/workflows?limit=50&offset=5000`, headers: { authorization: `Bearer ${benchKey}` } }));
 
   const baseline = rows[0]!;
   console.log(`\nFlowgate benchmark: ${DURATION_SECONDS}s per row, ${CONNECTIONS} connections, node ${process.version}, ${os.cpus().length} cores\n`);

@@ -26,6 +26,7 @@ export const RATE_LIMIT_VARIABLES = {
   siweNoncePerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP', default: 20, windowSeconds: 3600, describes: 'wallet sign-in nonce requests per IP per hour' },
   siweVerifyPerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP', default: 10, windowSeconds: 3600, describes: 'wallet sign-in verifications per IP per hour' },
   stepUpPerUserAction: { variable: 'FLOWGATE_RATE_LIMIT_STEP_UP', default: 10, windowSeconds: 900, describes: 'step-up requests per user and action per 15 minutes' },
+  anonymousWorkflowsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP', default: 20, windowSeconds: 3600, describes: 'anonymous (unclaimed) workflow creations per IP per hour' },
 } as const;
 
 export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
@@ -51,6 +52,8 @@ export interface Config {
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
+  /** Shared secret other services of this deployment present as X-Internal-Service-Token; unset disables internal routes. */
+  internalServiceSecret: string | undefined;
   /** Extra Host header values accepted when bound to a loopback address (DNS-rebinding protection). */
   allowedHosts: string[];
 }
@@ -108,6 +111,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
+    internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET
+      ? read(env, 'FLOWGATE_INTERNAL_SERVICE_SECRET', z.string().min(32, 'must be at least 32 characters'), '')
+      : undefined,
     bodyLimitBytes: read(env, 'FLOWGATE_BODY_LIMIT_BYTES', positiveInt, String(1024 * 1024)),
     allowedHosts: read(env, 'FLOWGATE_ALLOWED_HOSTS', z.string(), '')
       .split(',')

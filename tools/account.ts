@@ -1,14 +1,9 @@
 import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
-import { defineTool, type Principal } from './define.ts';
+import { defineTool } from './define.ts';
+import { requirePrincipal } from './authorize.ts';
 
 /** The caller's own identity: key probe, user and organization wallet. */
-
-const requirePrincipal = (principal: Principal | null): Principal => {
-  // authorize() has already refused anonymous callers for these scopes.
-  if (!principal) throw new ServiceError(401, 'unauthorized', 'Authentication required');
-  return principal;
-};
 
 export const checkApiKey = defineTool({
   name: 'check_api_key',
@@ -24,7 +19,7 @@ export const checkApiKey = defineTool({
   rest: { method: 'GET', path: '/api/keys' },
   mcp: false,
   async handler(_input, { principal, services }) {
-    const caller = requirePrincipal(principal);
+    const caller = requirePrincipal({ principal });
     const organization = await services.organizations.get(caller.organizationId);
     const key = (await services.keys.list(caller.organizationId)).find((k) => k.id === caller.keyId);
     if (!organization || !key) throw new ServiceError(401, 'unauthorized', 'This key is no longer valid');
@@ -46,7 +41,7 @@ export const getUser = defineTool({
   rest: { method: 'GET', path: '/api/user' },
   mcp: false,
   async handler(_input, { principal, services }) {
-    const caller = requirePrincipal(principal);
+    const caller = requirePrincipal({ principal });
     const user = await services.organizations.getUser(caller.userId);
     if (!user) throw new ServiceError(404, 'not_found', 'User not found');
     const wallet = await services.organizations.wallet(caller.organizationId);
@@ -65,7 +60,7 @@ export const getWallet = defineTool({
   rest: { method: 'GET', path: '/api/user/wallet' },
   mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   async handler(_input, { principal, services }) {
-    const wallet = await services.organizations.wallet(requirePrincipal(principal).organizationId);
+    const wallet = await services.organizations.wallet(requirePrincipal({ principal }).organizationId);
     return { walletAddress: wallet?.walletAddress ?? null, solanaAddress: wallet?.solanaAddress ?? null };
   },
 });

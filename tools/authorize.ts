@@ -1,5 +1,5 @@
 import { ServiceError } from '../src/errors.ts';
-import type { KeyScope, Principal, ToolScope } from './define.ts';
+import type { AnyTool, KeyScope, Principal, ToolScope } from './define.ts';
 
 /**
  * Scope rules (SPEC Authentication rule 2): a key with no scope is
@@ -9,14 +9,15 @@ const RANK: Record<KeyScope, number> = { 'mcp:read': 1, 'mcp:write': 2, 'mcp:adm
 
 export function scopeAllows(granted: KeyScope | null, required: ToolScope): boolean {
   if (required === 'public') return true;
-  if (required === 'session') return false;
+  if (required === 'session' || required === 'internal') return false;
   return granted === null || RANK[granted] >= RANK[required];
 }
 
-/** Whether a caller may see (tools/list) and call a tool of this scope. */
-export function canUse(principal: Principal | null, required: ToolScope): boolean {
-  if (required === 'public') return true;
-  return principal !== null && scopeAllows(principal.scope, required);
+/** Whether a caller may see (tools/list) and call a tool. */
+export function canUse(principal: Principal | null, tool: Pick<AnyTool, 'scope' | 'anonymous'>): boolean {
+  if (tool.scope === 'public') return true;
+  if (principal === null) return tool.anonymous === true;
+  return scopeAllows(principal.scope, tool.scope);
 }
 
 export function unauthorized(resourceMetadataUrl: string, message = 'Authentication required: send "Authorization: Bearer svc_..." with an organization API key (create one with `flowgate keys create --name NAME`).') {
@@ -25,9 +26,21 @@ export function unauthorized(resourceMetadataUrl: string, message = 'Authenticat
   });
 }
 
-/** Throws the 401/403 a caller should see when it may not use a tool of `required` scope. */
-export function authorize(principal: Principal | null, required: ToolScope, resourceMetadataUrl: string): void {
+export interface Caller {
+  principal: Principal | null;
+  internalService: boolean;
+}
+
+/** Throws the 401/403 a caller should see when it may not use this tool. */
+export function authorize(caller: Caller, tool: Pick<AnyTool, 'scope' | 'anonymous'>, resourceMetadataUrl: string): void {
+  const { principal } = caller;
+  const required = tool.scope;
   if (required === 'public') return;
+  if (required === 'internal') {
+    if (caller.internalService) return;
+    throw new ServiceError(401, 'unauthorized', 'This operation needs internal service authentication (the X-Internal-Service-Token header).');
+  }
+  if (!principal && tool.anonymous) return;
   if (required === 'session') {
     throw new ServiceError(401, 'session_required', 'This operation needs a signed-in browser session; API keys cannot call it.');
   }
@@ -39,4 +52,10 @@ export function authorize(principal: Principal | null, required: ToolScope, reso
       message: `This operation needs a key with scope ${required} (or no scope); this key has ${principal.scope}. Create a suitable key with \`flowgate keys create --name NAME --scope ${required}\`.`,
     });
   }
+}
+
+/** The authenticated caller inside a handler whose scope authorize() already enforced. */
+export function requirePrincipal(ctx: { principal: Principal | null }): Principal {
+  if (!ctx.principal) throw new ServiceError(401, 'unauthorized', 'Authentication required');
+  return ctx.principal;
 }

@@ -7,8 +7,12 @@ import type { Services } from '../src/services.ts';
  * the discovery cards are generated from the list in tools/index.ts.
  */
 
-/** `public`: anyone; `mcp:*`: an organization principal whose scope allows it; `session`: a signed-in browser. */
-export type ToolScope = 'public' | 'mcp:read' | 'mcp:write' | 'mcp:admin' | 'session';
+/**
+ * `public`: anyone; `mcp:*`: an organization principal whose scope allows it;
+ * `session`: a signed-in browser; `internal`: another service of this
+ * deployment presenting the shared internal secret.
+ */
+export type ToolScope = 'public' | 'mcp:read' | 'mcp:write' | 'mcp:admin' | 'session' | 'internal';
 export type KeyScope = 'mcp:read' | 'mcp:write' | 'mcp:admin';
 
 export interface Principal {
@@ -25,6 +29,8 @@ export interface ToolContext {
   services: Services;
   /** `Idempotency-Key` header (REST) or `idempotency_key` argument (MCP). */
   idempotencyKey?: string;
+  /** True when the request carried the deployment's internal service secret. */
+  internalService: boolean;
   /** Caller address, for per-IP limits. */
   ip: string;
   transport: 'rest' | 'mcp';
@@ -73,6 +79,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   input: I;
   output: O;
   scope: ToolScope;
+  /**
+   * Also callable without any credential (the handler then sees principal
+   * null); authenticated callers still need `scope`.
+   */
+  anonymous?: boolean;
   rest?: RestBinding;
   /** Omit (or false) for operations that are REST-only. */
   mcp?: McpBinding | false;

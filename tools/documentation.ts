@@ -40,7 +40,7 @@ export const toolsDocumentation = defineTool({
   rest: { method: 'GET', path: '/api/mcp/tools-documentation' },
   mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   handler({ toolName }, { principal, tools }) {
-    const visible = tools.filter((t) => t.mcp && canUse(principal, t.scope));
+    const visible = tools.filter((t) => t.mcp && canUse(principal, t));
     if (toolName) {
       const tool = visible.find((t) => t.name === toolName);
       if (!tool) {

@@ -12,6 +12,7 @@ import { tagTools } from './tags.ts';
 import { userKeyTools } from './user-keys.ts';
 import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
+import { publicWorkflowTools } from './public-workflows.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -23,6 +24,7 @@ export const registry: readonly AnyTool[] = [
   ...featureTools,
   ...accountTools,
   ...workflowTools,
+  ...publicWorkflowTools,
   ...validationTools,
   ...tagTools,
   ...publicTagTools,

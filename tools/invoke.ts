@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
@@ -27,17 +27,27 @@ export function invalidInput(issues: InputIssue[]): ServiceError {
   return new ServiceError(400, 'invalid_input', `Invalid input: ${summary}`, { issues });
 }
 
-export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
-  authorize(ctx.principal, tool.scope, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
+/** Synchronous parsing is several times cheaper; only schemas with async refinements need the async path. */
+async function parse<T extends z.ZodType>(schema: T, value: unknown) {
+  try {
+    return schema.safeParse(value);
+  } catch (error) {
+    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(value);
+    throw error;
+  }
+}
 
-  const parsed = await tool.input.safeParseAsync(rawInput ?? {});
+export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
+
+  const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));
 
   const output = await tool.handler(parsed.data, ctx);
 
   // Parsing the output strips undeclared fields, so a handler can never leak
   // more than its schema promises; a mismatch is our bug, reported without internals.
-  const shaped = await tool.output.safeParseAsync(output);
+  const shaped = await parse(tool.output, output);
   if (!shaped.success) {
     console.error(`[flowgate] tool ${tool.name} returned output that does not match its schema:`, describeIssues(shaped.error));
     throw new ServiceError(500, 'internal_error', `The ${tool.name} operation produced an invalid response; this is a gateway bug.`);

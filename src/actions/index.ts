@@ -135,3 +135,12 @@ const PLUGIN_LABELS: Readonly<Record<string, string>> = {
 };
 
 export const pluginLabel = (pluginType: string): string => PLUGIN_LABELS[pluginType] ?? pluginType;
+
+/** Actions that sign and broadcast a transaction from the organization wallet. */
+const TRANSACTION_ACTIONS: ReadonlySet<string> = new Set(['web3/transfer-funds', 'web3/transfer-token', 'web3/write-contract', 'web3/approve-token']);
+
+export function isWriteAction(actionType: string): boolean {
+  if (TRANSACTION_ACTIONS.has(actionType)) return true;
+  const action = getAction(actionType);
+  return action !== undefined && 'protocol' in action && action.protocol?.kind === 'write';
+}

@@ -1,7 +1,7 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/db.ts';
 import type { KeyScope, Principal } from '../../tools/define.ts';
 import { newId, nowIso } from '../ids.ts';
+import { matchSecret, mintSecret } from './secret-keys.ts';
 
 /**
  * Organization API keys (`svc_`). Only the SHA-256 of a key is stored; the
@@ -10,7 +10,6 @@ import { newId, nowIso } from '../ids.ts';
 
 export const KEY_SCOPES = ['mcp:read', 'mcp:write', 'mcp:admin'] as const satisfies readonly KeyScope[];
 const ORG_KEY_PREFIX = 'svc_';
-const SHOWN_PREFIX_LENGTH = 12;
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
 export interface ApiKeyRecord {
@@ -32,8 +31,6 @@ export interface KeyService {
   countForOrganization(organizationId: string): Promise<number>;
 }
 
-const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-
 export const isKeyScope = (value: string): value is KeyScope => (KEY_SCOPES as readonly string[]).includes(value);
 
 export function createKeyService(store: Store): KeyService {
@@ -54,14 +51,14 @@ export function createKeyService(store: Store): KeyService {
 
   return {
     async create({ organizationId, userId, name, scope }) {
-      const key = ORG_KEY_PREFIX + randomBytes(32).toString('base64url');
+      const { key, prefix, hash } = mintSecret(ORG_KEY_PREFIX);
       const row = {
         id: newId(),
         organization_id: organizationId,
         user_id: userId,
         name,
-        prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-        key_hash: sha256(key).toString('hex'),
+        prefix,
+        key_hash: hash,
         scope,
         created_at: nowIso(),
         last_used_at: null,
@@ -72,16 +69,10 @@ export function createKeyService(store: Store): KeyService {
     },
 
     async authenticate(bearer) {
-      if (!bearer.startsWith(ORG_KEY_PREFIX)) return null;
-      const digest = sha256(bearer);
-      const row = await store
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('key_hash', '=', digest.toString('hex'))
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      // The index lookup finds the candidate; the constant-time compare is the actual check.
-      if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), digest)) return null;
+      const row = await matchSecret(bearer, ORG_KEY_PREFIX, (hash) =>
+        store.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).where('revoked_at', 'is', null).executeTakeFirst(),
+      );
+      if (!row) return null;
 
       const now = Date.now();
       if ((lastUsedWrites.get(row.id) ?? 0) + LAST_USED_WRITE_INTERVAL_MS < now) {

@@ -54,11 +54,18 @@ export const edgeInputSchema = z.looseObject({
 export const nodesInputSchema = z.array(nodeInputSchema).max(GRAPH_LIMITS.maxNodes, `a workflow may have at most ${GRAPH_LIMITS.maxNodes} nodes`);
 export const edgesInputSchema = z.array(edgeInputSchema).max(GRAPH_LIMITS.maxEdges, `a workflow may have at most ${GRAPH_LIMITS.maxEdges} edges`);
 
+/** A whole graph as a client sends it (create, update, validate_workflow). */
+export const graphInputSchema = z.object({ nodes: nodesInputSchema, edges: edgesInputSchema.default([]) });
+
 export type NodeInput = z.infer<typeof nodeInputSchema>;
 export type EdgeInput = z.infer<typeof edgeInputSchema>;
+export type GraphInput = { nodes: NodeInput[]; edges: EdgeInput[] };
 
-export type NodeKind = 'trigger' | 'action';
-export type NodeStatus = 'idle' | 'running' | 'success' | 'error';
+export const NODE_KINDS = ['trigger', 'action'] as const;
+export const NODE_STATUSES = ['idle', 'running', 'success', 'error'] as const;
+
+export type NodeKind = (typeof NODE_KINDS)[number];
+export type NodeStatus = (typeof NODE_STATUSES)[number];
 
 /** A node as stored after normalization: the outer `type` is only `trigger` or `action`. */
 export interface WorkflowNode {
@@ -112,4 +119,26 @@ export interface ValidationReport {
   nodeCount: number;
   errors: InvalidField[];
   warnings: InvalidField[];
+}
+
+/** Characters of a received value echoed back in an InvalidField. */
+export const RECEIVED_MAX_CHARS = 200;
+
+/**
+ * A received value fit to echo back: short values as they are, long strings
+ * and large structures cut to about RECEIVED_MAX_CHARS characters of text.
+ */
+export function receivedValue(value: unknown): unknown {
+  if (typeof value === 'string') {
+    return value.length > RECEIVED_MAX_CHARS ? `${value.slice(0, RECEIVED_MAX_CHARS)}… (${value.length} characters)` : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // Too deep to serialize: say what it is rather than fail.
+    return Array.isArray(value) ? '[array]' : '[object]';
+  }
+  return text.length > RECEIVED_MAX_CHARS ? `${text.slice(0, RECEIVED_MAX_CHARS)}… (${text.length} characters)` : value;
 }

@@ -12,6 +12,7 @@ import { mcpRouter } from './mcp-route.ts';
 import { buildOpenApi } from './openapi.ts';
 import { restRouter } from './rest.ts';
 import { serviceVersion } from './versioning.ts';
+import { isInternalService } from './internal-service.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
 
@@ -21,7 +22,7 @@ const EXPOSED_HEADERS = [
 ];
 const ALLOWED_HEADERS = [
   'Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'Service-Version', 'Mcp-Protocol-Version', 'Mcp-Session-Id',
-  'Last-Event-ID', 'PAYMENT-SIGNATURE', 'If-None-Match',
+  'Last-Event-ID', 'PAYMENT-SIGNATURE', 'If-None-Match', 'X-Internal-Service-Token',
 ];
 
 export const MCP_INSTRUCTIONS =
@@ -51,6 +52,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   const contextFor = (transport: ToolContext['transport']) => (req: Request, res: Response): ToolContext => ({
     principal: req.principal,
     services,
+    internalService: isInternalService(req.headers['x-internal-service-token'], config.internalServiceSecret),
     ip: req.ip ?? 'unknown',
     transport,
     tools: registry,

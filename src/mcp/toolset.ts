@@ -41,11 +41,11 @@ export function errorResult(error: unknown): McpCallResult {
 export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
   const exposed = registry.filter((t) => t.mcp);
   return {
-    list: () => exposed.filter((t) => canUse(principal, t.scope)).map(toMcpDescriptor),
+    list: () => exposed.filter((t) => canUse(principal, t)).map(toMcpDescriptor),
     async call(name, args) {
       const tool = exposed.find((t) => t.name === name);
       if (!tool) {
-        const suggestion = suggest(name, exposed.filter((t) => canUse(principal, t.scope)).map((t) => t.name));
+        const suggestion = suggest(name, exposed.filter((t) => canUse(principal, t)).map((t) => t.name));
         return errorResult(
           new ServiceError(404, 'unknown_tool', `Unknown tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Call tools/list for the tools available to you.`),
         );

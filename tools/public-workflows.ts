@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { describeGraph, listPublicWorkflows, markFeatured, type PublicWorkflow } from '../src/engine/public-workflows.ts';
+import { defineTool, type ToolContext } from './define.ts';
+import { booleanish } from './inputs.ts';
+import { publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
+
+/** The public side of workflows: the published listing, featuring, and search. */
+
+const publicWorkflowSchema = workflowSchema.extend({
+  publicTags: z.array(publicTagRefSchema),
+  featured: z.boolean(),
+  featuredCategory: z.string().nullable(),
+  featuredProtocol: z.string().nullable(),
+  featuredOrder: z.number().nullable(),
+  publishedAt: z.string().nullable(),
+});
+
+export const listPublicWorkflowsTool = defineTool({
+  name: 'list_public_workflows',
+  title: 'List public workflows',
+  description: 'Published workflows of every organization with their public tags; filter by featured, featuredProtocol or a public tag slug (tag). Featured ones come first.',
+  scope: 'public',
+  input: z.object({
+    featured: booleanish.optional(),
+    featuredProtocol: z.string().trim().min(1).max(100).optional(),
+    tag: z.string().trim().min(1).max(100).optional(),
+  }),
+  output: z.array(publicWorkflowSchema),
+  rest: { method: 'GET', path: '/api/workflows/public' },
+  mcp: false,
+  handler: (filters, ctx) => listPublicWorkflows(ctx.services.store, filters),
+});
+
+export const featureWorkflowTool = defineTool({
+  name: 'feature_workflow',
+  title: 'Feature a public workflow',
+  description: 'Marks a published workflow as featured in the hub, with an optional category, protocol and order. Internal service authentication only (X-Internal-Service-Token).',
+  scope: 'internal',
+  input: z.object({
+    workflowId: workflowIdParam,
+    category: z.string().trim().min(1).max(100).optional(),
+    protocol: z.string().trim().min(1).max(100).optional(),
+    featuredOrder: z.number().int().min(0).max(1_000_000).optional(),
+  }),
+  output: publicWorkflowSchema,
+  rest: { method: 'POST', path: '/api/hub/featured' },
+  mcp: false,
+  handler: (input, ctx) => markFeatured(ctx.services.store, input),
+});
+
+const searchResultSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  publicTags: z.array(publicTagRefSchema),
+  featured: z.boolean(),
+  category: z.string().nullable(),
+  protocol: z.string().nullable(),
+  chainIds: z.array(z.number()),
+  workflowType: z.enum(['read', 'write']),
+});
+
+function matches(workflow: PublicWorkflow, text: string): boolean {
+  const haystack = [workflow.name, workflow.description ?? '', workflow.featuredCategory ?? '', workflow.featuredProtocol ?? '', ...workflow.publicTags.flatMap((t) => [t.name, t.slug])]
+    .join(' ')
+    .toLowerCase();
+  return text
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((word) => haystack.includes(word));
+}
+
+export const searchWorkflowsTool = defineTool({
+  name: 'search_workflows',
+  title: 'Search public workflows',
+  description:
+    'Finds published workflows by free text (name, description, tags), category (featured category or public tag slug), chain (id or name, e.g. base) and workflowType (read, or write for workflows that send transactions). Use get_workflow with a result id for the full definition.',
+  scope: 'public',
+  input: z.object({
+    query: z.string().trim().max(200).optional(),
+    category: z.string().trim().min(1).max(100).optional(),
+    chain: z.union([z.number().int().positive(), z.string().trim().min(1).max(100)]).optional(),
+    workflowType: z.enum(['read', 'write']).optional(),
+  }),
+  output: z.object({ count: z.number(), results: z.array(searchResultSchema) }),
+  rest: { method: 'GET', path: '/api/workflows/search' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  async handler({ query, category, chain, workflowType }, ctx: ToolContext) {
+    const chainId = chain === undefined ? undefined : ctx.services.chains.resolve(chain)?.chainId ?? -1;
+    const results = [];
+    for (const workflow of await listPublicWorkflows(ctx.services.store)) {
+      const { networks, workflowType: type } = describeGraph(workflow.nodes);
+      const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
+      if (query && !matches(workflow, query)) continue;
+      if (category && !(workflow.featuredCategory?.toLowerCase() === category.toLowerCase() || workflow.publicTags.some((t) => t.slug === category.toLowerCase()))) continue;
+      if (chainId !== undefined && !chainIds.includes(chainId)) continue;
+      if (workflowType && type !== workflowType) continue;
+      results.push({
+        id: workflow.id,
+        name: workflow.name,
+        description: workflow.description,
+        publicTags: workflow.publicTags,
+        featured: workflow.featured,
+        category: workflow.featuredCategory,
+        protocol: workflow.featuredProtocol,
+        chainIds,
+        workflowType: type,
+      });
+    }
+    return { count: results.length, results };
+  },
+});
+
+export const publicWorkflowTools = [listPublicWorkflowsTool, featureWorkflowTool, searchWorkflowsTool];

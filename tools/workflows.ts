@@ -1,0 +1,244 @@
+import { z } from 'zod';
+import { ServiceError } from '../src/errors.ts';
+import { mintSecret } from '../src/auth/secret-keys.ts';
+import { edgesInputSchema, nodesInputSchema } from '../src/engine/graph.ts';
+import { assertValidGraph } from '../src/engine/validate.ts';
+import { defaultGraph } from '../src/engine/normalize.ts';
+import { getWorkflow } from '../src/engine/workflows.ts';
+import { listWorkflows } from '../src/engine/workflow-list.ts';
+import { generateWorkflowCode } from '../src/engine/workflow-code.ts';
+import { CLAIM_TOKEN_PREFIX, claimWorkflow, createWorkflow, deleteWorkflow, duplicateWorkflow, updateWorkflow } from '../src/engine/workflow-writes.ts';
+import { goLive, MAX_PUBLIC_TAGS, viewWorkflow } from '../src/engine/public-workflows.ts';
+import { defineTool, type Principal } from './define.ts';
+import { requirePrincipal } from './authorize.ts';
+import { booleanish } from './inputs.ts';
+import { decimalWholeNumber, invalidFieldSchema, publicTagRefSchema, workflowDescription, workflowIdParam, workflowName, workflowSchema } from './workflow-schemas.ts';
+
+/** Workflow definitions: CRUD, duplicate, download, code, claim and go-live. */
+
+const owner = (principal: Principal) => ({ organizationId: principal.organizationId, userId: principal.userId });
+
+const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+
+export const listWorkflowsTool = defineTool({
+  name: 'list_workflows',
+  title: 'List workflows',
+  description:
+    "The organization's workflows, newest first, optionally filtered by projectId or tagId. Omit limit for the complete list; with limit (1-200) and offset page through it (fewer rows than limit means the end). Use get_workflow for one workflow's full detail.",
+  scope: 'mcp:read',
+  input: z
+    .object({
+      projectId: z.string().trim().min(1).optional(),
+      tagId: z.string().trim().min(1).optional(),
+      limit: decimalWholeNumber('limit', 1, 200).optional(),
+      offset: decimalWholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
+    })
+    .refine((q) => q.offset === undefined || q.limit !== undefined, { message: 'offset requires limit', path: ['offset'] }),
+  output: z.array(workflowSchema),
+  rest: { method: 'GET', path: '/api/workflows' },
+  mcp: { annotations: readAnnotations, resultKey: 'workflows' },
+  handler: (input, ctx) => listWorkflows(ctx.services.store, requirePrincipal(ctx).organizationId, input),
+});
+
+export const getWorkflowTool = defineTool({
+  name: 'get_workflow',
+  title: 'Get workflow',
+  description:
+    'One workflow with its nodes, edges, publicTags and isOwner. Works for any workflow of your organization and for public workflows of others (read-only). Next: validate_workflow, update_workflow or execute it.',
+  scope: 'mcp:read',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
+  rest: { method: 'GET', path: '/api/workflows/:workflowId' },
+  mcp: { annotations: readAnnotations },
+  handler: ({ workflowId }, ctx) => viewWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId),
+});
+
+const createInput = z.object({
+  name: workflowName,
+  description: workflowDescription.optional(),
+  nodes: nodesInputSchema,
+  edges: edgesInputSchema,
+  projectId: z.string().trim().min(1).nullable().optional(),
+  tagId: z.string().trim().min(1).nullable().optional(),
+  enabled: z.boolean().optional(),
+});
+
+export const createWorkflowTool = defineTool({
+  name: 'create_workflow',
+  title: 'Create workflow',
+  description:
+    'Saves a new workflow: exactly one trigger node plus action nodes joined by edges. Nodes are normalized (a plugin slug sent as node type becomes config.actionType) and validated against list_action_schemas; every problem is reported at once in invalidFields with nodeId, path and a suggestion. Empty nodes create the default: a Manual trigger connected to an empty action node. Called without a key, the workflow is anonymous and the response carries a one-time claimToken for claim_workflow.',
+  scope: 'mcp:write',
+  anonymous: true,
+  input: createInput,
+  output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema), claimToken: z.string().optional() }),
+  rest: { method: 'POST', path: '/api/workflows/create' },
+  mcp: { annotations: writeAnnotations },
+  async handler(input, ctx) {
+    const { graph, warnings } = input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input);
+    const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
+    if (ctx.principal) {
+      return { ...(await createWorkflow(ctx.services.store, owner(ctx.principal), fields)), warnings };
+    }
+    const decision = await ctx.services.rateLimiter.consume('anonymousWorkflowsPerIp', ctx.ip);
+    if (!decision.allowed) {
+      throw new ServiceError(429, 'rate_limited', `Too many anonymous workflows from this address; retry after ${decision.resetSeconds} seconds or authenticate with an API key.`, {}, { 'Retry-After': String(decision.resetSeconds) });
+    }
+    const claim = mintSecret(CLAIM_TOKEN_PREFIX);
+    return { ...(await createWorkflow(ctx.services.store, null, fields, claim.hash)), warnings, claimToken: claim.key };
+  },
+});
+
+export const updateWorkflowTool = defineTool({
+  name: 'update_workflow',
+  title: 'Update workflow',
+  description:
+    'Changes any of name, description, nodes, edges, projectId, tagId, enabled, visibility. Sending nodes or edges re-validates the whole graph (the other half is taken from the stored workflow); a refused update changes nothing. Set projectId or tagId to null to unassign.',
+  scope: 'mcp:write',
+  input: z.object({
+    workflowId: workflowIdParam,
+    name: workflowName.optional(),
+    description: workflowDescription.optional(),
+    nodes: nodesInputSchema.optional(),
+    edges: edgesInputSchema.optional(),
+    projectId: z.string().trim().min(1).nullable().optional(),
+    tagId: z.string().trim().min(1).nullable().optional(),
+    enabled: z.boolean().optional(),
+    visibility: z.enum(['private', 'public']).optional(),
+  }),
+  output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema) }),
+  rest: { method: 'PATCH', path: '/api/workflows/:workflowId' },
+  mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
+  async handler({ workflowId, nodes, edges, ...fields }, ctx) {
+    const { organizationId } = requirePrincipal(ctx);
+    if (nodes === undefined && edges === undefined && Object.values(fields).every((v) => v === undefined)) {
+      throw new ServiceError(400, 'invalid_input', 'Nothing to update: send at least one of name, description, nodes, edges, projectId, tagId, enabled, visibility.');
+    }
+    let checked: ReturnType<typeof assertValidGraph> | undefined;
+    if (nodes !== undefined || edges !== undefined) {
+      const stored = await getWorkflow(ctx.services.store, organizationId, workflowId);
+      checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges });
+    }
+    const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, { ...fields, graph: checked?.graph });
+    return { ...updated, warnings: checked?.warnings ?? [] };
+  },
+});
+
+export const deleteWorkflowTool = defineTool({
+  name: 'delete_workflow',
+  title: 'Delete workflow',
+  description:
+    'Deletes a workflow. A workflow with execution history answers 409 unless force=true, which also deletes its runs and logs. This cannot be undone.',
+  scope: 'mcp:write',
+  input: z.object({ workflowId: workflowIdParam, force: booleanish.optional() }),
+  output: z.object({ success: z.literal(true), id: z.string(), deletedExecutions: z.number() }),
+  rest: { method: 'DELETE', path: '/api/workflows/:workflowId' },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } },
+  async handler({ workflowId, force }, ctx) {
+    const { deletedExecutions } = await deleteWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, force === true);
+    return { success: true as const, id: workflowId, deletedExecutions };
+  },
+});
+
+export const duplicateWorkflowTool = defineTool({
+  name: 'duplicate_workflow',
+  title: 'Duplicate workflow',
+  description: 'Copies a workflow of your organization (nodes, edges, project, tag) as a new private workflow named "<name> (copy)". Returns the copy.',
+  scope: 'mcp:write',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: workflowSchema,
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/duplicate', status: 201 },
+  mcp: { annotations: writeAnnotations },
+  handler: ({ workflowId }, ctx) => duplicateWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId),
+});
+
+export const PORTABLE_FORMAT = 'flowgate.workflow/v1';
+
+export const downloadWorkflowTool = defineTool({
+  name: 'download_workflow',
+  title: 'Download workflow',
+  description: 'The workflow definition as portable JSON; POST it unchanged to /api/workflows/create (or create_workflow) to recreate it anywhere.',
+  scope: 'mcp:read',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: z.object({
+    format: z.literal(PORTABLE_FORMAT),
+    name: z.string(),
+    description: z.string().nullable(),
+    nodes: z.array(z.record(z.string(), z.unknown())),
+    edges: z.array(z.record(z.string(), z.unknown())),
+    enabled: z.boolean(),
+    exportedAt: z.string(),
+  }),
+  rest: { method: 'GET', path: '/api/workflows/:workflowId/download' },
+  mcp: false,
+  async handler({ workflowId }, ctx) {
+    const workflow = await getWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId);
+    ctx.setHeader('Content-Disposition', `attachment; filename="workflow-${workflow.id}.json"`);
+    return {
+      format: PORTABLE_FORMAT as typeof PORTABLE_FORMAT,
+      name: workflow.name,
+      description: workflow.description,
+      nodes: workflow.nodes,
+      edges: workflow.edges,
+      enabled: workflow.enabled,
+      exportedAt: new Date().toISOString(),
+    };
+  },
+});
+
+export const workflowCodeTool = defineTool({
+  name: 'get_workflow_code',
+  title: 'Generate workflow code',
+  description: "Generated TypeScript (Node 20, no dependencies) that runs this workflow through the gateway's REST API and waits for the result.",
+  scope: 'mcp:read',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: z.object({ language: z.literal('typescript'), filename: z.string(), code: z.string() }),
+  rest: { method: 'GET', path: '/api/workflows/:workflowId/code' },
+  mcp: { annotations: readAnnotations },
+  async handler({ workflowId }, ctx) {
+    const workflow = await getWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId);
+    return generateWorkflowCode(workflow, ctx.services.config.baseUrl);
+  },
+});
+
+export const claimWorkflowTool = defineTool({
+  name: 'claim_workflow',
+  title: 'Claim anonymous workflow',
+  description: 'Moves a workflow created anonymously into your organization. Only its original creator may claim it: send the claimToken returned by create_workflow.',
+  scope: 'mcp:write',
+  input: z.object({ workflowId: workflowIdParam, claimToken: z.string().trim().min(1, 'claimToken is required') }),
+  output: workflowSchema,
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/claim' },
+  mcp: { annotations: writeAnnotations },
+  handler: ({ workflowId, claimToken }, ctx) => claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId, claimToken),
+});
+
+export const goLiveTool = defineTool({
+  name: 'go_live_workflow',
+  title: 'Publish workflow (go live)',
+  description: `Publishes a workflow of your organization: sets its public name and up to ${MAX_PUBLIC_TAGS} public tags (ids from list_public_tags) and makes it publicly visible in GET /api/workflows/public and search_workflows.`,
+  scope: 'mcp:write',
+  input: z.object({
+    workflowId: workflowIdParam,
+    name: workflowName,
+    publicTagIds: z.array(z.string().trim().min(1)).max(MAX_PUBLIC_TAGS, `at most ${MAX_PUBLIC_TAGS} public tags`).optional(),
+  }),
+  output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
+  rest: { method: 'PUT', path: '/api/workflows/:workflowId/go-live' },
+  mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
+  handler: ({ workflowId, name, publicTagIds }, ctx) => goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, { name, publicTagIds: publicTagIds ?? [] }),
+});
+
+export const workflowTools = [
+  listWorkflowsTool,
+  getWorkflowTool,
+  createWorkflowTool,
+  updateWorkflowTool,
+  deleteWorkflowTool,
+  duplicateWorkflowTool,
+  downloadWorkflowTool,
+  workflowCodeTool,
+  claimWorkflowTool,
+  goLiveTool,
+];
