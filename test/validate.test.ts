@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../src/errors.ts';
 import { GRAPH_LIMITS, graphInputSchema, nodesInputSchema, type GraphInput, type InvalidField } from '../src/engine/graph.ts';
+import { buildSchemaDocument } from '../src/actions/schema-document.ts';
 import { parseCron } from '../src/engine/cron.ts';
 import { findTemplateRefs, scanTemplates } from '../src/engine/templates.ts';
-import { assertValidGraph, prepareGraph } from '../src/engine/validate.ts';
+import { assertValidGraph, MAX_REPORTED_ENTRIES, prepareGraph } from '../src/engine/validate.ts';
 
 /** The validation catalogue: each check with the exact entry an agent receives. */
 
@@ -60,6 +61,13 @@ describe('a valid workflow', () => {
       ),
     );
     expect(report).toEqual({ valid: true, nodeCount: 4, errors: [], warnings: [] });
+  });
+});
+
+describe('the schema document', () => {
+  it('shows an example workflow that validates without errors or warnings', () => {
+    const { example } = buildSchemaDocument([]).workflowStructure;
+    expect(check(graphInputSchema.parse(example))).toMatchObject({ valid: true, errors: [], warnings: [] });
   });
 });
 
@@ -389,6 +397,13 @@ describe('hostile input', () => {
   it('reports an oversized config', () => {
     const report = check(graph([trigger(), action('a', 'Big', { actionType: 'code/run-code', code: 'x'.repeat(GRAPH_LIMITS.maxConfigBytes + 1) })], chain('trigger', 'a')));
     expect(report.errors).toEqual([expect.objectContaining({ code: 'config_too_large', nodeId: 'a', path: 'nodes[1].data.config' })]);
+  });
+
+  it('lists at most MAX_REPORTED_ENTRIES errors and counts the rest', () => {
+    const edges = Array.from({ length: MAX_REPORTED_ENTRIES + 100 }, (_, i) => ({ source: 'trigger', target: `missing-${i}` }));
+    const report = check(graph([trigger()], edges));
+    expect(report.errors).toHaveLength(MAX_REPORTED_ENTRIES + 1);
+    expect(report.errors.at(-1)).toMatchObject({ code: 'too_many_problems', received: 100 });
   });
 
   it('truncates long received values', () => {
