@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowHosts, type EgressAllowList } from './net/egress-policy.ts';
 
 /**
  * Typed gateway configuration, read once from the environment at start-up.
@@ -52,6 +53,15 @@ export interface Config {
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
+  /** Operator exceptions to the outbound-HTTP egress policy (FLOWGATE_HTTP_ALLOW_HOSTS). */
+  httpAllowHosts: EgressAllowList;
+  engine: {
+    /** Executions run at once by this process. */
+    concurrency: number;
+    /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
+    leaseMs: number;
+    schedulerTickMs: number;
+  };
   /** Shared secret other services of this deployment present as X-Internal-Service-Token; unset disables internal routes. */
   internalServiceSecret: string | undefined;
   /** Extra Host header values accepted when bound to a loopback address (DNS-rebinding protection). */
@@ -78,6 +88,14 @@ function perChain(env: NodeJS.ProcessEnv, prefix: string): Record<number, string
     out[Number(suffix)] = read(env, name, httpUrl, value);
   }
   return out;
+}
+
+function allowHosts(value: string | undefined): EgressAllowList {
+  try {
+    return parseAllowHosts(value);
+  } catch (error) {
+    throw new ConfigError('FLOWGATE_HTTP_ALLOW_HOSTS', (error as Error).message);
+  }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -111,6 +129,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
+    httpAllowHosts: allowHosts(env.FLOWGATE_HTTP_ALLOW_HOSTS),
+    engine: {
+      concurrency: read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8'),
+      leaseMs: read(env, 'FLOWGATE_ENGINE_LEASE_MS', positiveInt.refine((n) => n >= 1000, 'must be at least 1000'), '30000'),
+      schedulerTickMs: read(env, 'FLOWGATE_SCHEDULER_TICK_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '1000'),
+    },
     internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET
       ? read(env, 'FLOWGATE_INTERNAL_SERVICE_SECRET', z.string().min(32, 'must be at least 32 characters'), '')
       : undefined,

@@ -10,6 +10,7 @@ import { createRateLimiter } from './guards/rate-limit.ts';
 import { createHttpApp } from './http/app.ts';
 import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import type { Services } from './services.ts';
+import { createEngine } from './engine/engine.ts';
 import { databaseFile, kyselyOverSqlite, migrate, openSqlite } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
 
@@ -31,7 +32,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   }
   const box = createSecretBox(loadMasterKey(config.dataDir, config.masterKey));
   const chains = createChainCatalog(config);
-  const services: Services = {
+  const base = {
     config,
     store,
     chains,
@@ -40,7 +41,13 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     organizations: createOrganizationService(store, box),
     rateLimiter: createRateLimiter(config, sqlite),
   };
+  createEngine(base, engineOptionsFrom(config));
+  const services = base as Services;
   return { services, close: () => store.destroy() };
+}
+
+function engineOptionsFrom(config: Config) {
+  return { concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs };
 }
 
 export interface FirstStart {
@@ -68,6 +75,7 @@ export async function createGateway(config: Config, options: { tools?: readonly 
   const firstStart = await bootstrapDefaultOrganization(runtime.services);
   const app = createHttpApp(runtime.services, options.tools ?? registry);
   const server = http.createServer(app);
+  await runtime.services.engine.start();
 
   return {
     ...runtime,
@@ -82,6 +90,7 @@ export async function createGateway(config: Config, options: { tools?: readonly 
         });
       }),
     async close() {
+      await runtime.services.engine.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime.close();

@@ -5,6 +5,7 @@ import type { AbiLookup } from './chains/abi-lookup.ts';
 import type { KeyService } from './auth/keys.ts';
 import type { OrganizationService } from './org/organizations.ts';
 import type { RateLimiter } from './guards/rate-limit.ts';
+import type { Engine } from './engine/engine.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -15,4 +16,6 @@ export interface Services {
   keys: KeyService;
   organizations: OrganizationService;
   rateLimiter: RateLimiter;
+  /** Worker, scheduler and run events; started only by a serving gateway (not by CLI commands). */
+  engine: Engine;
 }

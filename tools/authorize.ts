@@ -10,6 +10,7 @@ const RANK: Record<KeyScope, number> = { 'mcp:read': 1, 'mcp:write': 2, 'mcp:adm
 export function scopeAllows(granted: KeyScope | null, required: ToolScope): boolean {
   if (required === 'public') return true;
   if (required === 'session' || required === 'internal') return false;
+  if (required === 'webhook') return granted === null || RANK[granted] >= RANK['mcp:write'];
   return granted === null || RANK[granted] >= RANK[required];
 }
 
@@ -17,6 +18,7 @@ export function scopeAllows(granted: KeyScope | null, required: ToolScope): bool
 export function canUse(principal: Principal | null, tool: Pick<AnyTool, 'scope' | 'anonymous'>): boolean {
   if (tool.scope === 'public') return true;
   if (principal === null) return tool.anonymous === true;
+  if (principal.kind === 'user_key') return tool.scope === 'webhook';
   return scopeAllows(principal.scope, tool.scope);
 }
 
@@ -45,6 +47,10 @@ export function authorize(caller: Caller, tool: Pick<AnyTool, 'scope' | 'anonymo
     throw new ServiceError(401, 'session_required', 'This operation needs a signed-in browser session; API keys cannot call it.');
   }
   if (!principal) throw unauthorized(resourceMetadataUrl);
+  if (principal.kind === 'user_key') {
+    if (required === 'webhook') return;
+    throw unauthorized(resourceMetadataUrl, 'wfb_ keys only authenticate webhook triggers (POST /api/workflows/{id}/webhook); use an organization key (svc_...) here.');
+  }
   if (!scopeAllows(principal.scope, required)) {
     throw new ServiceError(403, 'insufficient_scope', 'insufficient_scope', {
       required_scope: required,

@@ -10,13 +10,16 @@ import type { Services } from '../src/services.ts';
 /**
  * `public`: anyone; `mcp:*`: an organization principal whose scope allows it;
  * `session`: a signed-in browser; `internal`: another service of this
- * deployment presenting the shared internal secret.
+ * deployment presenting the shared internal secret; `webhook`: a webhook
+ * trigger, callable with a `wfb_` user key or an organization key that could
+ * start runs (mcp:write).
  */
-export type ToolScope = 'public' | 'mcp:read' | 'mcp:write' | 'mcp:admin' | 'session' | 'internal';
+export type ToolScope = 'public' | 'mcp:read' | 'mcp:write' | 'mcp:admin' | 'session' | 'internal' | 'webhook';
 export type KeyScope = 'mcp:read' | 'mcp:write' | 'mcp:admin';
 
 export interface Principal {
-  kind: 'api_key';
+  /** `user_key`: a `wfb_` webhook key, accepted only by `webhook`-scoped operations. */
+  kind: 'api_key' | 'user_key';
   organizationId: string;
   userId: string;
   keyId: string;
@@ -38,6 +41,10 @@ export interface ToolContext {
   tools: readonly AnyTool[];
   /** Adds a response header (REST); ignored where the transport has no headers. */
   setHeader(name: string, value: string): void;
+  /** The HTTP request as a trigger sees it (REST only): method, non-secret headers, query. */
+  request?: { method: string; headers: Record<string, string>; query: Record<string, unknown> };
+  /** Progress notifications for long calls (MCP with a progress token); absent elsewhere. */
+  notifyProgress?(progress: number, total?: number, message?: string): void;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

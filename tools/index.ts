@@ -12,6 +12,7 @@ import { tagTools } from './tags.ts';
 import { userKeyTools } from './user-keys.ts';
 import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
+import { executionTools } from './executions.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
@@ -25,6 +26,7 @@ export const registry: readonly AnyTool[] = [
   ...accountTools,
   ...workflowTools,
   ...publicWorkflowTools,
+  ...executionTools,
   ...validationTools,
   ...tagTools,
   ...publicTagTools,

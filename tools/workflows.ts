@@ -8,6 +8,7 @@ import { getWorkflow } from '../src/engine/workflows.ts';
 import { listWorkflows } from '../src/engine/workflow-list.ts';
 import { generateWorkflowCode } from '../src/engine/workflow-code.ts';
 import { CLAIM_TOKEN_PREFIX, claimWorkflow, createWorkflow, deleteWorkflow, duplicateWorkflow, updateWorkflow } from '../src/engine/workflow-writes.ts';
+import { syncSchedule } from '../src/engine/scheduler.ts';
 import { goLive, MAX_PUBLIC_TAGS, viewWorkflow } from '../src/engine/public-workflows.ts';
 import { defineTool, type Principal } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
@@ -79,7 +80,9 @@ export const createWorkflowTool = defineTool({
     const { graph, warnings } = input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input);
     const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
     if (ctx.principal) {
-      return { ...(await createWorkflow(ctx.services.store, owner(ctx.principal), fields)), warnings };
+      const created = await createWorkflow(ctx.services.store, owner(ctx.principal), fields);
+      await syncSchedule(ctx.services.store, created);
+      return { ...created, warnings };
     }
     const decision = await ctx.services.rateLimiter.consume('anonymousWorkflowsPerIp', ctx.ip);
     if (!decision.allowed) {
@@ -121,6 +124,7 @@ export const updateWorkflowTool = defineTool({
       checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges });
     }
     const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, { ...fields, graph: checked?.graph });
+    await syncSchedule(ctx.services.store, updated);
     return { ...updated, warnings: checked?.warnings ?? [] };
   },
 });
@@ -150,7 +154,11 @@ export const duplicateWorkflowTool = defineTool({
   output: workflowSchema,
   rest: { method: 'POST', path: '/api/workflows/:workflowId/duplicate', status: 201 },
   mcp: { annotations: writeAnnotations },
-  handler: ({ workflowId }, ctx) => duplicateWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId),
+  async handler({ workflowId }, ctx) {
+    const copy = await duplicateWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId);
+    await syncSchedule(ctx.services.store, copy);
+    return copy;
+  },
 });
 
 export const PORTABLE_FORMAT = 'flowgate.workflow/v1';
@@ -211,7 +219,11 @@ export const claimWorkflowTool = defineTool({
   output: workflowSchema,
   rest: { method: 'POST', path: '/api/workflows/:workflowId/claim' },
   mcp: { annotations: writeAnnotations },
-  handler: ({ workflowId, claimToken }, ctx) => claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId, claimToken),
+  async handler({ workflowId, claimToken }, ctx) {
+    const claimed = await claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId, claimToken);
+    await syncSchedule(ctx.services.store, claimed);
+    return claimed;
+  },
 });
 
 export const goLiveTool = defineTool({

@@ -33,6 +33,16 @@ function allowedHostnames(services: Services): string[] {
   return [...new Set(['localhost', '127.0.0.1', '[::1]', base, ...services.config.allowedHosts])];
 }
 
+/** Request headers a workflow may see: credentials and hop-by-hop headers removed. */
+const HIDDEN_HEADERS = new Set(['authorization', 'cookie', 'x-internal-service-token', 'payment-signature', 'connection', 'keep-alive', 'transfer-encoding']);
+function publicHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name, value]) => value !== undefined && !HIDDEN_HEADERS.has(name))
+      .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value!]),
+  );
+}
+
 export function createHttpApp(services: Services, registry: readonly AnyTool[]): express.Express {
   const { config } = services;
   const app = express();
@@ -47,7 +57,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   app.use(serviceVersion);
 
   const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
-  app.use(bearerAuth(services.keys, resourceMetadataUrl));
+  app.use(bearerAuth(services.keys, services.store, resourceMetadataUrl));
 
   const contextFor = (transport: ToolContext['transport']) => (req: Request, res: Response): ToolContext => ({
     principal: req.principal,
@@ -58,6 +68,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     tools: registry,
     idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
     setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
+    request: transport === 'rest' ? { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } } : undefined,
   });
 
   app.use(
@@ -67,6 +78,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
       registry,
       rateLimiter: services.rateLimiter,
       baseUrl: config.baseUrl,
+      resourceMetadataUrl,
       bodyLimitBytes: config.bodyLimitBytes,
       contextFor: contextFor('mcp'),
     }),

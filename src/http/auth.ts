@@ -2,6 +2,14 @@ import type { RequestHandler } from 'express';
 import type { Principal } from '../../tools/define.ts';
 import type { KeyService } from '../auth/keys.ts';
 import { unauthorized } from '../../tools/authorize.ts';
+import { authenticateUserKey, USER_KEY_PREFIX } from '../auth/user-keys.ts';
+import type { Store } from '../store/db.ts';
+
+/** A `wfb_` key as a principal that only webhook-scoped operations accept (see tools/authorize.ts). */
+async function userKeyPrincipal(store: Store, token: string): Promise<Principal | null> {
+  const key = await authenticateUserKey(store, token);
+  return key && { kind: 'user_key', organizationId: key.organizationId, userId: key.userId, keyId: key.keyId, scope: null };
+}
 
 /**
  * Optional bearer authentication: anonymous requests pass through (public
@@ -15,7 +23,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function bearerAuth(keys: KeyService, resourceMetadataUrl: string): RequestHandler {
+export function bearerAuth(keys: KeyService, store: Store, resourceMetadataUrl: string): RequestHandler {
   return async (req, _res, next) => {
     req.principal = null;
     const header = req.headers.authorization;
@@ -25,7 +33,8 @@ export function bearerAuth(keys: KeyService, resourceMetadataUrl: string): Reque
       return next(unauthorized(resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
     }
     try {
-      req.principal = await keys.authenticate(match[1]!);
+      const token = match[1]!;
+      req.principal = token.startsWith(USER_KEY_PREFIX) ? await userKeyPrincipal(store, token) : await keys.authenticate(token);
     } catch (error) {
       return next(error);
     }

@@ -4,6 +4,7 @@ import type { RateLimiter } from '../guards/rate-limit.ts';
 import { answerMcpPost, type McpServerInfo } from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
+import { unauthorized } from '../../tools/authorize.ts';
 
 /**
  * Streamable HTTP at /mcp, stateless: POST only (GET/DELETE answer 405).
@@ -33,8 +34,19 @@ function toWebRequest(req: Request, baseUrl: string): globalThis.Request {
 async function sendWebResponse(res: Response, response: globalThis.Response) {
   res.status(response.status);
   response.headers.forEach((value, name) => res.setHeader(name, value));
-  res.send(Buffer.from(await response.arrayBuffer()));
+  if (!response.body) return res.end();
+  // Stream, so server-sent progress notifications reach the client as they happen.
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    res.write(value);
+  }
+  res.end();
 }
+
+const acceptsEventStream = (req: Request) => String(req.headers.accept ?? '').includes('text/event-stream');
 
 const isToolCall = (body: unknown) =>
   (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call');
@@ -50,6 +62,7 @@ export interface McpRouteDeps {
   registry: readonly AnyTool[];
   rateLimiter: RateLimiter;
   baseUrl: string;
+  resourceMetadataUrl: string;
   bodyLimitBytes: number;
   contextFor(req: Request, res: Response): ToolContext;
 }
@@ -71,6 +84,10 @@ export function mcpRouter(deps: McpRouteDeps): Router {
   router.post(deps.path, async (req, res, next) => {
     try {
       const principal: Principal | null = req.principal;
+      if (principal?.kind === 'user_key') {
+        // Webhook keys start webhook triggers and nothing else; they are no MCP credential.
+        return next(unauthorized(deps.resourceMetadataUrl, 'wfb_ webhook keys cannot be used for MCP; use an organization key (svc_...).'));
+      }
       const decision = principal
         ? await deps.rateLimiter.consume('mcpPerOrganization', principal.organizationId)
         : isToolCall(req.body)
@@ -86,7 +103,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       }
 
       const tools = createToolSet(deps.registry, principal, () => deps.contextFor(req, res));
-      const response = await answerMcpPost(deps.info, tools, toWebRequest(req, deps.baseUrl), req.body);
+      const response = await answerMcpPost(deps.info, tools, toWebRequest(req, deps.baseUrl), req.body, acceptsEventStream(req));
       await sendWebResponse(res, response);
     } catch (error) {
       next(error);

@@ -39,10 +39,11 @@ export function errorResult(error: unknown): McpCallResult {
 }
 
 export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
+  // MCP arguments may carry an idempotency key (REST sends it as a header).
   const exposed = registry.filter((t) => t.mcp);
   return {
     list: () => exposed.filter((t) => canUse(principal, t)).map(toMcpDescriptor),
-    async call(name, args) {
+    async call(name, args, _meta, progress) {
       const tool = exposed.find((t) => t.name === name);
       if (!tool) {
         const suggestion = suggest(name, exposed.filter((t) => canUse(principal, t)).map((t) => t.name));
@@ -51,7 +52,8 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
         );
       }
       try {
-        const output = await invokeTool(tool, args, makeContext());
+        const idempotencyKey = typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
+        const output = await invokeTool(tool, args, { ...makeContext(), ...(idempotencyKey ? { idempotencyKey } : {}), notifyProgress: progress });
         const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
         return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
       } catch (error) {

@@ -132,6 +132,31 @@ export interface WorkflowExecutionsTable {
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** JSON of the graph as it was when the run started; edits never change a running execution. */
+  graph: string | null;
+  trigger_type: string | null;
+  lease_owner: string | null;
+  /** Epoch ms; a running execution whose lease lapsed is reaped to system_error. */
+  lease_expires_at: number | null;
+  heartbeat_at: string | null;
+  cancel_requested: number | null;
+  error_context: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  /** JSON array of TransactionHash entries, in submission order. */
+  transaction_hashes: string | null;
+  gas_used_wei: string | null;
+  scheduled_for: string | null;
+  current_node_id: string | null;
+}
+
+export interface WorkflowSchedulesTable {
+  workflow_id: string;
+  organization_id: string;
+  cron: string;
+  timezone: string;
+  next_run_at: number;
+  last_run_at: number | null;
 }
 
 export interface WorkflowExecutionLogsTable {
@@ -147,6 +172,9 @@ export interface WorkflowExecutionLogsTable {
   started_at: string | null;
   completed_at: string | null;
   duration_ms: number | null;
+  seq: number | null;
+  iteration_index: number | null;
+  for_each_node_id: string | null;
 }
 
 export interface UserApiKeysTable {
@@ -177,6 +205,7 @@ export interface Database {
   workflow_executions: WorkflowExecutionsTable;
   workflow_execution_logs: WorkflowExecutionLogsTable;
   user_api_keys: UserApiKeysTable;
+  workflow_schedules: WorkflowSchedulesTable;
 }
 
 export type { Generated };

@@ -45,12 +45,18 @@ export async function startTestGateway(options: { env?: Record<string, string>; 
   });
   const gateway = await createGateway(config, { tools: options.tools });
   const url = await gateway.listen();
-  if (!gateway.firstStart) throw new Error('test gateway expected an empty data directory');
   const { services } = gateway;
+  // Restarting on an existing data directory: mint a fresh owner key instead of the first-start one.
+  const ownerKey =
+    gateway.firstStart?.ownerKey ??
+    (await (async () => {
+      const { organization, owner } = await services.organizations.ensure('default');
+      return (await services.keys.create({ organizationId: organization.id, userId: owner.id, name: 'test restart', scope: null })).key;
+    })());
 
   return {
     url,
-    ownerKey: gateway.firstStart.ownerKey,
+    ownerKey,
     dataDir,
     gateway,
     async createKey({ scope, org = 'default', name = 'test key' } = {}) {

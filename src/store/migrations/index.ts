@@ -3,6 +3,7 @@ import * as core from './001_core.ts';
 import * as abiCache from './002_abi_cache.ts';
 import * as rateLimits from './003_rate_limits.ts';
 import * as workflows from './004_workflows.ts';
+import * as executionEngine from './005_execution_engine.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   '002_abi_cache': abiCache,
   '003_rate_limits': rateLimits,
   '004_workflows': workflows,
+  '005_execution_engine': executionEngine,
 };
 
 export const migrationProvider: MigrationProvider = {

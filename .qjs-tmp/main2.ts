@@ -1,0 +1,11 @@
+import { Worker } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const tsxApi = pathToFileURL(require.resolve('tsx/esm/api')).href.replace(/index\.cjs$/, 'index.mjs');
+const target = new URL('./w.ts', import.meta.url).href;
+const boot = `import { register } from ${JSON.stringify(tsxApi)}; register(); await import(${JSON.stringify(target)});`;
+console.log(tsxApi);
+const w = new Worker(new URL('data:text/javascript,' + encodeURIComponent(boot)), { resourceLimits: { stackSizeMb: 16 } });
+w.on('message', (m) => { console.log('got', m); w.terminate(); });
+w.on('error', (e) => console.log('err', e));

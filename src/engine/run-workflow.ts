@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { Services } from '../services.ts';
+import { ServiceError } from '../errors.ts';
+import { createExecution } from './executions.ts';
+import type { WorkflowRecord } from './workflows.ts';
+
+/** Canonical JSON (sorted keys) so formatting and key order never change a request's identity. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export const requestHash = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
+
+/**
+ * Starts a run of a stored workflow: refuses graphs that cannot execute,
+ * writes the pending execution (honouring an idempotency key per workflow)
+ * and hands it to the worker. Returns at once.
+ */
+export async function startWorkflowRun(
+  services: Services,
+  workflow: WorkflowRecord,
+  options: { userId: string | null; input: Record<string, unknown>; triggerType: string; idempotencyKey?: string },
+): Promise<{ executionId: string; replayed: boolean; status: string }> {
+  if (!workflow.organizationId) throw new ServiceError(409, 'conflict', 'An anonymous workflow cannot run; claim it into an organization first.');
+  const idempotencyKey = options.idempotencyKey?.trim();
+  if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
+    throw new ServiceError(400, 'invalid_input', 'Idempotency-Key must be 1 to 255 characters.');
+  }
+  const { id, replayed, status } = await createExecution(services.store, {
+    workflowId: workflow.id,
+    organizationId: workflow.organizationId,
+    userId: options.userId,
+    graph: { nodes: workflow.nodes, edges: workflow.edges },
+    input: options.input,
+    triggerType: options.triggerType,
+    idempotencyKey,
+    requestHash: idempotencyKey ? requestHash({ input: options.input, triggerType: options.triggerType }) : undefined,
+  });
+  if (!replayed) services.engine.enqueue(id);
+  return { executionId: id, replayed, status };
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import type { Services } from '../services.ts';
+import { claimExecution, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import { runExecution } from './executor.ts';
+import type { RunEvents } from './run-events.ts';
+import type { NodeRunner } from './runners/types.ts';
+
+/**
+ * Claims pending executions and runs them, a bounded number at a time. Each
+ * claimed run holds a lease renewed by a heartbeat; runs whose lease lapses
+ * (their process died) are reaped to system_error at start-up and
+ * periodically, by any gateway process sharing the database.
+ */
+
+export interface WorkerOptions {
+  concurrency?: number;
+  leaseMs?: number;
+  heartbeatMs?: number;
+  /** How often to reap lapsed leases and pick up pending runs left by others. */
+  sweepMs?: number;
+}
+
+export interface Worker {
+  enqueue(executionId: string): void;
+  start(): Promise<void>;
+  /** Stops taking work and waits (bounded) for running executions to finish. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function createWorker(services: Services, runners: Readonly<Record<string, NodeRunner>>, events: RunEvents, options: WorkerOptions = {}): Worker {
+  const owner = `worker-${randomUUID()}`;
+  const concurrency = options.concurrency ?? 4;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const heartbeatMs = options.heartbeatMs ?? Math.floor(leaseMs / 3);
+  const sweepMs = options.sweepMs ?? Math.floor(leaseMs / 2);
+  const queue: string[] = [];
+  const queued = new Set<string>();
+  const active = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  let sweeper: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  const pump = () => {
+    while (!stopped && active.size < concurrency && queue.length > 0) {
+      const id = queue.shift()!;
+      queued.delete(id);
+      const abort = new AbortController();
+      const done = run(id, abort).finally(() => {
+        active.delete(id);
+        pump();
+      });
+      active.set(id, { abort, done });
+    }
+  };
+
+  async function run(executionId: string, abort: AbortController): Promise<void> {
+    if (!(await claimExecution(services.store, executionId, owner, leaseMs))) return;
+    let currentNode: string | null = null;
+    let lost = false;
+    let cancelRequested = false;
+    const markCancelRequested = () => {
+      cancelRequested = true;
+    };
+    const beat = setInterval(() => {
+      heartbeat(services.store, executionId, owner, leaseMs, currentNode)
+        .then(({ owned, cancelRequested }) => {
+          if (!owned) lost = true;
+          if (cancelRequested) markCancelRequested();
+          if (!owned || cancelRequested) abort.abort();
+        })
+        .catch(() => {});
+    }, heartbeatMs);
+    try {
+      const row = await services.store.selectFrom('workflow_executions').selectAll().where('id', '=', executionId).executeTakeFirstOrThrow();
+      const completion = await runExecution({ services, runners }, row, {
+        executionId,
+        signal: abort.signal,
+        checkpoint: async (nodeId) => {
+          currentNode = nodeId;
+          events.progressed(executionId);
+          const state = await heartbeat(services.store, executionId, owner, leaseMs, nodeId);
+          if (!state.owned) lost = true;
+          if (state.cancelRequested) cancelRequested = true;
+          return state.cancelRequested || !state.owned;
+        },
+      });
+      // Aborted by shutdown rather than by a user: leave the row for the reaper (system_error), never `cancelled`.
+      const interruptedByShutdown = stopped && !cancelRequested && completion.status === 'cancelled';
+      if (lost || interruptedByShutdown) return;
+      await completeExecution(services.store, executionId, owner, completion);
+      events.finished(executionId, completion.status);
+    } catch (error) {
+      console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
+      await completeExecution(services.store, executionId, owner, {
+        status: 'system_error',
+        error: 'The engine failed while running this execution; it has been logged.',
+        errorContext: { reason: 'engine_error', message: error instanceof Error ? error.message : String(error) },
+      }).catch(() => {});
+      events.finished(executionId, 'system_error');
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  async function sweep() {
+    for (const id of await reapExpired(services.store)) events.finished(id, 'system_error');
+    for (const id of await pendingExecutionIds(services.store)) worker.enqueue(id);
+  }
+
+  const worker: Worker = {
+    enqueue(executionId) {
+      if (stopped || queued.has(executionId) || active.has(executionId)) return;
+      queued.add(executionId);
+      queue.push(executionId);
+      pump();
+    },
+    async start() {
+      await sweep();
+      sweeper = setInterval(() => void sweep().catch((e) => console.error('[flowgate] sweep failed:', e)), sweepMs);
+      sweeper.unref();
+    },
+    async stop(graceMs = 5_000) {
+      stopped = true;
+      if (sweeper) clearInterval(sweeper);
+      const running = [...active.values()];
+      const timeout = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+      await Promise.race([Promise.all(running.map((r) => r.done)), timeout]);
+      // Runs still going keep their rows as `running`; their leases lapse and the next start reaps them.
+      for (const r of active.values()) r.abort.abort();
+    },
+  };
+  return worker;
+}

@@ -1,0 +1,268 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { callTool, connectMcp } from './helpers/mcp.ts';
+import { startHttpTarget } from './helpers/http-target.ts';
+
+let gw: TestGateway;
+let target: Awaited<ReturnType<typeof startHttpTarget>>;
+
+beforeAll(async () => {
+  target = await startHttpTarget();
+  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1', FLOWGATE_ENGINE_LEASE_MS: '3000' } });
+});
+afterAll(async () => {
+  await gw.close();
+  await target.close();
+});
+
+const api = (path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key: gw.ownerKey, ...init });
+const trigger = (config: Record<string, unknown> = { triggerType: 'Manual' }) => ({ id: 't', type: 'trigger', data: { label: 'Start', config } });
+const action = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
+
+async function createWorkflow(nodes: unknown[], edges: unknown[], extra: Record<string, unknown> = {}) {
+  const res = await api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Engine test', nodes, edges, ...extra }) });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id as string;
+}
+
+async function run(workflowId: string, input: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const started = await api(`/api/workflows/${workflowId}/execute`, { method: 'POST', body: JSON.stringify({ input }), headers });
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  expect(started.body.status).toBe('running');
+  const waited = await api(`/api/workflows/executions/${started.body.executionId}/wait?timeoutMs=20000`);
+  expect(waited.status).toBe(200);
+  return waited.body;
+}
+
+const logsOf = async (executionId: string) => (await api(`/api/workflows/executions/${executionId}/logs`)).body.logs as any[];
+
+describe('running workflows', () => {
+  it('runs Manual → HTTP Request → math/aggregate with templates, and logs every step', async () => {
+    const id = await createWorkflow(
+      [
+        trigger(),
+        action('fetch', 'Fetch prices', { actionType: 'HTTP Request', endpoint: `${target.url}/prices?for={{@t:Start.symbol}}`, httpMethod: 'GET' }),
+        action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '{{@fetch:Fetch prices.data.prices}}' }),
+      ],
+      [
+        { source: 't', target: 'fetch' },
+        { source: 'fetch', target: 'sum' },
+      ],
+    );
+    const result = await run(id, { symbol: 'ETH' });
+    expect(result).toMatchObject({ status: 'success', completed: true, error: null });
+    expect(result.output.result).toMatchObject({ result: 6.75 });
+    expect(target.hits.at(-1)!.url).toBe('/prices?for=ETH');
+
+    const logs = await logsOf(result.executionId);
+    expect(logs.map((l) => l.nodeId)).toEqual(['sum', 'fetch', 't']);
+    const triggerLog = logs.find((l) => l.nodeId === 't');
+    expect(triggerLog.output).toMatchObject({ success: true, data: { triggered: true, symbol: 'ETH', triggeredAt: expect.any(String), timestamp: expect.any(Number) } });
+    const fetchLog = logs.find((l) => l.nodeId === 'fetch');
+    expect(fetchLog.input.endpoint).toBe(`${target.url}/prices?for=ETH`);
+    expect(fetchLog).toMatchObject({ status: 'success', nodeType: 'HTTP Request', error: null, iterationIndex: null });
+    expect(Number(fetchLog.duration)).toBeGreaterThanOrEqual(0);
+
+    const status = await api(`/api/workflows/executions/${result.executionId}/status`);
+    expect(status.headers.get('x-poll-interval-hint')).toBe('0');
+    expect(status.body.progress).toMatchObject({ totalSteps: 3, completedSteps: 3, percentage: 100 });
+    expect(status.body.nodeStatuses).toEqual(expect.arrayContaining([{ nodeId: 'sum', status: 'success' }]));
+    expect(status.body).not.toHaveProperty('completed');
+  });
+
+  it('routes Condition branches by their true/false handles and logs the untaken branch as not run', async () => {
+    const id = await createWorkflow(
+      [
+        trigger(),
+        action('check', 'Check', { actionType: 'Condition', condition: '{{@t:Start.amount}} > 3' }),
+        action('yes', 'Big', { actionType: 'math/aggregate', operation: 'sum', values: '[1,1]' }),
+        action('no', 'Small', { actionType: 'math/aggregate', operation: 'sum', values: '[2,2]' }),
+      ],
+      [
+        { source: 't', target: 'check' },
+        { source: 'check', target: 'yes', sourceHandle: 'true' },
+        { source: 'check', target: 'no', sourceHandle: 'false' },
+      ],
+    );
+    const big = await run(id, { amount: 5 });
+    expect(big.status).toBe('success');
+    const bigLogs = await logsOf(big.executionId);
+    expect(bigLogs.find((l) => l.nodeId === 'yes').status).toBe('success');
+    expect(bigLogs.find((l) => l.nodeId === 'no')).toMatchObject({ status: 'cancelled', output: { skipped: true } });
+    const small = await run(id, { amount: 1 });
+    const smallLogs = await logsOf(small.executionId);
+    expect(smallLogs.find((l) => l.nodeId === 'no').status).toBe('success');
+    expect(smallLogs.find((l) => l.nodeId === 'yes').status).toBe('cancelled');
+  });
+
+  it('runs a For Each body per item and collects the outputs in order', async () => {
+    const id = await createWorkflow(
+      [
+        trigger(),
+        action('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}', concurrency: 'parallel' }),
+        action('double', 'Double', { actionType: 'code/run-code', code: 'return {{@loop:Loop.currentItem}} * 2;' }),
+        action('collect', 'Collect', { actionType: 'Collect' }),
+        action('total', 'Total', { actionType: 'math/aggregate', operation: 'sum', values: '{{@collect:Collect.results}}', field: 'result' }),
+      ],
+      [
+        { source: 't', target: 'loop' },
+        { source: 'loop', target: 'double' },
+        { source: 'double', target: 'collect' },
+        { source: 'collect', target: 'total' },
+      ],
+    );
+    const result = await run(id, { items: [1, 2, 3, 4] });
+    expect(result.status, result.error).toBe('success');
+    expect(result.output.result).toMatchObject({ result: 20 });
+    const logs = await logsOf(result.executionId);
+    const iterations = logs.filter((l) => l.nodeId === 'double');
+    expect(iterations.map((l) => l.iterationIndex).sort()).toEqual([0, 1, 2, 3]);
+    expect(iterations.every((l) => l.forEachNodeId === 'loop')).toBe(true);
+    const collect = logs.find((l) => l.nodeId === 'collect');
+    expect(collect.output.results.map((r: any) => r.result)).toEqual([2, 4, 6, 8]);
+  });
+
+  it('fails the run with the node’s message when a template points at a missing field', async () => {
+    const id = await createWorkflow(
+      [trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '{{@t:Start.missing}}' })],
+      [{ source: 't', target: 'sum' }],
+    );
+    const result = await run(id, {});
+    expect(result.status).toBe('error');
+    expect(result.error).toContain('{{@t:Start.missing}}');
+    expect(result.error).toContain('Sum');
+    const logs = await logsOf(result.executionId);
+    expect(logs.find((l) => l.nodeId === 'sum')).toMatchObject({ status: 'error', output: { success: false, error: expect.stringContaining('missing') } });
+  });
+
+  it('contains sandboxed code that loops forever: the node fails at its limit, the gateway keeps serving', async () => {
+    const id = await createWorkflow([trigger(), action('spin', 'Spin', { actionType: 'code/run-code', code: 'while (true) {}', timeout: 300 })], [{ source: 't', target: 'spin' }]);
+    const result = await run(id);
+    expect(result.status).toBe('error');
+    expect(result.error).toMatch(/time limit/i);
+    expect((await api('/healthz')).status).toBe(200);
+  });
+});
+
+describe('idempotency, legacy path, webhooks', () => {
+  let simple: string;
+  beforeAll(async () => {
+    simple = await createWorkflow([trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1,2]' })], [{ source: 't', target: 'sum' }]);
+  });
+
+  it('replays the same Idempotency-Key and body, and refuses a different body', async () => {
+    const headers = { 'Idempotency-Key': `key-${Date.now()}` };
+    const first = await api(`/api/workflows/${simple}/execute`, { method: 'POST', body: JSON.stringify({ input: { a: 1 } }), headers });
+    const again = await api(`/api/workflows/${simple}/execute`, { method: 'POST', body: JSON.stringify({ input: { a: 1 } }), headers });
+    expect(again.body).toMatchObject({ executionId: first.body.executionId, idempotentReplay: true });
+    expect(first.body.idempotentReplay).toBeUndefined();
+    const conflict = await api(`/api/workflows/${simple}/execute`, { method: 'POST', body: JSON.stringify({ input: { a: 2 } }), headers });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ code: 'idempotency_conflict', retryable: false, originalExecutionId: first.body.executionId });
+  });
+
+  it('answers the legacy singular path the same, with deprecation headers', async () => {
+    const res = await api(`/api/workflow/${simple}/execute`, { method: 'POST', body: JSON.stringify({}) });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('running');
+    expect(res.headers.get('deprecation')).toMatch(/^@\d+$/);
+    const deprecatedAt = Number(res.headers.get('deprecation')!.slice(1)) * 1000;
+    expect(Date.parse(res.headers.get('sunset')!) - deprecatedAt).toBeGreaterThanOrEqual(180 * 86_400_000);
+    expect(res.headers.get('link')).toContain('rel="deprecation"');
+    const modern = await api(`/api/workflows/${simple}/execute`, { method: 'POST', body: JSON.stringify({}) });
+    expect(modern.headers.get('deprecation')).toBeNull();
+  });
+
+  it('starts Webhook workflows with a wfb_ key, checks the schema, and refuses the wrong workflows', async () => {
+    const webhookKey = (await api('/api/api-keys', { method: 'POST', body: JSON.stringify({ name: 'hook' }) })).body.key;
+    const schema = JSON.stringify({ type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } });
+    const id = await createWorkflow(
+      [trigger({ triggerType: 'Webhook', webhookSchema: schema }), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.body.amount}}, 1]' })],
+      [{ source: 't', target: 'sum' }],
+    );
+    const hook = (body: unknown, key = webhookKey, wf = id) => fetchJson(`${gw.url}/api/workflows/${wf}/webhook?source=test`, { method: 'POST', key, body: JSON.stringify(body) });
+    const started = await hook({ amount: 41 });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const done = (await api(`/api/workflows/executions/${started.body.executionId}/wait`)).body;
+    expect(done.status, done.error).toBe('success');
+    expect(done.output.result).toMatchObject({ result: 42 });
+    const logs = await logsOf(started.body.executionId);
+    const triggerOutput = logs.find((l) => l.nodeId === 't').output.data;
+    expect(triggerOutput).toMatchObject({ body: { amount: 41 }, method: 'POST', query: { source: 'test' } });
+    expect(JSON.stringify(triggerOutput.headers)).not.toContain(webhookKey);
+
+    expect((await hook({ amount: 'lots' })).status).toBe(400);
+    expect((await hook({ amount: 1 }, webhookKey, simple)).status).toBe(400);
+    await api(`/api/workflows/${id}`, { method: 'PATCH', body: JSON.stringify({ enabled: false }) });
+    expect((await hook({ amount: 1 })).status).toBe(410);
+    expect((await fetchJson(`${gw.url}/api/workflows`, { key: webhookKey })).status).toBe(401);
+    const otherOrgKey = await gw.createKey({ org: 'webhook-rival' });
+    expect((await hook({ amount: 1 }, otherOrgKey)).status).toBe(404);
+  });
+});
+
+describe('following runs', () => {
+  it('wait times out with completed:false, refuses out-of-range timeouts, and cancel stops a run', async () => {
+    const id = await createWorkflow(
+      [
+        trigger(),
+        action('slow', 'Slow call', { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 15000 }),
+        action('after', 'After', { actionType: 'math/aggregate', operation: 'sum', values: '[1]' }),
+      ],
+      [
+        { source: 't', target: 'slow' },
+        { source: 'slow', target: 'after' },
+      ],
+    );
+    const started = await api(`/api/workflows/${id}/execute`, { method: 'POST', body: '{}' });
+    const executionId = started.body.executionId;
+    const early = await api(`/api/workflows/executions/${executionId}/wait?timeoutMs=300`);
+    expect(early.body).toMatchObject({ completed: false });
+    expect(['pending', 'running']).toContain(early.body.status);
+    expect((await api(`/api/workflows/executions/${executionId}/wait?timeoutMs=60001`)).status).toBe(400);
+    expect((await api(`/api/workflows/executions/${executionId}/wait?timeoutMs=0`)).status).toBe(400);
+    const status = await api(`/api/workflows/executions/${executionId}/status`);
+    expect(Number(status.headers.get('x-poll-interval-hint'))).toBeGreaterThan(0);
+
+    const cancel = await api(`/api/workflows/executions/${executionId}/cancel`, { method: 'POST', body: '{}' });
+    expect(cancel.status).toBe(200);
+    const final = (await api(`/api/workflows/executions/${executionId}/wait?timeoutMs=15000`)).body;
+    expect(final).toMatchObject({ status: 'cancelled', completed: true });
+    const logs = await logsOf(executionId);
+    expect(logs.find((l) => l.nodeId === 'after')).toBeUndefined();
+  });
+
+  it('exposes execute, wait, get, list and delete through MCP', async () => {
+    const id = await createWorkflow([trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[2,3]' })], [{ source: 't', target: 'sum' }]);
+    const client = await connectMcp(gw.url, gw.ownerKey);
+    const started = await callTool(client, 'execute_workflow', { workflowId: id, input: { x: 1 }, idempotency_key: `mcp-${Date.now()}` });
+    expect(started.isError).toBe(false);
+    const progress: number[] = [];
+    const waited = await client.callTool({ name: 'wait_for_execution', arguments: { executionId: started.body.executionId } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    expect((waited.structuredContent as any).status).toBe('success');
+    const detail = await callTool(client, 'get_execution', { executionId: started.body.executionId, nodeIds: ['sum'] });
+    expect(detail.body.logs.map((l: any) => l.nodeId)).toEqual(['sum']);
+    expect(detail.body.completed).toBe(true);
+    const listed = await callTool(client, 'list_executions', { workflowId: id });
+    expect(listed.body.executions.map((e: any) => e.id)).toContain(started.body.executionId);
+    await client.close();
+
+    const removed = await api(`/api/workflows/${id}/executions`, { method: 'DELETE' });
+    expect(removed.body).toMatchObject({ success: true, deleted: 1 });
+    expect((await api(`/api/workflows/${id}/executions`)).body).toEqual([]);
+  });
+
+  it('truncates large step data in get_execution unless asked not to', async () => {
+    const big = 'x'.repeat(10_000);
+    const id = await createWorkflow([trigger(), action('echo', 'Echo', { actionType: 'code/run-code', code: `return { text: {{@t:Start.text}} };` })], [{ source: 't', target: 'echo' }]);
+    const result = await run(id, { text: big });
+    const client = await connectMcp(gw.url, gw.ownerKey);
+    const short = await callTool(client, 'get_execution', { executionId: result.executionId, nodeIds: ['echo'] });
+    expect(short.body.logs[0].output).toMatchObject({ _truncated: true, originalSize: expect.any(Number) });
+    const full = await callTool(client, 'get_execution', { executionId: result.executionId, nodeIds: ['echo'], truncateData: false });
+    expect(JSON.stringify(full.body.logs[0].output)).toContain(big);
+    await client.close();
+  });
+});

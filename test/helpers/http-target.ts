@@ -1,0 +1,30 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A local HTTP server for workflow steps to call: JSON echo, a price feed, and one that never answers. */
+export async function startHttpTarget() {
+  const hits: { method: string; url: string; body: string }[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      hits.push({ method: req.method ?? '', url: req.url ?? '', body });
+      if (req.url?.startsWith('/hang')) return; // never answers
+      if (req.url?.startsWith('/prices')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ prices: [1.5, 2.25, 3], symbol: 'ETH' }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    hits,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,339 @@
+import { z } from 'zod';
+import { ServiceError } from '../src/errors.ts';
+import { getWorkflow } from '../src/engine/workflows.ts';
+import { startWorkflowRun } from '../src/engine/run-workflow.ts';
+import { assertMatchesWebhookSchema } from '../src/engine/webhook-schema.ts';
+import {
+  deleteExecutions,
+  getExecutionRow,
+  isTerminal,
+  listExecutions,
+  listLogs,
+  pollIntervalHint,
+  requestCancel,
+  toExecutionRecord,
+} from '../src/engine/executions.ts';
+import { executionProgress } from '../src/engine/progress.ts';
+import { truncateLarge } from '../src/engine/truncate.ts';
+import { defineTool, type ToolContext } from './define.ts';
+import { requirePrincipal } from './authorize.ts';
+import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
+import { deprecate, LEGACY_EXECUTE_PATH } from './deprecations.ts';
+
+/** Starting runs and following them: execute, webhook, status, wait, logs, cancel. */
+
+const executionIdParam = z.string().trim().min(1, 'executionId is required').max(64);
+const txSchema = z.object({
+  hash: z.string(),
+  nodeId: z.string(),
+  nodeName: z.string(),
+  chainId: z.number().optional(),
+  network: z.string().optional(),
+  iterationIndex: z.number().optional(),
+  verified: z.boolean().optional(),
+  receiptStatus: z.enum(['success', 'reverted', 'safe_inner_failure', 'not_found', 'timeout']).optional(),
+  blockNumber: z.number().optional(),
+  gasUsed: z.string().optional(),
+  verifiedAt: z.string().optional(),
+});
+const executionSchema = z.object({
+  id: z.string(),
+  executionId: z.string(),
+  workflowId: z.string(),
+  userId: z.string().nullable(),
+  status: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  output: z.record(z.string(), z.unknown()).nullable(),
+  error: z.string().nullable(),
+  errorContext: z.record(z.string(), z.unknown()).nullable(),
+  triggerType: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  duration: z.string().nullable(),
+  gasUsedWei: z.string().nullable(),
+  transactionHashes: z.array(txSchema),
+  createdAt: z.string(),
+});
+const logSchema = z.object({
+  id: z.string(),
+  executionId: z.string(),
+  nodeId: z.string(),
+  nodeName: z.string().nullable(),
+  nodeType: z.string().nullable(),
+  status: z.string(),
+  input: z.unknown(),
+  output: z.unknown(),
+  error: z.string().nullable(),
+  duration: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  iterationIndex: z.number().nullable(),
+  forEachNodeId: z.string().nullable(),
+});
+
+const started = z.object({ executionId: z.string(), status: z.literal('running'), hint: z.string(), idempotentReplay: z.literal(true).optional() });
+const HINT = 'Follow the run with wait_for_execution (GET /api/workflows/executions/{executionId}/wait) or get_execution; any status other than success means it did not succeed.';
+
+async function execute(workflowId: string, input: Record<string, unknown> | undefined, ctx: ToolContext) {
+  const principal = requirePrincipal(ctx);
+  const workflow = await getWorkflow(ctx.services.store, principal.organizationId, workflowId);
+  const run = await startWorkflowRun(ctx.services, workflow, { userId: principal.userId, input: input ?? {}, triggerType: 'Manual', idempotencyKey: ctx.idempotencyKey });
+  return { executionId: run.executionId, status: 'running' as const, hint: HINT, ...(run.replayed ? { idempotentReplay: true as const } : {}) };
+}
+
+const executeInput = z.object({
+  workflowId: workflowIdParam,
+  input: z.record(z.string(), z.unknown()).optional(),
+  idempotency_key: z.string().trim().min(1).max(255).optional(),
+});
+
+export const executeWorkflowTool = defineTool({
+  name: 'execute_workflow',
+  title: 'Execute workflow',
+  description:
+    'Starts a run of a workflow and answers at once with {executionId, status: "running"}. `input` fields are spread into the trigger output, readable as {{@<triggerId>:<Label>.<field>}}. Pass idempotency_key (REST: Idempotency-Key header) to make retries safe. Then call wait_for_execution.',
+  scope: 'mcp:write',
+  input: executeInput,
+  output: started,
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/execute' },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true } },
+  handler: ({ workflowId, input }, ctx) => execute(workflowId, input, ctx),
+});
+
+export const executeWorkflowLegacyTool = defineTool({
+  name: 'execute_workflow_legacy_path',
+  title: 'Execute workflow (deprecated path)',
+  description: 'Deprecated alias of POST /api/workflows/{workflowId}/execute, kept for backward compatibility; responses carry Deprecation, Sunset and Link headers.',
+  scope: 'mcp:write',
+  input: executeInput,
+  output: started,
+  rest: { method: 'POST', path: LEGACY_EXECUTE_PATH },
+  mcp: false,
+  handler: ({ workflowId, input }, ctx) => {
+    deprecate(ctx, 'legacyExecutePath');
+    return execute(workflowId, input, ctx);
+  },
+});
+
+export const webhookTriggerTool = defineTool({
+  name: 'trigger_webhook',
+  title: 'Webhook trigger',
+  description:
+    'Starts a run of a workflow whose trigger is Webhook. Authenticate with a wfb_ webhook key of a member of the workflow’s organization (or an organization key with mcp:write). The JSON body becomes the trigger’s `body`; `headers`, `method` and `query` ride along. Idempotency-Key is scoped to the workflow.',
+  scope: 'webhook',
+  input: z.looseObject({ workflowId: workflowIdParam }),
+  output: started,
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/webhook' },
+  mcp: false,
+  async handler({ workflowId, ...body }, ctx) {
+    const principal = requirePrincipal(ctx);
+    const workflow = await getWorkflow(ctx.services.store, principal.organizationId, workflowId);
+    const trigger = workflow.nodes.find((n) => n.type === 'trigger');
+    if (trigger?.data.config.triggerType !== 'Webhook') {
+      throw new ServiceError(400, 'not_a_webhook_workflow', `Workflow ${workflowId} has a ${String(trigger?.data.config.triggerType ?? 'missing')} trigger, not Webhook; start it with execute_workflow instead.`);
+    }
+    if (!workflow.enabled) throw new ServiceError(410, 'workflow_disabled', `Workflow ${workflowId} is disabled; enable it (update_workflow enabled=true) to accept webhooks.`);
+    assertMatchesWebhookSchema(trigger.data.config.webhookSchema, body);
+    const { workflowId: _drop, ...query } = (ctx.request?.query ?? {}) as Record<string, unknown>;
+    const input = { body, headers: ctx.request?.headers ?? {}, method: ctx.request?.method ?? 'POST', query };
+    const run = await startWorkflowRun(ctx.services, workflow, { userId: principal.userId, input, triggerType: 'Webhook', idempotencyKey: ctx.idempotencyKey });
+    return { executionId: run.executionId, status: 'running' as const, hint: HINT, ...(run.replayed ? { idempotentReplay: true as const } : {}) };
+  },
+});
+
+export const listExecutionsTool = defineTool({
+  name: 'list_executions',
+  title: 'List executions',
+  description: 'The most recent runs of a workflow (newest first, up to 100) with status, input, output, timestamps and transaction hashes.',
+  scope: 'mcp:read',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: z.array(executionSchema),
+  rest: { method: 'GET', path: '/api/workflows/:workflowId/executions' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'executions' },
+  async handler({ workflowId }, ctx) {
+    const { organizationId } = requirePrincipal(ctx);
+    await getWorkflow(ctx.services.store, organizationId, workflowId);
+    return listExecutions(ctx.services.store, organizationId, workflowId);
+  },
+});
+
+export const deleteExecutionsTool = defineTool({
+  name: 'delete_executions',
+  title: 'Delete execution history',
+  description: 'Deletes the finished runs of a workflow and their logs (runs still in progress are kept). Cannot be undone.',
+  scope: 'mcp:write',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: z.object({ success: z.literal(true), deleted: z.number() }),
+  rest: { method: 'DELETE', path: '/api/workflows/:workflowId/executions' },
+  mcp: false,
+  async handler({ workflowId }, ctx) {
+    const { organizationId } = requirePrincipal(ctx);
+    await getWorkflow(ctx.services.store, organizationId, workflowId);
+    return { success: true as const, deleted: await deleteExecutions(ctx.services.store, organizationId, workflowId) };
+  },
+});
+
+const progressSchema = z.object({
+  totalSteps: z.number(),
+  completedSteps: z.number(),
+  runningSteps: z.number(),
+  currentNodeId: z.string().nullable(),
+  currentNodeName: z.string().nullable(),
+  percentage: z.number(),
+});
+
+export const executionStatusTool = defineTool({
+  name: 'get_execution_status',
+  title: 'Execution status',
+  description: 'Returns at once: status, per-node statuses, progress, errorContext and transaction hashes. The X-Poll-Interval-Hint header (seconds; 0 = terminal) says when to poll again.',
+  scope: 'mcp:read',
+  input: z.object({ executionId: executionIdParam }),
+  output: z.object({
+    executionId: z.string(),
+    status: z.string(),
+    nodeStatuses: z.array(z.object({ nodeId: z.string(), status: z.string() })),
+    progress: progressSchema,
+    errorContext: z.record(z.string(), z.unknown()).nullable(),
+    error: z.string().nullable(),
+    transactionHashes: z.array(txSchema),
+    pollIntervalHint: z.number(),
+  }),
+  rest: { method: 'GET', path: '/api/workflows/executions/:executionId/status' },
+  mcp: false,
+  async handler({ executionId }, ctx) {
+    const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    const record = toExecutionRecord(row);
+    const { nodeStatuses, progress } = executionProgress(row, await listLogs(ctx.services.store, executionId));
+    const hint = pollIntervalHint(record.status);
+    ctx.setHeader('X-Poll-Interval-Hint', String(hint));
+    return { executionId, status: record.status, nodeStatuses, progress, errorContext: record.errorContext, error: record.error, transactionHashes: record.transactionHashes, pollIntervalHint: hint };
+  },
+});
+
+export const WAIT_DEFAULT_MS = 25_000;
+export const WAIT_MAX_MS = 60_000;
+
+export const waitForExecutionTool = defineTool({
+  name: 'wait_for_execution',
+  title: 'Wait for execution',
+  description: `Blocks until the run reaches a terminal status (success, error, system_error, cancelled) or timeoutMs passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}); on timeout it answers completed:false with the current status — call it again. Sends MCP progress notifications while waiting.`,
+  scope: 'mcp:read',
+  input: z.object({ executionId: executionIdParam, timeoutMs: decimalWholeNumber('timeoutMs', 1, WAIT_MAX_MS).optional() }),
+  output: z.object({
+    executionId: z.string(),
+    status: z.string(),
+    completed: z.boolean(),
+    transactionHashes: z.array(txSchema),
+    output: z.record(z.string(), z.unknown()).nullable(),
+    error: z.string().nullable(),
+    gasUsedWei: z.string().nullable(),
+    completedAt: z.string().nullable(),
+  }),
+  rest: { method: 'GET', path: '/api/workflows/executions/:executionId/wait' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  async handler({ executionId, timeoutMs }, ctx) {
+    const { organizationId } = requirePrincipal(ctx);
+    const store = ctx.services.store;
+    const deadline = Date.now() + (timeoutMs ?? WAIT_DEFAULT_MS);
+    let row = await getExecutionRow(store, organizationId, executionId);
+    const report = async () => {
+      if (!ctx.notifyProgress) return;
+      const { progress } = executionProgress(row, await listLogs(store, executionId));
+      ctx.notifyProgress(progress.completedSteps, progress.totalSteps, `${row.status}: ${progress.completedSteps}/${progress.totalSteps} steps`);
+    };
+    while (!isTerminal(row.status) && Date.now() < deadline) {
+      await report();
+      // Woken by the run's completion; the bounded re-check covers runs finished by another process.
+      await ctx.services.engine.events.waitFor(executionId, Math.min(2_000, deadline - Date.now()), () => {
+        void getExecutionRow(store, organizationId, executionId).then((fresh) => {
+          row = fresh;
+          return report();
+        });
+      });
+      row = await getExecutionRow(store, organizationId, executionId);
+    }
+    const record = toExecutionRecord(row);
+    ctx.setHeader('X-Poll-Interval-Hint', String(pollIntervalHint(record.status)));
+    return {
+      executionId,
+      status: record.status,
+      completed: isTerminal(record.status),
+      transactionHashes: record.transactionHashes,
+      output: record.output,
+      error: record.error,
+      gasUsedWei: record.gasUsedWei,
+      completedAt: record.completedAt,
+    };
+  },
+});
+
+export const executionLogsTool = defineTool({
+  name: 'get_execution_logs',
+  title: 'Execution logs',
+  description: 'The execution and its per-node logs (most recent first): resolved input (secrets redacted), output, error, duration, iteration fields for For Each bodies.',
+  scope: 'mcp:read',
+  input: z.object({ executionId: executionIdParam }),
+  output: z.object({ execution: executionSchema, logs: z.array(logSchema) }),
+  rest: { method: 'GET', path: '/api/workflows/executions/:executionId/logs' },
+  mcp: false,
+  async handler({ executionId }, ctx) {
+    const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    return { execution: toExecutionRecord(row), logs: await listLogs(ctx.services.store, executionId) };
+  },
+});
+
+export const getExecutionTool = defineTool({
+  name: 'get_execution',
+  title: 'Get execution',
+  description:
+    'Status, progress and per-node logs of a run in one call. includeData=false omits step inputs and outputs; nodeIds limits the logs to those nodes; truncateData (default true) shortens large values to {_truncated, originalSize, preview}.',
+  scope: 'mcp:read',
+  input: z.object({
+    executionId: executionIdParam,
+    includeData: z.boolean().optional(),
+    nodeIds: z.array(z.string()).max(500).optional(),
+    truncateData: z.boolean().optional(),
+  }),
+  output: z.object({ execution: executionSchema, progress: progressSchema, completed: z.boolean(), pollIntervalHint: z.number(), logs: z.array(logSchema) }),
+  rest: { method: 'GET', path: '/api/workflows/executions/:executionId' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  async handler({ executionId, includeData, nodeIds, truncateData }, ctx) {
+    const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    const allLogs = await listLogs(ctx.services.store, executionId);
+    const { progress } = executionProgress(row, allLogs);
+    const wanted = nodeIds ? new Set(nodeIds) : undefined;
+    const shape = (value: unknown) => (includeData === false ? undefined : truncateData === false ? value : truncateLarge(value));
+    const logs = allLogs.filter((l) => !wanted || wanted.has(l.nodeId)).map((l) => ({ ...l, input: shape(l.input), output: shape(l.output) }));
+    const execution = toExecutionRecord(row);
+    return { execution: { ...execution, output: execution.output && (shape(execution.output) as Record<string, unknown>) }, progress, completed: isTerminal(execution.status), pollIntervalHint: pollIntervalHint(execution.status), logs };
+  },
+});
+
+export const cancelExecutionTool = defineTool({
+  name: 'cancel_execution',
+  title: 'Cancel execution',
+  description: 'Asks a run to stop: a run not yet started is cancelled at once; a running one stops at its next node boundary (a step already sending a transaction completes). Returns the status now.',
+  scope: 'mcp:write',
+  input: z.object({ executionId: executionIdParam }),
+  output: z.object({ executionId: z.string(), status: z.string(), cancelRequested: z.literal(true) }),
+  rest: { method: 'POST', path: '/api/workflows/executions/:executionId/cancel' },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  async handler({ executionId }, ctx) {
+    const status = await requestCancel(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    return { executionId, status, cancelRequested: true as const };
+  },
+});
+
+export const executionTools = [
+  executeWorkflowTool,
+  executeWorkflowLegacyTool,
+  webhookTriggerTool,
+  listExecutionsTool,
+  deleteExecutionsTool,
+  executionStatusTool,
+  waitForExecutionTool,
+  executionLogsTool,
+  getExecutionTool,
+  cancelExecutionTool,
+];
+
