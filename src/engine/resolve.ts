@@ -96,7 +96,7 @@ export function resolveValue(value: unknown, scope: ResolveScope): unknown {
 export function bindTemplates(source: string, scope: ResolveScope): { source: string; bindings: Record<string, unknown> } {
   const bindings: Record<string, unknown> = {};
   const byRaw = new Map<string, string>();
-  const rewritten = source.replace(TEMPLATE_PATTERN, (raw, body: string) => {
+  const bind = (raw: string, body: string) => {
     let name = byRaw.get(raw);
     if (!name) {
       name = `__t${byRaw.size}`;
@@ -104,6 +104,26 @@ export function bindTemplates(source: string, scope: ResolveScope): { source: st
       bindings[name] = resolveTemplate(raw, body, scope);
     }
     return name;
+  };
+  // A template inside a string literal means interpolation: "total: {{@a:B.c}}" becomes ("total: " + String(__t0) + "").
+  const withStrings = source.replace(STRING_LITERAL, (literal) => {
+    if (!literal.includes('{{@')) return literal;
+    const quote = literal[0]!;
+    const inner = literal.slice(1, -1);
+    const parts: string[] = [];
+    let last = 0;
+    for (const match of inner.matchAll(TEMPLATE_PATTERN)) {
+      parts.push(`${quote}${inner.slice(last, match.index)}${quote}`, `String(${bind(match[0], match[1]!)})`);
+      last = match.index! + match[0].length;
+    }
+    parts.push(`${quote}${inner.slice(last)}${quote}`);
+    return `(${parts.join(' + ')})`;
   });
-  return { source: rewritten, bindings };
+  // Inside a template literal it becomes a substitution: `total: ${__t0}`.
+  const withTemplates = withStrings.replace(TEMPLATE_LITERAL, (literal) => literal.replace(TEMPLATE_PATTERN, (raw, body: string) => `\${${bind(raw, body)}}`));
+  return { source: withTemplates.replace(TEMPLATE_PATTERN, (raw, body: string) => bind(raw, body)), bindings };
 }
+
+/** Single- and double-quoted JavaScript string literals (one line, with escapes). */
+const STRING_LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g;
+const TEMPLATE_LITERAL = /`(?:[^`\\]|\\.)*`/g;
