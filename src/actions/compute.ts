@@ -1,6 +1,22 @@
 import { hint } from './fields.ts';
 import type { PluginActionSpec } from './types.ts';
 
+/** math/aggregate operation names (with aliases) → the operation run; the runner and validation both read this. */
+export const AGGREGATE_OPERATIONS = {
+  sum: 'sum',
+  total: 'sum',
+  average: 'average',
+  avg: 'average',
+  mean: 'average',
+  min: 'min',
+  minimum: 'min',
+  max: 'max',
+  maximum: 'max',
+  count: 'count',
+  median: 'median',
+  product: 'product',
+} as const;
+
 /** Actions that compute over upstream values without touching a chain or a provider. */
 
 export const computeActions: readonly PluginActionSpec[] = [
@@ -30,7 +46,7 @@ export const computeActions: readonly PluginActionSpec[] = [
     category: 'Math',
     integration: 'math',
     requiredFields: {
-      operation: 'string (sum | average | min | max | count)',
+      operation: `string (${Object.keys(AGGREGATE_OPERATIONS).join(' | ')})`,
       values: `string (JSON array, or a template resolving to an array, e.g. "{{@loop:Collect.results}}")`,
     },
     optionalFields: { field: 'string (property read from each item when values are objects, e.g. "balance")' },

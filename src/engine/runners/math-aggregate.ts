@@ -1,3 +1,4 @@
+import { AGGREGATE_OPERATIONS } from '../../actions/compute.ts';
 import { NodeError, type NodeRunner } from './types.ts';
 
 /**
@@ -98,21 +99,8 @@ const decimalToNumber = (value: Decimal): number => Number(decimalToString(value
 // ---------------------------------------------------------------------------
 // Inputs
 
-const OPERATIONS: Readonly<Record<string, Operation>> = {
-  sum: 'sum',
-  total: 'sum',
-  average: 'average',
-  avg: 'average',
-  mean: 'average',
-  min: 'min',
-  minimum: 'min',
-  max: 'max',
-  maximum: 'max',
-  count: 'count',
-  median: 'median',
-  product: 'product',
-};
-type Operation = 'sum' | 'average' | 'min' | 'max' | 'count' | 'median' | 'product';
+const OPERATIONS: Readonly<Record<string, Operation>> = AGGREGATE_OPERATIONS;
+type Operation = (typeof AGGREGATE_OPERATIONS)[keyof typeof AGGREGATE_OPERATIONS];
 const OPERATION_NAMES = 'sum, average (or avg, mean), min, max, count, median, product';
 
 function parseOperation(value: unknown): Operation {
