@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/ids.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { insertWorkflow } from './helpers/org-fixtures.ts';
 
 /** validate_workflow and validate_cron through a real gateway, over REST and MCP. */
 
@@ -34,35 +34,8 @@ const brokenDraft = {
 };
 
 /** Stores a workflow row the way the workflows API does (normalized nodes as JSON text). */
-async function storeWorkflow(organizationId: string, nodes: unknown[], edges: unknown[]): Promise<string> {
-  const id = newId();
-  const now = new Date().toISOString();
-  await gw.gateway.services.store
-    .insertInto('workflows')
-    .values({
-      id,
-      organization_id: organizationId,
-      user_id: null,
-      name: 'Stored',
-      description: null,
-      visibility: 'private',
-      nodes: JSON.stringify(nodes),
-      edges: JSON.stringify(edges),
-      project_id: null,
-      tag_id: null,
-      enabled: 1,
-      claim_token_hash: null,
-      featured: 0,
-      featured_category: null,
-      featured_protocol: null,
-      featured_order: null,
-      published_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
-}
+const storeWorkflow = (organizationId: string, nodes: unknown[], edges: unknown[]) =>
+  insertWorkflow(gw, { organizationId, userId: null, name: 'Stored', nodes, edges });
 
 describe('POST /api/workflows/validate', () => {
   it('answers 200 with valid false and every error of a draft', async () => {

@@ -211,15 +211,18 @@ export async function claimExecution(store: Store, executionId: string, owner: s
 
 export async function heartbeat(store: Store, executionId: string, owner: string, leaseMs: number, currentNodeId?: string | null): Promise<{ cancelRequested: boolean; owned: boolean }> {
   const now = Date.now();
-  const result = await store
+  // One statement renews the lease and reads the cancel flag.
+  const row = await store
     .updateTable('workflow_executions')
     .set({ lease_expires_at: now + leaseMs, heartbeat_at: new Date(now).toISOString(), ...(currentNodeId !== undefined ? { current_node_id: currentNodeId } : {}) })
     .where('id', '=', executionId)
     .where('lease_owner', '=', owner)
     .where('status', 'in', ['running', 'unconfirmed'])
+    .returning('cancel_requested')
     .executeTakeFirst();
-  const row = await store.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', executionId).executeTakeFirst();
-  return { owned: Number(result.numUpdatedRows) === 1, cancelRequested: row?.cancel_requested === 1 };
+  if (row) return { owned: true, cancelRequested: row.cancel_requested === 1 };
+  const current = await store.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', executionId).executeTakeFirst();
+  return { owned: false, cancelRequested: current?.cancel_requested === 1 };
 }
 
 export interface Completion {

@@ -19,9 +19,33 @@ export function openSqlite(file: string): SqliteHandle {
   return sqlite;
 }
 
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query afresh, and preparing costs more than running
+ * most of ours; statements are reusable, so keep the recent ones (LRU).
+ */
+function withStatementCache(sqlite: SqliteHandle) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string): SQLite.Statement {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
+}
+
 /** Domain code only ever sees this Kysely handle, so a PostgreSQL dialect can slot in later. */
 export const kyselyOverSqlite = (sqlite: SqliteHandle): Store =>
-  new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 
 export const openSqliteStore = (file: string): Store => kyselyOverSqlite(openSqlite(file));
 

@@ -14,7 +14,9 @@ export async function orgIdentity(gw: TestGateway, org = 'default'): Promise<{ o
 
 export interface WorkflowFixture {
   organizationId: string;
-  userId: string;
+  userId: string | null;
+  nodes?: unknown[];
+  edges?: unknown[];
   name?: string;
   visibility?: 'private' | 'public';
   tagId?: string | null;
@@ -34,8 +36,8 @@ export async function insertWorkflow(gw: TestGateway, fixture: WorkflowFixture):
       name: fixture.name ?? `workflow ${id}`,
       description: null,
       visibility: fixture.visibility ?? 'private',
-      nodes: '[]',
-      edges: '[]',
+      nodes: JSON.stringify(fixture.nodes ?? []),
+      edges: JSON.stringify(fixture.edges ?? []),
       project_id: fixture.projectId ?? null,
       tag_id: fixture.tagId ?? null,
       enabled: 1,
