@@ -40,6 +40,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     keys: createKeyService(store),
     organizations: createOrganizationService(store, box),
     rateLimiter: createRateLimiter(config, sqlite),
+    secrets: box,
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;

@@ -6,6 +6,7 @@ import type { KeyService } from './auth/keys.ts';
 import type { OrganizationService } from './org/organizations.ts';
 import type { RateLimiter } from './guards/rate-limit.ts';
 import type { Engine } from './engine/engine.ts';
+import type { SecretBox } from './wallets/crypto.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -16,6 +17,8 @@ export interface Services {
   keys: KeyService;
   organizations: OrganizationService;
   rateLimiter: RateLimiter;
+  /** AES-256-GCM under the master key, for credentials at rest (bind ciphertexts to their owner with `aad`). */
+  secrets: SecretBox;
   /** Worker, scheduler and run events; started only by a serving gateway (not by CLI commands). */
   engine: Engine;
 }

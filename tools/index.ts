@@ -9,6 +9,7 @@ import { schemaTools } from './schemas.ts';
 import { projectTools } from './projects.ts';
 import { publicTagTools } from './public-tags.ts';
 import { tagTools } from './tags.ts';
+import { integrationTools } from './integrations.ts';
 import { userKeyTools } from './user-keys.ts';
 import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
@@ -32,6 +33,7 @@ export const registry: readonly AnyTool[] = [
   ...publicTagTools,
   ...projectTools,
   ...userKeyTools,
+  ...integrationTools,
 ];
 
 const names = new Set<string>();

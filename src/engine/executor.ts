@@ -2,7 +2,8 @@ import type { Services } from '../services.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from './graph.ts';
 import { appendTransactionHash, finishLog, startLog, type Completion, type TransactionHashEntry } from './executions.ts';
-import { bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
+import { bindSqlTemplates, bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
+import { PARAM_TOKEN } from './runners/database-query.ts';
 import { NodeError, type NodeResult, type NodeRunner } from './runners/types.ts';
 import { redactSecrets } from './redact.ts';
 
@@ -153,6 +154,12 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
         const bound = bindTemplates(source, scope);
         const { [field]: _source, ...rest } = rawConfig;
         config = { ...(resolveValue(rest, scope) as Record<string, unknown>), [field]: bound.source, __bindings: bound.bindings };
+      } else if (actionType === 'Database Query') {
+        // SQL gets template values as bound parameters, never as text.
+        const query = typeof rawConfig.dbQuery === 'string' ? rawConfig.dbQuery : '';
+        const bound = bindSqlTemplates(query, scope, PARAM_TOKEN);
+        const { dbQuery: _query, ...rest } = rawConfig;
+        config = { ...(resolveValue(rest, scope) as Record<string, unknown>), dbQuery: bound.sql, __params: bound.params };
       } else {
         config = resolveValue(rawConfig, scope) as Record<string, unknown>;
       }

@@ -127,3 +127,46 @@ export function bindTemplates(source: string, scope: ResolveScope): { source: st
 /** Single- and double-quoted JavaScript string literals (one line, with escapes). */
 const STRING_LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g;
 const TEMPLATE_LITERAL = /`(?:[^`\\]|\\.)*`/g;
+
+/** Single-quoted SQL string literals ('' is an escaped quote). */
+const SQL_STRING = /'(?:[^']|'')*'/g;
+
+/**
+ * For SQL: each template becomes a bound parameter, never spliced text.
+ * `placeholder(n)` spells the n-th (1-based) parameter: `?` for SQLite,
+ * `$n` for PostgreSQL. A template inside a quoted string becomes a
+ * concatenation with the parameter ('a' || ? || 'b').
+ */
+export function bindSqlTemplates(sql: string, scope: ResolveScope, placeholder: (n: number) => string): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const bind = (raw: string, body: string) => {
+    const value = resolveTemplate(raw, body, scope);
+    params.push(value !== null && typeof value === 'object' ? JSON.stringify(value) : typeof value === 'boolean' ? (value ? 1 : 0) : value);
+    return placeholder(params.length);
+  };
+  // Resolve left to right so parameter numbers follow their position in the text.
+  let out = '';
+  let last = 0;
+  const literals = [...sql.matchAll(SQL_STRING)];
+  const templateOutside = (segment: string) => segment.replace(TEMPLATE_PATTERN, (raw, body: string) => bind(raw, body));
+  for (const literal of literals) {
+    out += templateOutside(sql.slice(last, literal.index));
+    const text = literal[0];
+    if (!text.includes('{{@')) {
+      out += text;
+    } else {
+      const inner = text.slice(1, -1);
+      const parts: string[] = [];
+      let at = 0;
+      for (const match of inner.matchAll(TEMPLATE_PATTERN)) {
+        parts.push(`'${inner.slice(at, match.index)}'`, bind(match[0], match[1]!));
+        at = match.index! + match[0].length;
+      }
+      parts.push(`'${inner.slice(at)}'`);
+      out += `(${parts.filter((p) => p !== "''").join(' || ') || "''"})`;
+    }
+    last = literal.index! + text.length;
+  }
+  out += templateOutside(sql.slice(last));
+  return { sql: out, params };
+}

@@ -189,6 +189,20 @@ export interface UserApiKeysTable {
   revoked_at: string | null;
 }
 
+/** Organization integrations; credential fields live only in `credentials_encrypted` (sealed JSON, aad `integration:<id>`). */
+export interface IntegrationsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  type: string;
+  is_managed: number;
+  /** JSON text of the non-secret configuration fields. */
+  config: string;
+  credentials_encrypted: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -206,6 +220,7 @@ export interface Database {
   workflow_execution_logs: WorkflowExecutionLogsTable;
   user_api_keys: UserApiKeysTable;
   workflow_schedules: WorkflowSchedulesTable;
+  integrations: IntegrationsTable;
 }
 
 export type { Generated };

@@ -4,6 +4,7 @@ import { runCodeRunner } from './run-code.ts';
 import { mathAggregateRunner } from './math-aggregate.ts';
 import { httpRequestRunner } from './http-request.ts';
 import { sendWebhookRunner } from './send-webhook.ts';
+import { databaseQueryRunner } from './database-query.ts';
 
 /**
  * Which code runs each actionType. `For Each` and `Collect` are handled by the
@@ -16,4 +17,5 @@ export const builtInRunners: Readonly<Record<string, NodeRunner>> = {
   'math/aggregate': mathAggregateRunner,
   'HTTP Request': httpRequestRunner,
   'webhook/send-webhook': sendWebhookRunner,
+  'Database Query': databaseQueryRunner,
 };

@@ -4,6 +4,7 @@ import * as abiCache from './002_abi_cache.ts';
 import * as rateLimits from './003_rate_limits.ts';
 import * as workflows from './004_workflows.ts';
 import * as executionEngine from './005_execution_engine.ts';
+import * as integrations from './006_integrations.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ export const migrations: Record<string, Migration> = {
   '003_rate_limits': rateLimits,
   '004_workflows': workflows,
   '005_execution_engine': executionEngine,
+  '006_integrations': integrations,
 };
 
 export const migrationProvider: MigrationProvider = {

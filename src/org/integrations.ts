@@ -1,0 +1,454 @@
+import { queryDatabase, type DatabaseConfig } from './database-client.ts';
+import { createHmac } from 'node:crypto';
+import Sqlite from 'better-sqlite3';
+import { getAddress, isAddress } from 'viem';
+import { z } from 'zod';
+import type { Services } from '../services.ts';
+import type { Store } from '../store/db.ts';
+import { newId, nowIso } from '../ids.ts';
+import { badRequest, notFound, ServiceError } from '../errors.ts';
+import { isEgressError } from '../net/egress-error.ts';
+import { safeFetch } from '../net/safe-fetch.ts';
+import { suggest } from '../text/suggest.ts';
+
+/**
+ * Organization integrations (SPEC "Integration", "Integrations"). Each type
+ * declares which config fields are credentials: those are sealed with the
+ * master key (aad `integration:<id>`) and never returned by any endpoint,
+ * log or error; the rest is stored as JSON and returned by get.
+ */
+
+export const INTEGRATION_NAME_MAX = 100;
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL');
+const nonEmpty = z.string().trim().min(1, 'must not be empty');
+
+interface TypeSpec {
+  schema: z.ZodType<Record<string, unknown>>;
+  /** Config fields that are credentials. */
+  secrets: readonly string[];
+  description: string;
+}
+
+const emailSchema = z.strictObject({ apiKey: nonEmpty, fromEmail: z.email().optional(), fromName: z.string().optional() });
+
+export const INTEGRATION_TYPES = {
+  webhook: {
+    description: 'Generic outgoing webhook: `url`, optional `method`, `headers` (credential), `secret` (credential, HMAC-SHA256 signing key).',
+    secrets: ['headers', 'secret'],
+    schema: z.strictObject({
+      url: httpUrl,
+      method: z.enum(['POST', 'PUT', 'PATCH']).optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      secret: z.string().optional(),
+    }),
+  },
+  web3: {
+    description: 'An on-chain address: `address` (returned EIP-55 checksummed), optional `chainId`.',
+    secrets: [],
+    schema: z.strictObject({
+      address: z.string().trim().refine((a) => isAddress(a, { strict: false }), 'must be a 0x-prefixed 20-byte hex address'),
+      chainId: z.number().int().positive().optional(),
+    }),
+  },
+  'ai-gateway': {
+    description: 'AI gateway: `apiKey` (credential), optional `baseUrl`, `defaultModel`.',
+    secrets: ['apiKey'],
+    schema: z.strictObject({ apiKey: nonEmpty, baseUrl: httpUrl.optional(), defaultModel: z.string().optional() }),
+  },
+  discord: {
+    description: 'Discord channel webhook: `webhookUrl` (credential: the URL carries the token).',
+    secrets: ['webhookUrl'],
+    schema: z.strictObject({ webhookUrl: httpUrl }),
+  },
+  slack: {
+    description: 'Slack: `webhookUrl` (incoming webhook) and/or `botToken` (credentials), optional `channel`.',
+    secrets: ['webhookUrl', 'botToken'],
+    schema: z
+      .strictObject({ webhookUrl: httpUrl.optional(), botToken: nonEmpty.optional(), channel: z.string().optional() })
+      .refine((c) => c.webhookUrl !== undefined || c.botToken !== undefined, { error: 'set webhookUrl or botToken' }),
+  },
+  telegram: {
+    description: 'Telegram bot: `botToken` (credential), optional `chatId`.',
+    secrets: ['botToken'],
+    schema: z.strictObject({ botToken: nonEmpty, chatId: z.union([z.string(), z.number()]).optional() }),
+  },
+  sendgrid: { description: 'SendGrid e-mail: `apiKey` (credential), optional `fromEmail`, `fromName`.', secrets: ['apiKey'], schema: emailSchema },
+  resend: { description: 'Resend e-mail: `apiKey` (credential), optional `fromEmail`, `fromName`.', secrets: ['apiKey'], schema: emailSchema },
+  safe: {
+    description: 'Safe (multisig) transaction service: `apiKey` (credential), optional `chainId`, `safeAddress`.',
+    secrets: ['apiKey'],
+    schema: z.strictObject({
+      apiKey: nonEmpty,
+      chainId: z.number().int().positive().optional(),
+      safeAddress: z.string().refine((a) => isAddress(a, { strict: false }), 'must be a 0x-prefixed 20-byte hex address').optional(),
+    }),
+  },
+  database: {
+    description:
+      'Database for the Database Query action: `driver` (`sqlite` | `postgres`); sqlite: `path`; postgres: `host`, `port`, `database`, `user`, `ssl`, `password` (credential) or `connectionString` (credential).',
+    secrets: ['password', 'connectionString'],
+    schema: z
+      .strictObject({
+        driver: z.enum(['sqlite', 'postgres']),
+        path: nonEmpty.optional(),
+        host: nonEmpty.optional(),
+        port: z.number().int().min(1).max(65535).optional(),
+        database: z.string().optional(),
+        user: z.string().optional(),
+        ssl: z.boolean().optional(),
+        password: z.string().optional(),
+        connectionString: nonEmpty.optional(),
+      })
+      .superRefine((c, ctx) => {
+        if (c.driver === 'sqlite' && !c.path) ctx.addIssue({ code: 'custom', path: ['path'], message: 'sqlite needs `path` (the database file)' });
+        if (c.driver === 'postgres' && !c.host && !c.connectionString) {
+          ctx.addIssue({ code: 'custom', path: ['host'], message: 'postgres needs `host` or `connectionString`' });
+        }
+      }),
+  },
+} satisfies Record<string, TypeSpec>;
+
+export type IntegrationType = keyof typeof INTEGRATION_TYPES;
+export const INTEGRATION_TYPE_NAMES = Object.keys(INTEGRATION_TYPES) as IntegrationType[];
+
+export interface IntegrationSummary {
+  id: string;
+  name: string;
+  type: string;
+  isManaged: boolean;
+  address: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface IntegrationDetails extends IntegrationSummary {
+  /** The non-credential config fields. */
+  config: Record<string, unknown>;
+  /** Names of the credential fields that are set (never their values). */
+  configuredSecrets: string[];
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof selectIntegrations>['executeTakeFirstOrThrow']>>;
+type Config = Record<string, unknown>;
+
+function selectIntegrations(db: Store, organizationId: string) {
+  return db.selectFrom('integrations').selectAll().where('organization_id', '=', organizationId);
+}
+
+function specOf(type: string): TypeSpec {
+  const spec = (INTEGRATION_TYPES as Record<string, TypeSpec>)[type];
+  if (spec) return spec;
+  const guess = suggest(type, INTEGRATION_TYPE_NAMES);
+  throw badRequest(
+    'invalid_input',
+    `Unknown integration type ${JSON.stringify(type)}.${guess ? ` Did you mean "${guess}"?` : ''} Valid types: ${INTEGRATION_TYPE_NAMES.join(', ')}.`,
+    { issues: [{ path: 'type', message: 'unknown integration type', code: 'invalid_value' }], validTypes: INTEGRATION_TYPE_NAMES, ...(guess ? { suggestion: guess } : {}) },
+  );
+}
+
+const aadOf = (id: string) => `integration:${id}`;
+
+function addressOf(type: string, config: Config): string | null {
+  if (type !== 'web3' || typeof config.address !== 'string') return null;
+  try {
+    return getAddress(config.address.toLowerCase());
+  } catch {
+    return null;
+  }
+}
+
+const toSummary = (row: Row): IntegrationSummary => ({
+  id: row.id,
+  name: row.name,
+  type: row.type,
+  isManaged: row.is_managed === 1,
+  address: addressOf(row.type, JSON.parse(row.config) as Config),
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+function openSecrets(services: Pick<Services, 'secrets'>, row: Row): Config {
+  return JSON.parse(services.secrets.open(row.credentials_encrypted, aadOf(row.id))) as Config;
+}
+
+function toDetails(services: Pick<Services, 'secrets'>, row: Row): IntegrationDetails {
+  return {
+    ...toSummary(row),
+    config: JSON.parse(row.config) as Config,
+    configuredSecrets: Object.keys(openSecrets(services, row)).sort(),
+  };
+}
+
+/** Validates a full config for a type; issue messages never echo values. */
+function validateConfig(type: string, config: Config): Config {
+  const spec = specOf(type);
+  const result = spec.schema.safeParse(config);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({
+    path: ['config', ...issue.path.map(String)].join('.'),
+    message: issue.message,
+    code: issue.code,
+  }));
+  const fields = Object.keys((spec.schema as unknown as { shape?: Record<string, unknown> }).shape ?? {});
+  throw new ServiceError(400, 'invalid_input', `Invalid ${type} config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}. ${spec.description}`, {
+    issues,
+    ...(fields.length ? { configFields: fields } : {}),
+  });
+}
+
+/** Splits a validated config into its stored JSON and its sealed credentials. */
+function split(type: string, config: Config): { plain: Config; secret: Config } {
+  const secrets = specOf(type).secrets;
+  const plain: Config = {};
+  const secret: Config = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value === undefined) continue;
+    (secrets.includes(key) ? secret : plain)[key] = value;
+  }
+  if (type === 'web3' && typeof plain.address === 'string') plain.address = getAddress(plain.address.toLowerCase());
+  return { plain, secret };
+}
+
+/** Empty credential values (omitted, null, '', {}) keep what is stored. */
+const isEmptyValue = (value: unknown) =>
+  value === undefined || value === null || value === '' || (typeof value === 'object' && !Array.isArray(value) && Object.keys(value as object).length === 0);
+
+/**
+ * Applies a patch: a credential field that is omitted or empty keeps its
+ * stored value; a non-credential field set to null is removed.
+ */
+function applyPatch(type: string, current: Config, patch: Config): Config {
+  const secrets = specOf(type).secrets;
+  const next: Config = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (secrets.includes(key)) {
+      if (!isEmptyValue(value)) next[key] = value;
+    } else if (value === null) {
+      delete next[key];
+    } else if (value !== undefined) {
+      next[key] = value;
+    }
+  }
+  return next;
+}
+
+async function getRow(db: Store, organizationId: string, integrationId: string): Promise<Row> {
+  const row = await selectIntegrations(db, organizationId).where('id', '=', integrationId).executeTakeFirst();
+  if (!row) {
+    throw notFound(`Integration ${JSON.stringify(integrationId)} not found in this organization. Call list_integrations for the integrations that exist.`, { integrationId });
+  }
+  return row;
+}
+
+export async function listIntegrations(store: Store, organizationId: string, type?: string): Promise<IntegrationSummary[]> {
+  if (type !== undefined) specOf(type);
+  let query = selectIntegrations(store, organizationId);
+  if (type !== undefined) query = query.where('type', '=', type);
+  const rows = await query.orderBy('name').orderBy('id').execute();
+  return rows.map(toSummary);
+}
+
+export async function getIntegration(services: Pick<Services, 'store' | 'secrets'>, organizationId: string, integrationId: string): Promise<IntegrationDetails> {
+  return toDetails(services, await getRow(services.store, organizationId, integrationId));
+}
+
+export async function createIntegration(
+  services: Pick<Services, 'store' | 'secrets'>,
+  input: { organizationId: string; name: string; type: string; config: Config },
+): Promise<IntegrationDetails> {
+  const config = validateConfig(input.type, input.config);
+  const { plain, secret } = split(input.type, config);
+  const id = newId();
+  const now = nowIso();
+  const row: Row = {
+    id,
+    organization_id: input.organizationId,
+    name: input.name,
+    type: input.type,
+    is_managed: 0,
+    config: JSON.stringify(plain),
+    credentials_encrypted: services.secrets.seal(JSON.stringify(secret), aadOf(id)),
+    created_at: now,
+    updated_at: now,
+  };
+  await services.store.insertInto('integrations').values(row).execute();
+  return toDetails(services, row);
+}
+
+export async function updateIntegration(
+  services: Pick<Services, 'store' | 'secrets'>,
+  organizationId: string,
+  integrationId: string,
+  patch: { name?: string; config?: Config },
+): Promise<IntegrationDetails> {
+  return services.store.transaction().execute(async (trx) => {
+    const row = await getRow(trx, organizationId, integrationId);
+    const set: Partial<Row> = { updated_at: nowIso() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.config !== undefined) {
+      const current = { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) };
+      const config = validateConfig(row.type, applyPatch(row.type, current, patch.config));
+      const { plain, secret } = split(row.type, config);
+      set.config = JSON.stringify(plain);
+      set.credentials_encrypted = services.secrets.seal(JSON.stringify(secret), aadOf(row.id));
+    }
+    await trx.updateTable('integrations').set(set).where('id', '=', integrationId).where('organization_id', '=', organizationId).execute();
+    return toDetails(services, { ...row, ...set });
+  });
+}
+
+export async function deleteIntegration(store: Store, organizationId: string, integrationId: string): Promise<{ id: string }> {
+  await getRow(store, organizationId, integrationId);
+  await store.deleteFrom('integrations').where('id', '=', integrationId).where('organization_id', '=', organizationId).execute();
+  return { id: integrationId };
+}
+
+/**
+ * For the engine (Database Query and other integration-backed runners): the
+ * integration with its non-secret config and decrypted credentials merged.
+ * Never return this to a caller. 404 for another organization's integration.
+ */
+export async function getIntegrationForRun(
+  services: Pick<Services, 'store' | 'secrets'>,
+  organizationId: string,
+  integrationId: string,
+): Promise<{ id: string; name: string; type: string; config: Record<string, unknown> }> {
+  const row = await getRow(services.store, organizationId, integrationId);
+  return { id: row.id, name: row.name, type: row.type, config: { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) } };
+}
+
+// ---------------------------------------------------------------------------
+// Test endpoint
+
+/** Removes every credential value (and URL paths/queries, which often carry tokens) from a message. */
+function scrub(message: string, secrets: Config): string {
+  let out = message;
+  const values: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === 'string' && value.length >= 3) values.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+  };
+  collect(secrets);
+  for (const value of values) {
+    out = out.split(value).join('[redacted]');
+    try {
+      const url = new URL(value);
+      if (url.pathname.length > 1) out = out.split(url.pathname).join('/[redacted]');
+      if (url.search) out = out.split(url.search).join('');
+      if (url.password) out = out.split(url.password).join('[redacted]');
+    } catch {
+      // not a URL
+    }
+  }
+  // Any remaining URL: keep only its origin.
+  return out.replace(/(https?:\/\/[^/\s"'?#]+)[^\s"',)]*/g, '$1/…');
+}
+
+const testFailed = (message: string, secrets: Config) => new ServiceError(400, 'integration_test_failed', scrub(message, secrets));
+
+async function postTest(
+  services: Pick<Services, 'config'>,
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  secrets: Config,
+  method = 'POST',
+): Promise<string> {
+  const host = (() => {
+    try {
+      return new URL(url).host;
+    } catch {
+      return 'the target';
+    }
+  })();
+  const payload = JSON.stringify(body);
+  try {
+    const res = await safeFetch(url, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: payload,
+      timeoutMs: 10_000,
+      maxResponseBytes: 64 * 1024,
+      allowList: services.config.httpAllowHosts,
+    });
+    if (res.status < 200 || res.status >= 300) throw testFailed(`Test request to ${host} answered HTTP ${res.status} ${res.statusText}`.trim(), secrets);
+    return `Test message delivered to ${host} (HTTP ${res.status}).`;
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    const reason = isEgressError(err) ? `${err.kind}: ${err.message}` : (err as Error).message;
+    throw testFailed(`Test request to ${host} failed (${reason})`, secrets);
+  }
+}
+
+function testSqlite(path: string, secrets: Config): string {
+  let db: Sqlite.Database | undefined;
+  try {
+    db = new Sqlite(path, { readonly: true, fileMustExist: true, timeout: 2000 });
+    db.prepare('select 1').get();
+    return `Connected to the sqlite database and ran "select 1".`;
+  } catch (err) {
+    throw testFailed(`Could not open the sqlite database: ${(err as Error).message}`, secrets);
+  } finally {
+    db?.close();
+  }
+}
+
+/**
+ * Tests an integration with optional temporary overrides (the saved config is
+ * not changed). Failure: 400 `integration_test_failed`, message without credentials.
+ */
+export async function testIntegration(
+  services: Pick<Services, 'store' | 'secrets' | 'config'>,
+  organizationId: string,
+  integrationId: string,
+  configOverrides?: Config,
+): Promise<{ status: 'success'; message: string }> {
+  const row = await getRow(services.store, organizationId, integrationId);
+  const spec = specOf(row.type);
+  let config: Config = { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) };
+  if (configOverrides) config = validateConfig(row.type, applyPatch(row.type, config, configOverrides));
+  else config = validateConfig(row.type, config);
+  const secrets = Object.fromEntries(spec.secrets.filter((k) => config[k] !== undefined).map((k) => [k, config[k]]));
+  const text = `Flowgate test notification for integration "${row.name}".`;
+
+  switch (row.type as IntegrationType) {
+    case 'webhook': {
+      const body = { type: 'flowgate.test', message: text, integrationId: row.id, sentAt: nowIso() };
+      const headers = { ...((config.headers as Record<string, string> | undefined) ?? {}) };
+      if (typeof config.secret === 'string' && config.secret) {
+        headers['x-flowgate-signature'] = `sha256=${createHmac('sha256', config.secret).update(JSON.stringify(body)).digest('hex')}`;
+      }
+      return { status: 'success', message: await postTest(services, String(config.url), body, headers, secrets, (config.method as string | undefined) ?? 'POST') };
+    }
+    case 'discord':
+      return { status: 'success', message: await postTest(services, String(config.webhookUrl), { content: text }, {}, secrets) };
+    case 'slack':
+      if (typeof config.webhookUrl === 'string') {
+        return { status: 'success', message: await postTest(services, config.webhookUrl, { text }, {}, secrets) };
+      }
+      return { status: 'success', message: 'Slack configuration is valid (bot token set); no message was sent because no webhookUrl is configured.' };
+    case 'database':
+      if (config.driver === 'sqlite') return { status: 'success', message: testSqlite(String(config.path), secrets) };
+      try {
+        await queryDatabase(config as DatabaseConfig, 'select 1', [], AbortSignal.timeout(15_000));
+        return { status: 'success', message: 'Connected to PostgreSQL and ran select 1.' };
+      } catch (error) {
+        throw new ServiceError(400, 'integration_test_failed', scrub(`Could not query the database: ${error instanceof Error ? error.message : String(error)}`, secrets));
+      }
+    case 'web3':
+      return { status: 'success', message: `web3 configuration is valid; address ${addressOf('web3', config)}.` };
+    default:
+      return { status: 'success', message: `${row.type} configuration is valid. No live request is made for this integration type.` };
+  }
+}

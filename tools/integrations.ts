@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import {
+  createIntegration,
+  deleteIntegration,
+  getIntegration,
+  INTEGRATION_NAME_MAX,
+  INTEGRATION_TYPE_NAMES,
+  listIntegrations,
+  testIntegration,
+  updateIntegration,
+} from '../src/org/integrations.ts';
+import { defineTool } from './define.ts';
+import { requirePrincipal } from './authorize.ts';
+
+/**
+ * Organization integrations (SPEC "Integrations"). Credential values are
+ * accepted on create/update but never returned: get answers the non-secret
+ * config plus `configuredSecrets`, the names of the credential fields set.
+ */
+
+const summaryShape = {
+  id: z.string(),
+  name: z.string(),
+  type: z.string(),
+  isManaged: z.boolean(),
+  address: z.string().nullable().describe('EIP-55 checksummed address for web3 integrations; null for every other type'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+};
+const summarySchema = z.object(summaryShape);
+const detailsSchema = z.object({
+  ...summaryShape,
+  config: z.record(z.string(), z.unknown()).describe('Non-credential config fields'),
+  configuredSecrets: z.array(z.string()).describe('Names of the credential fields that are set; their values are never returned'),
+});
+
+const integrationId = z.string().min(1).max(100).describe('Integration id from list_integrations');
+const integrationName = z.string().trim().min(1, 'must not be empty').max(INTEGRATION_NAME_MAX, `must be at most ${INTEGRATION_NAME_MAX} characters`);
+const configObject = z.record(z.string(), z.unknown());
+const typesText = INTEGRATION_TYPE_NAMES.join(', ');
+
+const listIntegrationsTool = defineTool({
+  name: 'list_integrations',
+  title: 'List integrations',
+  description: [
+    "Lists the organization's integrations (id, name, type, isManaged, address). Config and credentials are not included.",
+    `Filter with \`type\` (${typesText}). Use an integration id as \`integrationId\` in actions such as Database Query; for web3 integrations prefer \`address\` over the name.`,
+  ].join(' '),
+  scope: 'mcp:read',
+  input: z.object({ type: z.string().min(1).max(50).optional().describe(`Only integrations of this type: ${typesText}`) }),
+  output: z.object({ data: z.array(summarySchema) }),
+  rest: { method: 'GET', path: '/api/integrations' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  handler: async ({ type }, ctx) => ({ data: await listIntegrations(ctx.services.store, requirePrincipal(ctx).organizationId, type) }),
+});
+
+const getIntegrationTool = defineTool({
+  name: 'get_integration',
+  title: 'Get integration',
+  description:
+    'One integration with its non-credential config. Credential values (API keys, tokens, webhook URLs, passwords) are never returned; `configuredSecrets` names the ones that are set.',
+  scope: 'mcp:read',
+  input: z.object({ integrationId }),
+  output: detailsSchema,
+  rest: { method: 'GET', path: '/api/integrations/:integrationId' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  handler: ({ integrationId: id }, ctx) => getIntegration(ctx.services, requirePrincipal(ctx).organizationId, id),
+});
+
+const createIntegrationTool = defineTool({
+  name: 'create_integration',
+  title: 'Create integration',
+  description: `Creates an integration. \`type\` is one of ${typesText}; \`config\` holds its fields (for example \`{webhookUrl}\` for discord). Credential fields are encrypted at rest and never returned.`,
+  scope: 'mcp:write',
+  input: z.object({ name: integrationName, type: z.string().min(1).max(50), config: configObject.default({}) }),
+  output: detailsSchema,
+  rest: { method: 'POST', path: '/api/integrations', status: 201 },
+  mcp: false,
+  handler: (input, ctx) => createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input }),
+});
+
+const updateIntegrationTool = defineTool({
+  name: 'update_integration',
+  title: 'Update integration',
+  description:
+    'Renames an integration or changes its config. In `config`, a credential field that is omitted or empty keeps the stored value and a value replaces it; a non-credential field set to null is removed.',
+  scope: 'mcp:write',
+  input: z
+    .object({ integrationId, name: integrationName.optional(), config: configObject.optional() })
+    .refine((p) => p.name !== undefined || p.config !== undefined, { error: 'send at least one of name, config' }),
+  output: detailsSchema,
+  rest: { method: 'PUT', path: '/api/integrations/:integrationId' },
+  mcp: false,
+  handler: ({ integrationId: id, ...patch }, ctx) => updateIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, patch),
+});
+
+const deleteIntegrationTool = defineTool({
+  name: 'delete_integration',
+  title: 'Delete integration',
+  description: 'Deletes an integration and its stored credentials. Workflow steps that reference it fail until they point at another one. Cannot be undone.',
+  scope: 'mcp:write',
+  input: z.object({ integrationId }),
+  output: z.object({ success: z.literal(true), id: z.string() }),
+  rest: { method: 'DELETE', path: '/api/integrations/:integrationId' },
+  mcp: false,
+  async handler({ integrationId: id }, ctx) {
+    return { success: true as const, ...(await deleteIntegration(ctx.services.store, requirePrincipal(ctx).organizationId, id)) };
+  },
+});
+
+const testIntegrationTool = defineTool({
+  name: 'test_integration',
+  title: 'Test integration',
+  description: [
+    'Tests an integration: webhook, discord and slack (webhook URL) get a small test POST; a sqlite database is opened and runs `select 1`; other types have their config validated.',
+    '`configOverrides` are merged over the saved config for this test only (empty credential fields keep the stored value); nothing is saved.',
+    'A failure answers 400 `integration_test_failed` with the reason (never the credentials).',
+  ].join(' '),
+  scope: 'mcp:write',
+  input: z.object({ integrationId, configOverrides: configObject.optional() }),
+  output: z.object({ status: z.literal('success'), message: z.string() }),
+  rest: { method: 'POST', path: '/api/integrations/:integrationId/test' },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true } },
+  handler: ({ integrationId: id, configOverrides }, ctx) => testIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, configOverrides),
+});
+
+export const integrationTools = [
+  listIntegrationsTool,
+  getIntegrationTool,
+  createIntegrationTool,
+  updateIntegrationTool,
+  deleteIntegrationTool,
+  testIntegrationTool,
+];
