@@ -1,5 +1,6 @@
 import { CONDITION_OPERATORS } from '../../actions/system.ts';
 import { evaluateExpression, SandboxError } from '../../sandbox/quickjs.ts';
+import { evaluateSimpleCondition, UNSUPPORTED } from '../../sandbox/simple-expression.ts';
 import { compareDecimal, toDecimal } from './math-aggregate.ts';
 import { NodeError, type NodeRunner } from './types.ts';
 
@@ -78,6 +79,8 @@ async function evaluateExpressionCondition(condition: unknown, bindings: Binding
       { field: 'condition' },
     );
   }
+  const simple = evaluateSimpleCondition(condition, bindings);
+  if (simple !== UNSUPPORTED) return simple;
   try {
     // Coerced inside the sandbox, so any value (even a function) has a truthiness.
     return (await evaluateExpression(`!!(\n${condition}\n)`, bindings)) === true;
