@@ -225,6 +225,11 @@ export async function heartbeat(store: Store, executionId: string, owner: string
   return { owned: false, cancelRequested: current?.cancel_requested === 1 };
 }
 
+export async function cancelFlag(store: Store, executionId: string): Promise<boolean> {
+  const row = await store.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', executionId).executeTakeFirst();
+  return row?.cancel_requested === 1;
+}
+
 export interface Completion {
   status: ExecutionStatus;
   output?: Record<string, unknown> | null;
@@ -276,12 +281,17 @@ export async function reapExpired(store: Store, now = Date.now()): Promise<strin
     .execute();
   const reaped: string[] = [];
   for (const row of stale) {
+    // The step that was running when the worker died (the checkpoint may not have recorded it yet).
+    const running = row.current_node_id
+      ? undefined
+      : await store.selectFrom('workflow_execution_logs').select('node_id').where('execution_id', '=', row.id).where('status', '=', 'running').orderBy('seq', 'desc').executeTakeFirst();
+    const currentNodeId = row.current_node_id ?? running?.node_id ?? null;
     const result = await store
       .updateTable('workflow_executions')
       .set({
         status: 'system_error',
         error: 'The run stopped making progress (its worker stopped or lost its lease) and was ended by the reaper.',
-        error_context: JSON.stringify({ reason: 'lease_expired', leaseOwner: row.lease_owner, lastHeartbeatAt: row.heartbeat_at, currentNodeId: row.current_node_id, reapedAt: new Date(now).toISOString() }),
+        error_context: JSON.stringify({ reason: 'lease_expired', leaseOwner: row.lease_owner, lastHeartbeatAt: row.heartbeat_at, currentNodeId, reapedAt: new Date(now).toISOString() }),
         completed_at: new Date(now).toISOString(),
         lease_expires_at: null,
       })
@@ -355,6 +365,30 @@ export async function startLog(store: Store, entry: LogStart): Promise<string> {
     })
     .execute();
   return id;
+}
+
+/** A finished step in one write (For Each iterations: many short steps, no need to show them running). */
+export async function writeFinishedLog(store: Store, entry: LogStart, status: string, output: unknown, error: string | null, startedAtMs: number): Promise<void> {
+  await store
+    .insertInto('workflow_execution_logs')
+    .values({
+      id: newId(),
+      execution_id: entry.executionId,
+      node_id: entry.nodeId,
+      node_name: entry.nodeName,
+      node_type: entry.nodeType,
+      status,
+      input: JSON.stringify(entry.input ?? null),
+      output: JSON.stringify(output ?? null),
+      error,
+      started_at: new Date(startedAtMs).toISOString(),
+      completed_at: nowIso(),
+      duration_ms: Date.now() - startedAtMs,
+      seq: Date.now() * 1000 + (logSequence++ % 1000),
+      iteration_index: entry.iterationIndex ?? null,
+      for_each_node_id: entry.forEachNodeId ?? null,
+    })
+    .execute();
 }
 
 export async function finishLog(store: Store, logId: string, status: string, output: unknown, error: string | null, startedAtMs: number): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Services } from '../services.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from './graph.ts';
-import { appendTransactionHash, finishLog, startLog, type Completion, type TransactionHashEntry } from './executions.ts';
+import { appendTransactionHash, finishLog, startLog, writeFinishedLog, type Completion, type TransactionHashEntry } from './executions.ts';
 import { bindSqlTemplates, bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
 import { PARAM_TOKEN } from './runners/database-query.ts';
 import { NodeError, type NodeResult, type NodeRunner } from './runners/types.ts';
@@ -143,6 +143,10 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     const started = Date.now();
     let logInput: unknown = node.data.config;
     let logId: string | undefined;
+    const logEntry = (input: unknown) => ({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
+    // Top-level steps show as running while they run; iteration steps are written once, finished.
+    const record = (status: string, output: unknown, error: string | null) =>
+      logId ? finishLog(store, logId, status, output, error, started) : writeFinishedLog(store, logEntry(logInput), status, output, error, started);
     try {
       const scope = scopeOf(view);
       const { actionType: _type, ...rawConfig } = node.data.config;
@@ -164,7 +168,7 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
         config = resolveValue(rawConfig, scope) as Record<string, unknown>;
       }
       logInput = redactSecrets(config);
-      logId = await startLog(store, { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input: logInput, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
+      if (!iteration) logId = await startLog(store, logEntry(logInput));
 
       if (!actionType) throw new NodeError(`Node "${labelOf(node)}" (${node.id}) has no actionType; configure it with one of the keys from list_action_schemas.`);
       if (actionType === 'web3/write-contract' && !config.abiFunction) {
@@ -187,13 +191,12 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
         },
       });
       const output: NodeResult = result.success ? result : { ...result, success: false, error: result.error ?? 'The step reported failure without a message.' };
-      await finishLog(store, logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started);
+      await record(output.success ? 'success' : 'error', output, output.success ? null : (output.error as string));
       return output;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const output: NodeResult = { success: false, error: message };
-      if (!logId) logId = await startLog(store, { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input: logInput, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
-      await finishLog(store, logId, 'error', output, message, started);
+      await record('error', output, message);
       return output;
     }
   }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { claimExecution, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import { cancelFlag, claimExecution, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+
+const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import type { RunEvents } from './run-events.ts';
 import type { NodeRunner } from './runners/types.ts';
@@ -57,6 +59,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     let currentNode: string | null = null;
     let lost = false;
     let cancelRequested = false;
+    let lastRenewal = Date.now();
     const markCancelRequested = () => {
       cancelRequested = true;
     };
@@ -77,10 +80,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         checkpoint: async (nodeId) => {
           currentNode = nodeId;
           events.progressed(executionId);
-          const state = await heartbeat(services.store, executionId, owner, leaseMs, nodeId);
-          if (!state.owned) lost = true;
-          if (state.cancelRequested) cancelRequested = true;
-          return state.cancelRequested || !state.owned;
+          // Renewing the lease is a write; at most every CHECKPOINT_RENEW_MS, otherwise only read the cancel flag.
+          if (Date.now() - lastRenewal >= CHECKPOINT_RENEW_MS) {
+            lastRenewal = Date.now();
+            const state = await heartbeat(services.store, executionId, owner, leaseMs, nodeId);
+            if (!state.owned) lost = true;
+            if (state.cancelRequested) cancelRequested = true;
+            return state.cancelRequested || !state.owned;
+          }
+          if (await cancelFlag(services.store, executionId)) cancelRequested = true;
+          return cancelRequested;
         },
       });
       // Aborted by shutdown rather than by a user: leave the row for the reaper (system_error), never `cancelled`.
