@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /** The caller's own identity: key probe, user and organization wallet. */
@@ -58,7 +58,7 @@ export const getWallet = defineTool({
   input: z.object({}),
   output: z.object({ walletAddress: z.string().nullable(), solanaAddress: z.string().nullable() }),
   rest: { method: 'GET', path: '/api/user/wallet' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   async handler(_input, { principal, services }) {
     const wallet = await services.organizations.wallet(requirePrincipal({ principal }).organizationId);
     return { walletAddress: wallet?.walletAddress ?? null, solanaAddress: wallet?.solanaAddress ?? null };

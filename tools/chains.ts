@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import { unknownChainMessage } from '../src/chains/catalog.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish, chainRef } from './inputs.ts';
 
 /** SPEC.md "Chain". RPC endpoint URLs are never part of it. */
@@ -36,7 +36,7 @@ const listChains = defineTool({
   output: z.array(publicChainSchema),
   scope: 'public',
   rest: { method: 'GET', path: '/api/chains', cacheControl: 'public, max-age=300' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'chains' },
+  mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'chains' },
   handler(input, ctx) {
     return ctx.services.chains.list({ includeDisabled: input.includeDisabled ?? false });
   },

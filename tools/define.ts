@@ -77,6 +77,9 @@ export interface McpBinding {
   resultKey?: string;
 }
 
+/** The annotations of a tool that only reads this gateway's own data. */
+export const READ_ONLY_LOCAL = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
+
 export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   /** snake_case; the MCP tool name and the OpenAPI operationId. */
   name: string;

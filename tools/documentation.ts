@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import { canUse } from './authorize.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { inputJsonSchema } from './json-schema.ts';
 
 /** Usage guidance for agents, generated from the registry so it lists exactly what the caller can call. */
@@ -38,7 +38,7 @@ export const toolsDocumentation = defineTool({
     tools: z.array(z.object({ name: z.string(), title: z.string(), scope: z.string(), description: z.string(), inputSchema: z.unknown().optional() })),
   }),
   rest: { method: 'GET', path: '/api/mcp/tools-documentation' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   handler({ toolName }, { principal, tools }) {
     const visible = tools.filter((t) => t.mcp && canUse(principal, t));
     if (toolName) {

@@ -15,7 +15,7 @@ import {
 } from '../src/engine/executions.ts';
 import { executionProgress } from '../src/engine/progress.ts';
 import { truncateLarge } from '../src/engine/truncate.ts';
-import { defineTool, type ToolContext } from './define.ts';
+import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
 import { deprecate, LEGACY_EXECUTE_PATH } from './deprecations.ts';
@@ -149,7 +149,7 @@ export const listExecutionsTool = defineTool({
   input: z.object({ workflowId: workflowIdParam }),
   output: z.array(executionSchema),
   rest: { method: 'GET', path: '/api/workflows/:workflowId/executions' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'executions' },
+  mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'executions' },
   async handler({ workflowId }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
     await getWorkflow(ctx.services.store, organizationId, workflowId);
@@ -230,7 +230,7 @@ export const waitForExecutionTool = defineTool({
     completedAt: z.string().nullable(),
   }),
   rest: { method: 'GET', path: '/api/workflows/executions/:executionId/wait' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   async handler({ executionId, timeoutMs }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
     const store = ctx.services.store;
@@ -296,7 +296,7 @@ export const getExecutionTool = defineTool({
   }),
   output: z.object({ execution: executionSchema, progress: progressSchema, completed: z.boolean(), pollIntervalHint: z.number(), logs: z.array(logSchema) }),
   rest: { method: 'GET', path: '/api/workflows/executions/:executionId' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   async handler({ executionId, includeData, nodeIds, truncateData }, ctx) {
     const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
     const allLogs = await listLogs(ctx.services.store, executionId);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { buildFeatureSnapshot } from '../src/org/features.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 
 /** SPEC.md "Feature snapshot". */
 const featureSchema = z.object({
@@ -30,7 +30,7 @@ const getFeatures = defineTool({
   }),
   scope: 'mcp:read',
   rest: { method: 'GET', path: '/api/features' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   handler() {
     return buildFeatureSnapshot();
   },

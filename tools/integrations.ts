@@ -9,7 +9,7 @@ import {
   testIntegration,
   updateIntegration,
 } from '../src/org/integrations.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /**
@@ -50,7 +50,7 @@ const listIntegrationsTool = defineTool({
   input: z.object({ type: z.string().min(1).max(50).optional().describe(`Only integrations of this type: ${typesText}`) }),
   output: z.object({ data: z.array(summarySchema) }),
   rest: { method: 'GET', path: '/api/integrations' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   handler: async ({ type }, ctx) => ({ data: await listIntegrations(ctx.services.store, requirePrincipal(ctx).organizationId, type) }),
 });
 
@@ -63,7 +63,7 @@ const getIntegrationTool = defineTool({
   input: z.object({ integrationId }),
   output: detailsSchema,
   rest: { method: 'GET', path: '/api/integrations/:integrationId' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   handler: ({ integrationId: id }, ctx) => getIntegration(ctx.services, requirePrincipal(ctx).organizationId, id),
 });
 

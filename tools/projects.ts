@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hexColorSchema } from '../src/org/colors.ts';
 import { createProject, deleteProject, listProjects, PROJECT_DESCRIPTION_MAX, PROJECT_NAME_MAX, updateProject } from '../src/org/projects.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /**
@@ -46,7 +46,7 @@ const listProjectsTool = defineTool({
   input: z.object({}),
   output: z.array(projectSchema),
   rest: { method: 'GET', path: '/api/projects' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'projects' },
+  mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'projects' },
   handler: (_input, ctx) => listProjects(ctx.services.store, requirePrincipal(ctx).organizationId),
 });
 

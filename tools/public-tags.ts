@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createPublicTag, listPublicTags, PUBLIC_TAG_NAME_MAX } from '../src/org/public-tags.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /** Public tags: the shared vocabulary for published workflows (SPEC "Public tag"). */
@@ -25,7 +25,7 @@ const listPublicTagsTool = defineTool({
   input: z.object({}),
   output: z.array(publicTagSchema),
   rest: { method: 'GET', path: '/api/public-tags' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'publicTags' },
+  mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'publicTags' },
   handler: (_input, ctx) => listPublicTags(ctx.services.store),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeGraph, listPublicWorkflows, markFeatured, type PublicWorkflow } from '../src/engine/public-workflows.ts';
-import { defineTool, type ToolContext } from './define.ts';
+import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
 import { publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
 
@@ -85,7 +85,7 @@ export const searchWorkflowsTool = defineTool({
   }),
   output: z.object({ count: z.number(), results: z.array(searchResultSchema) }),
   rest: { method: 'GET', path: '/api/workflows/search' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  mcp: { annotations: READ_ONLY_LOCAL },
   async handler({ query, category, chain, workflowType }, ctx: ToolContext) {
     const chainId = chain === undefined ? undefined : ctx.services.chains.resolve(chain)?.chainId ?? -1;
     const results = [];

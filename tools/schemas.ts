@@ -13,12 +13,12 @@ import { buildSchemaDocument, publicAction, type SchemaChain } from '../src/acti
 import { protocolSummaries, searchProtocolActions } from '../src/actions/search.ts';
 import { notFound } from '../src/errors.ts';
 import type { Services } from '../src/services.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
 
 /** Discovery of the action and trigger registry: what an agent reads before building a workflow. */
 
-const readOnly = { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } } as const;
+const readOnly = { annotations: READ_ONLY_LOCAL } as const;
 
 const fieldMap = z.record(z.string(), z.string());
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hexColorSchema } from '../src/org/colors.ts';
 import { createTag, deleteTag, listTags, TAG_NAME_MAX, updateTag } from '../src/org/tags.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /**
@@ -42,7 +42,7 @@ const listTagsTool = defineTool({
   input: z.object({}),
   output: z.array(tagSchema),
   rest: { method: 'GET', path: '/api/tags' },
-  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, resultKey: 'tags' },
+  mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'tags' },
   handler: (_input, ctx) => listTags(ctx.services.store, requirePrincipal(ctx).organizationId),
 });
 

@@ -4,13 +4,13 @@ import { DEFAULT_TIMEZONE, parseCron } from '../src/engine/cron.ts';
 import { edgesInputSchema, nodesInputSchema } from '../src/engine/graph.ts';
 import { prepareGraph } from '../src/engine/validate.ts';
 import { getWorkflow } from '../src/engine/workflows.ts';
-import { defineTool } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, invalidFieldSchema, workflowIdParam } from './workflow-schemas.ts';
 
 /** Checking workflows and cron expressions without saving anything. */
 
-const readOnly = { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } } as const;
+const readOnly = { annotations: READ_ONLY_LOCAL } as const;
 
 const validateWorkflow = defineTool({
   name: 'validate_workflow',

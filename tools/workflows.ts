@@ -10,7 +10,7 @@ import { generateWorkflowCode } from '../src/engine/workflow-code.ts';
 import { CLAIM_TOKEN_PREFIX, claimWorkflow, createWorkflow, deleteWorkflow, duplicateWorkflow, updateWorkflow } from '../src/engine/workflow-writes.ts';
 import { syncSchedule } from '../src/engine/scheduler.ts';
 import { goLive, MAX_PUBLIC_TAGS, viewWorkflow } from '../src/engine/public-workflows.ts';
-import { defineTool, type Principal } from './define.ts';
+import { defineTool, type Principal, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
 import { decimalWholeNumber, invalidFieldSchema, publicTagRefSchema, workflowDescription, workflowIdParam, workflowName, workflowSchema } from './workflow-schemas.ts';
@@ -20,7 +20,7 @@ import { decimalWholeNumber, invalidFieldSchema, publicTagRefSchema, workflowDes
 const owner = (principal: Principal) => ({ organizationId: principal.organizationId, userId: principal.userId });
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+const readAnnotations = READ_ONLY_LOCAL;
 
 export const listWorkflowsTool = defineTool({
   name: 'list_workflows',
