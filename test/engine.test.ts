@@ -254,6 +254,23 @@ describe('following runs', () => {
     expect((await api(`/api/workflows/${id}/executions`)).body).toEqual([]);
   });
 
+  it('sends MCP progress notifications while wait_for_execution blocks', async () => {
+    const id = await createWorkflow(
+      [trigger(), action('slow', 'Slow call', { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 1500 })],
+      [{ source: 't', target: 'slow' }],
+    );
+    const client = await connectMcp(gw.url, gw.ownerKey);
+    const started = await callTool(client, 'execute_workflow', { workflowId: id });
+    const notifications: { progress: number; total?: number; message?: string }[] = [];
+    const waited = await client.callTool({ name: 'wait_for_execution', arguments: { executionId: started.body.executionId } }, undefined, {
+      onprogress: (p) => notifications.push(p),
+    });
+    await client.close();
+    expect((waited.structuredContent as any).status).toBe('error');
+    expect(notifications.length).toBeGreaterThan(0);
+    expect(notifications[0]).toMatchObject({ total: 2, message: expect.stringMatching(/steps/) });
+  });
+
   it('truncates large step data in get_execution unless asked not to', async () => {
     const big = 'x'.repeat(10_000);
     const id = await createWorkflow([trigger(), action('echo', 'Echo', { actionType: 'code/run-code', code: `return { text: {{@t:Start.text}} };` })], [{ source: 't', target: 'echo' }]);

@@ -46,7 +46,16 @@ async function sendWebResponse(res: Response, response: globalThis.Response) {
   res.end();
 }
 
-const acceptsEventStream = (req: Request) => String(req.headers.accept ?? '').includes('text/event-stream');
+/**
+ * Stream (SSE) only when it buys something: the client accepts event streams
+ * and asked for progress on a call. Everything else is a plain JSON answer,
+ * which is cheaper.
+ */
+const wantsStream = (req: Request) =>
+  String(req.headers.accept ?? '').includes('text/event-stream') &&
+  (Array.isArray(req.body) ? req.body : [req.body]).some(
+    (m) => m && typeof m === 'object' && (m as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken !== undefined,
+  );
 
 const isToolCall = (body: unknown) =>
   (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call');
@@ -103,7 +112,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       }
 
       const tools = createToolSet(deps.registry, principal, () => deps.contextFor(req, res));
-      const response = await answerMcpPost(deps.info, tools, toWebRequest(req, deps.baseUrl), req.body, acceptsEventStream(req));
+      const response = await answerMcpPost(deps.info, tools, toWebRequest(req, deps.baseUrl), req.body, wantsStream(req));
       await sendWebResponse(res, response);
     } catch (error) {
       next(error);
