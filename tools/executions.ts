@@ -244,12 +244,15 @@ export const waitForExecutionTool = defineTool({
     while (!isTerminal(row.status) && Date.now() < deadline) {
       await report();
       // Woken by the run's completion; the bounded re-check covers runs finished by another process.
-      await ctx.services.engine.events.waitFor(executionId, Math.min(2_000, deadline - Date.now()), () => {
-        void getExecutionRow(store, organizationId, executionId).then((fresh) => {
-          row = fresh;
-          return report();
-        });
-      });
+      // Step events only matter to a caller that takes progress notifications.
+      const onStep = ctx.notifyProgress
+        ? () =>
+            void getExecutionRow(store, organizationId, executionId).then((fresh) => {
+              row = fresh;
+              return report();
+            })
+        : undefined;
+      await ctx.services.engine.events.waitFor(executionId, Math.min(2_000, deadline - Date.now()), onStep);
       row = await getExecutionRow(store, organizationId, executionId);
     }
     const record = toExecutionRecord(row);

@@ -161,7 +161,7 @@ export const duplicateWorkflowTool = defineTool({
   },
 });
 
-export const PORTABLE_FORMAT = 'flowgate.workflow/v1';
+export const PORTABLE_FORMAT = 'flowgate.workflow/v1' as const;
 
 export const downloadWorkflowTool = defineTool({
   name: 'download_workflow',
@@ -184,7 +184,7 @@ export const downloadWorkflowTool = defineTool({
     const workflow = await getWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId);
     ctx.setHeader('Content-Disposition', `attachment; filename="workflow-${workflow.id}.json"`);
     return {
-      format: PORTABLE_FORMAT as typeof PORTABLE_FORMAT,
+      format: PORTABLE_FORMAT,
       name: workflow.name,
       description: workflow.description,
       nodes: workflow.nodes,

@@ -87,6 +87,7 @@ export async function goLive(store: Store, organizationId: string, workflowId: s
 }
 
 export interface PublicListFilters {
+  workflowId?: string;
   featured?: boolean;
   featuredProtocol?: string;
   tag?: string;
@@ -103,6 +104,7 @@ export interface PublicWorkflow extends WorkflowRecord {
 
 export async function listPublicWorkflows(store: Store, filters: PublicListFilters = {}): Promise<PublicWorkflow[]> {
   let query = store.selectFrom('workflows').selectAll('workflows').where('workflows.visibility', '=', 'public').where('workflows.organization_id', 'is not', null);
+  if (filters.workflowId !== undefined) query = query.where('workflows.id', '=', filters.workflowId);
   if (filters.featured !== undefined) query = query.where('workflows.featured', '=', filters.featured ? 1 : 0);
   if (filters.featuredProtocol) query = query.where(sql<string>`lower(workflows.featured_protocol)`, '=', filters.featuredProtocol.toLowerCase());
   if (filters.tag) {
@@ -152,8 +154,8 @@ export async function markFeatured(store: Store, input: { workflowId: string; ca
   if (Number(result.numUpdatedRows) === 0) {
     throw new ServiceError(404, 'not_found', `No public workflow ${input.workflowId}; only published workflows can be featured.`);
   }
-  const listed = await listPublicWorkflows(store, { featured: true });
-  return listed.find((w) => w.id === input.workflowId)!;
+  const [featured] = await listPublicWorkflows(store, { workflowId: input.workflowId });
+  return featured!;
 }
 
 /** The chains a workflow touches (its nodes' `network` fields) and whether it sends transactions. */

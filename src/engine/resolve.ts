@@ -106,22 +106,29 @@ export function bindTemplates(source: string, scope: ResolveScope): { source: st
     return name;
   };
   // A template inside a string literal means interpolation: "total: {{@a:B.c}}" becomes ("total: " + String(__t0) + "").
-  const withStrings = source.replace(STRING_LITERAL, (literal) => {
-    if (!literal.includes('{{@')) return literal;
-    const quote = literal[0]!;
-    const inner = literal.slice(1, -1);
-    const parts: string[] = [];
-    let last = 0;
-    for (const match of inner.matchAll(TEMPLATE_PATTERN)) {
-      parts.push(`${quote}${inner.slice(last, match.index)}${quote}`, `String(${bind(match[0], match[1]!)})`);
-      last = match.index! + match[0].length;
-    }
-    parts.push(`${quote}${inner.slice(last)}${quote}`);
-    return `(${parts.join(' + ')})`;
-  });
+  const withStrings = source.replace(STRING_LITERAL, (literal) => splitLiteral(literal, (raw, body) => `String(${bind(raw, body)})`, ' + '));
   // Inside a template literal it becomes a substitution: `total: ${__t0}`.
   const withTemplates = withStrings.replace(TEMPLATE_LITERAL, (literal) => literal.replace(TEMPLATE_PATTERN, (raw, body: string) => `\${${bind(raw, body)}}`));
   return { source: withTemplates.replace(TEMPLATE_PATTERN, (raw, body: string) => bind(raw, body)), bindings };
+}
+
+/**
+ * A quoted literal (`"..."`, `'...'`) containing templates, rewritten as a
+ * concatenation of its quoted text pieces and the bound templates. Pieces
+ * equal to `dropPiece` are left out.
+ */
+function splitLiteral(literal: string, bound: (raw: string, body: string) => string, joiner: string, dropPiece?: string): string {
+  const quote = literal[0]!;
+  const inner = literal.slice(1, -1);
+  const parts: string[] = [];
+  let at = 0;
+  for (const match of inner.matchAll(TEMPLATE_PATTERN)) {
+    parts.push(`${quote}${inner.slice(at, match.index)}${quote}`, bound(match[0], match[1]!));
+    at = match.index! + match[0].length;
+  }
+  parts.push(`${quote}${inner.slice(at)}${quote}`);
+  const kept = parts.filter((part) => part !== dropPiece);
+  return `(${kept.join(joiner) || `${quote}${quote}`})`;
 }
 
 /** Single- and double-quoted JavaScript string literals (one line, with escapes). */
@@ -152,19 +159,8 @@ export function bindSqlTemplates(sql: string, scope: ResolveScope, placeholder: 
   for (const literal of literals) {
     out += templateOutside(sql.slice(last, literal.index));
     const text = literal[0];
-    if (!text.includes('{{@')) {
-      out += text;
-    } else {
-      const inner = text.slice(1, -1);
-      const parts: string[] = [];
-      let at = 0;
-      for (const match of inner.matchAll(TEMPLATE_PATTERN)) {
-        parts.push(`'${inner.slice(at, match.index)}'`, bind(match[0], match[1]!));
-        at = match.index! + match[0].length;
-      }
-      parts.push(`'${inner.slice(at)}'`);
-      out += `(${parts.filter((p) => p !== "''").join(' || ') || "''"})`;
-    }
+    // Empty text pieces are dropped so '{{@x}}' alone stays one parameter of its own type.
+    out += text.includes('{{@') ? splitLiteral(text, bind, ' || ', "''") : text;
     last = literal.index! + text.length;
   }
   out += templateOutside(sql.slice(last));

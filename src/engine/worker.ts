@@ -60,15 +60,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     let lost = false;
     let cancelRequested = false;
     let lastRenewal = Date.now();
-    const markCancelRequested = () => {
-      cancelRequested = true;
+    /** Folds a heartbeat's answer into this run's state; true means stop. */
+    const apply = (state: { owned: boolean; cancelRequested: boolean }) => {
+      if (!state.owned) lost = true;
+      if (state.cancelRequested) cancelRequested = true;
+      return lost || cancelRequested;
     };
     const beat = setInterval(() => {
       heartbeat(services.store, executionId, owner, leaseMs, currentNode)
-        .then(({ owned, cancelRequested }) => {
-          if (!owned) lost = true;
-          if (cancelRequested) markCancelRequested();
-          if (!owned || cancelRequested) abort.abort();
+        .then((state) => {
+          if (apply(state)) abort.abort();
         })
         .catch(() => {});
     }, heartbeatMs);
@@ -83,10 +84,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
           // Renewing the lease is a write; at most every CHECKPOINT_RENEW_MS, otherwise only read the cancel flag.
           if (Date.now() - lastRenewal >= CHECKPOINT_RENEW_MS) {
             lastRenewal = Date.now();
-            const state = await heartbeat(services.store, executionId, owner, leaseMs, nodeId);
-            if (!state.owned) lost = true;
-            if (state.cancelRequested) cancelRequested = true;
-            return state.cancelRequested || !state.owned;
+            return apply(await heartbeat(services.store, executionId, owner, leaseMs, nodeId));
           }
           if (await cancelFlag(services.store, executionId)) cancelRequested = true;
           return cancelRequested;

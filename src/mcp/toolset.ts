@@ -39,7 +39,6 @@ export function errorResult(error: unknown): McpCallResult {
 }
 
 export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
-  // MCP arguments may carry an idempotency key (REST sends it as a header).
   const exposed = registry.filter((t) => t.mcp);
   return {
     list: () => exposed.filter((t) => canUse(principal, t)).map(toMcpDescriptor),
@@ -52,6 +51,7 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
         );
       }
       try {
+        // MCP callers pass the idempotency key as an argument; REST sends it as a header.
         const idempotencyKey = typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
         const output = await invokeTool(tool, args, { ...makeContext(), ...(idempotencyKey ? { idempotencyKey } : {}), notifyProgress: progress });
         const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);

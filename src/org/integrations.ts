@@ -1,6 +1,5 @@
 import { queryDatabase, type DatabaseConfig } from './database-client.ts';
 import { createHmac } from 'node:crypto';
-import Sqlite from 'better-sqlite3';
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
@@ -391,16 +390,13 @@ async function postTest(
   }
 }
 
-function testSqlite(path: string, secrets: Config): string {
-  let db: Sqlite.Database | undefined;
+/** Runs `select 1` through the same client the Database Query step uses. */
+async function testDatabase(config: Config, secrets: Config): Promise<string> {
   try {
-    db = new Sqlite(path, { readonly: true, fileMustExist: true, timeout: 2000 });
-    db.prepare('select 1').get();
-    return `Connected to the sqlite database and ran "select 1".`;
-  } catch (err) {
-    throw testFailed(`Could not open the sqlite database: ${(err as Error).message}`, secrets);
-  } finally {
-    db?.close();
+    await queryDatabase(config as DatabaseConfig, 'select 1', [], AbortSignal.timeout(15_000));
+    return `Connected to the ${config.driver} database and ran "select 1".`;
+  } catch (error) {
+    throw testFailed(`Could not query the database: ${error instanceof Error ? error.message : String(error)}`, secrets);
   }
 }
 
@@ -439,13 +435,7 @@ export async function testIntegration(
       }
       return { status: 'success', message: 'Slack configuration is valid (bot token set); no message was sent because no webhookUrl is configured.' };
     case 'database':
-      if (config.driver === 'sqlite') return { status: 'success', message: testSqlite(String(config.path), secrets) };
-      try {
-        await queryDatabase(config as DatabaseConfig, 'select 1', [], AbortSignal.timeout(15_000));
-        return { status: 'success', message: 'Connected to PostgreSQL and ran select 1.' };
-      } catch (error) {
-        throw new ServiceError(400, 'integration_test_failed', scrub(`Could not query the database: ${error instanceof Error ? error.message : String(error)}`, secrets));
-      }
+      return { status: 'success', message: await testDatabase(config, secrets) };
     case 'web3':
       return { status: 'success', message: `web3 configuration is valid; address ${addressOf('web3', config)}.` };
     default:
