@@ -3,7 +3,7 @@ import { RunEvents } from './run-events.ts';
 import { builtInRunners } from './runners/index.ts';
 import type { NodeRunner } from './runners/types.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
-import { createWorker, type Worker, type WorkerOptions } from './worker.ts';
+import { createWorker, type WorkerOptions } from './worker.ts';
 
 /** The running parts of the engine for one gateway process: worker, scheduler and run events. */
 export interface Engine {
@@ -20,28 +20,24 @@ export interface EngineOptions extends WorkerOptions {
 }
 
 export function createEngine(services: Omit<Services, 'engine'>, options: EngineOptions = {}): Engine {
+  // Runners receive the full services, engine included; the worker only reads them once runs start.
+  const full = services as Services;
   const events = new RunEvents();
-  let worker: Worker | undefined;
-  let scheduler: Scheduler | undefined;
+  const worker = createWorker(full, options.runners ?? builtInRunners, events, options);
+  const scheduler = createScheduler(services.store, (id) => worker.enqueue(id), options.schedulerTickMs);
   const engine: Engine = {
     events,
-    enqueue: (id) => worker?.enqueue(id),
-    get scheduler() {
-      return scheduler!;
-    },
+    scheduler,
+    enqueue: (id) => worker.enqueue(id),
     async start() {
-      await worker!.start();
-      scheduler!.start();
+      await worker.start();
+      scheduler.start();
     },
     async stop() {
-      scheduler?.stop();
-      await worker?.stop();
+      scheduler.stop();
+      await worker.stop();
     },
   };
-  // The worker needs the full services (runners receive them), which include this engine.
-  const full = services as Services;
   full.engine = engine;
-  worker = createWorker(full, options.runners ?? builtInRunners, events, options);
-  scheduler = createScheduler(services.store, (id) => worker!.enqueue(id), options.schedulerTickMs);
   return engine;
 }
