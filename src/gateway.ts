@@ -5,6 +5,10 @@ import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
 import { createAbiLookup } from './chains/abi-lookup.ts';
 import { createChainCatalog } from './chains/catalog.ts';
+import { fundIfEmpty, type Devnet } from './chains/devnet/devnet.ts';
+import { openDevnet } from './chains/devnet/embedded.ts';
+import { createStablecoinRegistry } from './chains/stablecoins.ts';
+import { TEST_USDC } from './chains/devnet/test-usdc.ts';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './guards/rate-limit.ts';
 import { createHttpApp } from './http/app.ts';
@@ -21,7 +25,8 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config): Promise<Runtime> {
+/** `devnet`: the running devnet, when the caller started one (createGateway does; CLI commands don't). */
+export async function openRuntime(config: Config, options: { devnet?: Devnet | null } = {}): Promise<Runtime> {
   const sqlite = openSqlite(databaseFile(config.dataDir));
   const store = kyselyOverSqlite(sqlite);
   try {
@@ -32,6 +37,9 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   }
   const box = createSecretBox(loadMasterKey(config.dataDir, config.masterKey));
   const chains = createChainCatalog(config);
+  const devnet = options.devnet ?? null;
+  const stablecoins = createStablecoinRegistry();
+  if (devnet) stablecoins.register(devnet.chainId, { address: devnet.usdcAddress, symbol: TEST_USDC.symbol, decimals: TEST_USDC.decimals });
   const base = {
     config,
     store,
@@ -41,6 +49,8 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     organizations: createOrganizationService(store, box),
     rateLimiter: createRateLimiter(config, sqlite),
     secrets: box,
+    stablecoins,
+    devnet,
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;
@@ -72,8 +82,18 @@ export interface Gateway extends Runtime {
 }
 
 export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
-  const runtime = await openRuntime(config);
-  const firstStart = await bootstrapDefaultOrganization(runtime.services);
+  // The devnet comes first: it sets config.rpcUrls[31337] when it spawns anvil.
+  const devnet = await openDevnet(config);
+  let runtime: Runtime;
+  let firstStart: FirstStart | undefined;
+  try {
+    runtime = await openRuntime(config, { devnet: devnet?.devnet ?? null });
+    firstStart = await bootstrapDefaultOrganization(runtime.services);
+    if (devnet) await fundDefaultWallet(runtime.services, devnet.devnet);
+  } catch (error) {
+    await devnet?.stop();
+    throw error;
+  }
   const app = createHttpApp(runtime.services, options.tools ?? registry);
   const server = http.createServer(app);
   await runtime.services.engine.start();
@@ -95,6 +115,13 @@ export async function createGateway(config: Config, options: { tools?: readonly 
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime.close();
+      await devnet?.stop();
     },
   };
+}
+
+async function fundDefaultWallet(services: Services, devnet: Devnet) {
+  const { organization } = await services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
+  const wallet = await services.organizations.wallet(organization.id);
+  if (wallet) await fundIfEmpty(devnet, wallet.walletAddress);
 }

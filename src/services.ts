@@ -7,6 +7,8 @@ import type { OrganizationService } from './org/organizations.ts';
 import type { RateLimiter } from './guards/rate-limit.ts';
 import type { Engine } from './engine/engine.ts';
 import type { SecretBox } from './wallets/crypto.ts';
+import type { StablecoinRegistry } from './chains/stablecoins.ts';
+import type { Devnet } from './chains/devnet/devnet.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -21,4 +23,8 @@ export interface Services {
   secrets: SecretBox;
   /** Worker, scheduler and run events; started only by a serving gateway (not by CLI commands). */
   engine: Engine;
+  /** Recognised stablecoins per chain (the per-transaction stablecoin limit); includes the devnet USDC when there is a devnet. */
+  stablecoins: StablecoinRegistry;
+  /** The devnet on chain 31337 when a serving gateway runs or uses one; null otherwise (and in CLI runtimes). */
+  devnet: Devnet | null;
 }
