@@ -5,6 +5,8 @@ import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
 import { createAbiLookup } from './chains/abi-lookup.ts';
 import { createChainCatalog } from './chains/catalog.ts';
+import { createChainClients } from './chains/clients.ts';
+import { createNonceManager } from './chains/nonces.ts';
 import { fundIfEmpty, type Devnet } from './chains/devnet/devnet.ts';
 import { openDevnet } from './chains/devnet/embedded.ts';
 import { createStablecoinRegistry } from './chains/stablecoins.ts';
@@ -51,6 +53,8 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     secrets: box,
     stablecoins,
     devnet,
+    chainClients: createChainClients(chains),
+    nonces: createNonceManager(),
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;

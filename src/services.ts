@@ -9,6 +9,8 @@ import type { Engine } from './engine/engine.ts';
 import type { SecretBox } from './wallets/crypto.ts';
 import type { StablecoinRegistry } from './chains/stablecoins.ts';
 import type { Devnet } from './chains/devnet/devnet.ts';
+import type { ChainClients } from './chains/clients.ts';
+import type { NonceManager } from './chains/nonces.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -27,4 +29,8 @@ export interface Services {
   stablecoins: StablecoinRegistry;
   /** The devnet on chain 31337 when a serving gateway runs or uses one; null otherwise (and in CLI runtimes). */
   devnet: Devnet | null;
+  /** viem public clients per catalog chain (RPC URLs stay inside). */
+  chainClients: ChainClients;
+  /** Nonces per (chain, sender) for this process's signers. */
+  nonces: NonceManager;
 }
