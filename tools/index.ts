@@ -15,6 +15,7 @@ import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
 import { executionTools } from './executions.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
+import { executeTools } from './execute.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -34,6 +35,7 @@ export const registry: readonly AnyTool[] = [
   ...projectTools,
   ...userKeyTools,
   ...integrationTools,
+  ...executeTools,
 ];
 
 const names = new Set<string>();

@@ -97,6 +97,8 @@ export interface Simulation {
 /** Dry run: estimate gas for the exact call; a revert is reported, not thrown. */
 export async function simulateTransaction(client: PublicClient, from: Address, request: TransactionRequest, abi?: Abi): Promise<Simulation> {
   try {
+    // eth_call checks the balance covers value + fees; some nodes' estimateGas does not.
+    await client.call({ account: from, to: request.to, data: request.data, value: request.value });
     const gasEstimate = await client.estimateGas({ account: from, to: request.to, data: request.data, value: request.value });
     return { gasEstimate, wouldRevert: false };
   } catch (error) {
