@@ -86,7 +86,7 @@ describe('transfer', () => {
     const res = await post('/api/execute/transfer', { chainId: 31337, recipientAddress: recipient(), amount: '1000000', simulate: true });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'simulated', wouldRevert: true, success: false, code: 'simulation_failed' });
-    expect(res.body.reason).toMatch(/insufficient funds|gas required exceeds/i);
+    expect(res.body.reason).toMatch(/exceeds the balance|insufficient funds/i);
   });
 });
 
