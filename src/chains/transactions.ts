@@ -154,14 +154,14 @@ export async function signAndBroadcast(
     try {
       await client.sendRawTransaction({ serializedTransaction: raw });
     } catch (error) {
-      if (isAlreadyKnown(error)) return { accepted: true, value: hash };
+      if (isAlreadyKnown(error)) return hash;
       // A JSON-RPC error answer means the node refused the bytes; anything else (timeout, lost connection) may have reached it.
       if (error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError)) {
         throw new BroadcastRejectedError(`The node rejected the transaction: ${error.shortMessage}`, hash);
       }
-      return { accepted: true, value: hash };
+      return hash;
     }
-    return { accepted: true, value: hash };
+    return hash;
   });
 }
 
