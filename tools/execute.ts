@@ -51,27 +51,31 @@ export const directRecordSchema = z.object({
   idempotentReplay: z.boolean().optional(),
 });
 
-const simulationSchema = z.looseObject({
-  success: z.boolean(),
-  status: z.literal('simulated'),
-  from: z.string().optional(),
-  to: z.string().optional(),
-  value: z.string().optional(),
-  gasEstimate: z.string().optional(),
-  wouldRevert: z.boolean().optional(),
-  reason: z.string().optional(),
-});
+/**
+ * What a write route answers: the direct execution record (202), the
+ * Simulation response (simulate: true), or for contract-call reads
+ * `{success, type:'read', result}`. One object schema, because MCP output
+ * schemas must be objects; `status` tells which it is.
+ */
+const writeResponse = directRecordSchema
+  .partial()
+  .extend({
+    status: z.string().describe('completed | failed | unconfirmed (record), simulated (dry run); absent on reads'),
+    success: z.boolean().optional().describe('Simulation: false when it would revert or a limit would refuse it'),
+    gasEstimate: z.string().optional(),
+    wouldRevert: z.boolean().optional(),
+    reason: z.string().optional().describe('Why the simulation would fail'),
+    conditionMet: z.boolean().optional(),
+    readResult: z.unknown().optional(),
+  })
+  .loose();
 
-const readResultSchema = z.object({
-  success: z.literal(true),
-  type: z.literal('read'),
-  chainId: z.number(),
-  contractAddress: z.string(),
-  functionName: z.string(),
-  result: z.unknown(),
+const readOrWriteResponse = writeResponse.extend({
+  status: z.string().optional(),
+  type: z.string().optional().describe('"read" for view/pure calls, which return result without signing'),
+  contractAddress: z.string().optional(),
+  functionName: z.string().optional(),
 });
-
-const writeResponse = z.union([directRecordSchema, simulationSchema]);
 
 function callerOf(ctx: ToolContext): DirectCaller {
   const principal = requirePrincipal(ctx);
@@ -176,7 +180,7 @@ const executeContractCallRest = defineTool({
   title: 'Call a contract function',
   description: 'Reads return the decoded result (200, no signing); writes are signed by the organization wallet and answer 202 with the direct execution record, like transfer.',
   input: contractCallBody,
-  output: z.union([readResultSchema, writeResponse]),
+  output: readOrWriteResponse,
   scope: 'mcp:read',
   rateLimit: 'executePerKey',
   rest: { method: 'POST', path: '/api/execute/contract-call', status: 202 },
@@ -298,7 +302,7 @@ const executeContractCallMcp = defineTool({
     data: z.string().optional().describe('Raw calldata instead of function_name + function_args'),
     idempotency_key: idempotencyKey,
   }),
-  output: z.union([readResultSchema, writeResponse]),
+  output: readOrWriteResponse,
   scope: 'mcp:read',
   rateLimit: 'executePerKey',
   mcp: { annotations: WRITE_ANNOTATIONS },
