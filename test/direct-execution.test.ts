@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { erc20Abi, getAddress, parseEther, parseUnits, type Address } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, type Address } from 'viem';
 import { TEST_USDC_ADDRESS } from '../src/chains/devnet/test-usdc.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
@@ -127,6 +127,76 @@ describe('versioning', () => {
     const withChainId = await post('/api/execute/transfer', { chainId: 31337, network: 1, recipientAddress: recipient(), amount: '0.001', simulate: true });
     expect(withChainId.headers.get('deprecation')).toBeNull();
     expect(withChainId.body.to).toBeDefined();
+  });
+});
+
+const USDC_ABI = JSON.stringify(erc20Abi);
+
+describe('contract-call', () => {
+  test('a view function returns its decoded result without signing', async () => {
+    const before = await chain.publicClient.getTransactionCount({ address: wallet });
+    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'balanceOf', functionArgs: JSON.stringify([wallet]), abi: USDC_ABI });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, type: 'read', functionName: 'balanceOf' });
+    expect(BigInt(res.body.result)).toBe(await usdcBalance(wallet));
+    expect(await chain.publicClient.getTransactionCount({ address: wallet })).toBe(before);
+  });
+
+  test('a write is signed, verified and recorded; raw calldata decodes to the same typed call', async () => {
+    const spender = recipient();
+    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, abiFunction: 'approve', functionArgs: JSON.stringify([spender, '5000000']), abi: USDC_ABI });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ status: 'completed', result: { functionName: 'approve', args: [spender, '5000000'] } });
+    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(5_000_000n);
+
+    const data = encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, 7_000_000n] });
+    const viaData = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, data, abi: USDC_ABI });
+    expect(viaData.body).toMatchObject({ status: 'completed', result: { functionName: 'approve', args: [spender, '7000000'] } });
+  });
+
+  test('approving more than 100 USD of a stablecoin to a non-protocol spender is refused, nothing signed', async () => {
+    const before = await chain.publicClient.getTransactionCount({ address: wallet });
+    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'approve', functionArgs: JSON.stringify([recipient(), '150000000']), abi: USDC_ABI });
+    expect(res.status).toBe(202);
+    expect(res.body.status).toBe('failed');
+    expect(res.body.error).toMatch(/exceeds the 100\.0 USD per-transaction limit/);
+    expect(await chain.publicClient.getTransactionCount({ address: wallet })).toBe(before);
+  });
+
+  const bad: [string, Record<string, unknown>, RegExp][] = [
+    ['functionName and abiFunction disagree', { functionName: 'approve', abiFunction: 'transfer' }, /functionName "approve" and abiFunction "transfer" disagree/],
+    ['ABI is not JSON', { abi: '[{not json' }, /abi must be valid JSON/],
+    ['ABI is not an array', { abi: '{"type":"function"}' }, /JSON array of ABI entries/],
+    ['function missing', { functionName: 'aprove' }, /no function "aprove". Did you mean "approve"/],
+    ['argument count', { functionArgs: '["0x0000000000000000000000000000000000000001"]' }, /approve takes 2 argument/],
+    ['argument type', { functionArgs: '["not-an-address", "1"]' }, /functionArgs do not fit approve/],
+    ['functionArgs not an array', { functionArgs: '{"a":1}' }, /JSON array string/],
+    ['errorAbis with no error', { errorAbis: [JSON.stringify([{ type: 'function', name: 'f', inputs: [], outputs: [], stateMutability: 'view' }])] }, /declares no buildable error/],
+    ['too many errorAbis', { errorAbis: Array.from({ length: 5 }, () => '[{"type":"error","name":"E","inputs":[]}]') }, /at most 4 documents/],
+    ['errorAbis over 16 KB', { errorAbis: [JSON.stringify([{ type: 'error', name: 'E'.repeat(17000), inputs: [] }])] }, /at most 16 KB/],
+  ];
+  test.each(bad)('400 when %s', async (_name, patch, message) => {
+    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'approve', functionArgs: JSON.stringify([recipient(), '1']), abi: USDC_ABI, ...patch });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(message);
+  });
+});
+
+describe('check-and-execute', () => {
+  test('writes only when the condition holds, and returns an execution id either way', async () => {
+    const spender = recipient();
+    const base = { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'allowance', functionArgs: JSON.stringify([wallet, spender]), abi: USDC_ABI };
+    const action = { contractAddress: TEST_USDC_ADDRESS, functionName: 'approve', functionArgs: JSON.stringify([spender, '3000000']), abi: USDC_ABI };
+    const notMet = await post('/api/execute/check-and-execute', { ...base, condition: { operator: 'gt', value: '0' }, action });
+    expect(notMet.status).toBe(202);
+    expect(notMet.body).toMatchObject({ status: 'completed', result: { conditionMet: false, readResult: '0' } });
+    expect(notMet.body.executionId).toHaveLength(21);
+    expect(notMet.body.transactionHash).toBeUndefined();
+
+    const met = await post('/api/execute/check-and-execute', { ...base, condition: { operator: 'eq', value: 0 }, action });
+    expect(met.body).toMatchObject({ status: 'completed', result: { conditionMet: true } });
+    expect(met.body.transactionHash).toMatch(/^0x/);
+    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(3_000_000n);
   });
 });
 
