@@ -14,6 +14,7 @@ import { loadConfig } from '../src/config.ts';
 import { createGateway } from '../src/gateway.ts';
 import { newId, nowIso } from '../src/ids.ts';
 import { chainGraph } from '../test/helpers/workflows.ts';
+import { benchDirectExecution } from './direct-execution.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -181,6 +182,8 @@ async function main() {
   bareServer.close();
   await gateway.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
+
+  await benchDirectExecution(DURATION_SECONDS, CONNECTIONS);
 }
 
 await main();
