@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import solc from 'solc';
-import { getAddress, parseEther, type Address, type Hex } from 'viem';
+import { getAddress, keccak256, parseEther, type Address, type Hex } from 'viem';
+import { requestHash } from '../src/engine/run-workflow.ts';
+import { insertPending, storeSigned } from '../src/execute/records.ts';
+import { organizationAccount } from '../src/wallets/signer.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
@@ -110,6 +113,51 @@ describe('on an automining chain', () => {
       expect(real.status).toBe(202);
       expect(real.body.idempotentReplay).toBeUndefined();
       expect(real.body.status).toBe('completed');
+    });
+  });
+
+  describe('recovery after the gateway died mid-request', () => {
+    const staleRecord = async (key: string, body: unknown, executionId: string | null) => {
+      const org = await gw.gateway.services.organizations.ensure('default');
+      await gw.gateway.services.store
+        .insertInto('idempotency_records')
+        .values({ organization_id: org.organization.id, endpoint: 'transfer', key, request_hash: requestHash(body), state: 'in_progress', execution_id: executionId, response_status: null, response_body: null, created_at: new Date(Date.now() - 3600_000).toISOString(), expires_at: new Date(Date.now() + 3600_000).toISOString() })
+        .execute();
+      return org.organization.id;
+    };
+
+    test('a retry re-sends the stored signed bytes instead of signing again: the recipient is paid once', async () => {
+      const { services } = gw.gateway;
+      const to = recipient();
+      const body = { chainId: 31337, recipientAddress: to, amount: '0.0042' };
+      const org = await services.organizations.ensure('default');
+      // What a crashed request leaves behind: the row, the signed bytes and hash, never broadcast.
+      const account = await organizationAccount(services.store, services.secrets, org.organization.id);
+      const fees = await chain.publicClient.estimateFeesPerGas();
+      const raw = await account.signTransaction({ type: 'eip1559', chainId: 31337, nonce: await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' }), gas: 42_000n, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, to, value: parseEther('0.0042') });
+      const id = 'crashedexecution00001';
+      await insertPending(services.store, { id, organizationId: org.organization.id, apiKeyId: null, type: 'transfer', chainId: 31337, from: wallet, to, valueWei: parseEther('0.0042') });
+      await storeSigned(services.store, id, keccak256(raw), raw);
+      await staleRecord('k-crash', body, id);
+
+      const retry = await post(gw, '/api/execute/transfer', body, { idempotencyKey: 'k-crash' });
+      expect(retry.status).toBe(202);
+      expect(retry.body).toMatchObject({ executionId: id, status: 'completed', transactionHash: keccak256(raw), idempotentReplay: true });
+      expect(await chain.publicClient.getBalance({ address: to })).toBe(parseEther('0.0042'));
+      const again = await post(gw, '/api/execute/transfer', body, { idempotencyKey: 'k-crash' });
+      expect(again.body).toMatchObject({ executionId: id, idempotentReplay: true });
+      expect(await chain.publicClient.getBalance({ address: to })).toBe(parseEther('0.0042'));
+    });
+
+    test('a request that died before signing runs afresh on retry', async () => {
+      const to = recipient();
+      const body = { chainId: 31337, recipientAddress: to, amount: '0.0011' };
+      await staleRecord('k-crash-unsigned', body, null);
+      const retry = await post(gw, '/api/execute/transfer', body, { idempotencyKey: 'k-crash-unsigned' });
+      expect(retry.status).toBe(202);
+      expect(retry.body.status).toBe('completed');
+      expect(retry.body.idempotentReplay).toBeUndefined();
+      expect(await chain.publicClient.getBalance({ address: to })).toBe(parseEther('0.0011'));
     });
   });
 

@@ -1,9 +1,9 @@
 import { encodeFunctionData, decodeFunctionData, erc20Abi, parseEther, type Abi, type AbiFunction, type Address, type Hex } from 'viem';
 import { resolveChainOrThrow, type ChainEntry } from '../chains/catalog.ts';
-import { revertReason, simulateTransaction, type TransactionRequest } from '../chains/transactions.ts';
+import { rebroadcast, revertReason, simulateTransaction, verifyTransaction, type TransactionRequest } from '../chains/transactions.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import { replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
-import { spendCapData } from '../guards/spend-cap.ts';
+import { settleSpendForExecution, spendCapData } from '../guards/spend-cap.ts';
 import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
@@ -110,10 +110,15 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
   if (simulateOnly) return simulate(services, caller, write);
   if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
 
-  const reservation = caller.idempotencyKey
-    ? await reserveIdempotencyKey(services.store, { organizationId: caller.organizationId, endpoint, key: caller.idempotencyKey }, canonicalRequest)
-    : undefined;
+  const scope = caller.idempotencyKey ? { organizationId: caller.organizationId, endpoint, key: caller.idempotencyKey } : undefined;
+  let reservation = scope ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, staleAfterMs(services)) : undefined;
   if (reservation?.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
+  if (reservation?.kind === 'stale') {
+    const recovered = await recoverInterrupted(services, caller, reservation);
+    if (recovered) return recovered;
+    reservation = await reserveIdempotencyKey(services.store, scope!, canonicalRequest);
+    if (reservation.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
+  }
 
   const executionId = newId();
   let outcome: WriteOutcome;
@@ -126,7 +131,10 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
         executionId,
         insertRecord: (trx, from) =>
           insertPending(trx, { id: executionId, organizationId: caller.organizationId, apiKeyId: caller.apiKeyId, type: write.type, chainId: write.chain.chainId, from, to: write.request.to, valueWei: write.request.value, result: write.result }),
-        onSigned: (hash, raw) => storeSigned(services.store, executionId, hash, raw),
+        onSigned: async (hash, raw) => {
+          await storeSigned(services.store, executionId, hash, raw);
+          await reservation?.attach(executionId);
+        },
       },
     );
   } catch (error) {
@@ -148,6 +156,45 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
     else await reservation.settle(settled.status === 'completed' ? 'settled' : 'held', executionId, response);
   }
   return response;
+}
+
+/** A request can take at most the receipt wait plus estimation and signing; an in-progress key older than this lost its process. */
+const staleAfterMs = (services: Services) => services.config.receiptTimeoutMs + 120_000;
+
+/**
+ * Recovers an execution whose process died mid-flight, checking the chain
+ * before anything is signed again: stored bytes are re-sent (same nonce, same
+ * hash: they can never spend twice) and verified. Without stored bytes
+ * nothing was broadcast: the row fails, the key is released, and the caller
+ * runs the request afresh (returns undefined).
+ */
+async function recoverInterrupted(services: Services, caller: DirectCaller, reservation: Extract<Awaited<ReturnType<typeof reserveIdempotencyKey>>, { kind: 'stale' }>): Promise<DirectResponse | undefined> {
+  const row = reservation.executionId
+    ? await services.store.selectFrom('direct_executions').selectAll().where('id', '=', reservation.executionId).where('organization_id', '=', caller.organizationId).executeTakeFirst()
+    : undefined;
+  if (!row?.signed_transaction || !row.transaction_hash) {
+    if (row) {
+      await finish(services.store, row.id, { status: 'failed', receipts: [], error: 'The gateway stopped before this transaction was signed; nothing was broadcast.' });
+      await settleSpendForExecution(services.store, row.id, 'released');
+    }
+    await reservation.release();
+    return undefined;
+  }
+  const client = services.chainClients.publicClient(row.chain_id);
+  let receipt = await verifyTransaction(client, row.transaction_hash as Hex, 2_000);
+  if (receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout') {
+    await rebroadcast(client, row.signed_transaction as Hex).catch(() => {});
+    receipt = await verifyTransaction(client, row.transaction_hash as Hex, services.config.receiptTimeoutMs);
+  }
+  const receipts = [receipt];
+  const status = statusFromReceipts(receipts);
+  await finish(services.store, row.id, { status, receipts, error: receiptError(receipts) ?? null });
+  if (receipt.receiptStatus === 'success') await settleSpendForExecution(services.store, row.id, 'spent');
+  if (receipt.receiptStatus === 'reverted') await settleSpendForExecution(services.store, row.id, 'released');
+  const response: DirectResponse = { status: 202, body: toRecord(services.chains, await loadRecord(services.store, caller.organizationId, row.id)) };
+  if (receipt.receiptStatus === 'reverted') await reservation.release();
+  else await reservation.settle(status === 'completed' ? 'settled' : 'held', row.id, response);
+  return { status: response.status, body: replayBody(response.body) };
 }
 
 // ---- transfer ---------------------------------------------------------------

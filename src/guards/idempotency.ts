@@ -24,8 +24,17 @@ export interface StoredResponse {
   body: unknown;
 }
 
+interface Owned {
+  /** Notes the execution the key is running, so a later retry can recover it if this process dies. */
+  attach(executionId: string): Promise<void>;
+  settle(state: 'settled' | 'held', executionId: string | null, response: StoredResponse): Promise<void>;
+  release(): Promise<void>;
+}
+
 export type Reservation =
-  | { kind: 'fresh'; settle(state: 'settled' | 'held', executionId: string | null, response: StoredResponse): Promise<void>; release(): Promise<void> }
+  | ({ kind: 'fresh' } & Owned)
+  /** In progress for longer than any live request can take: its process died; this caller now owns the recovery. */
+  | ({ kind: 'stale'; executionId: string | null } & Owned)
   | { kind: 'replay'; response: StoredResponse };
 
 const MAX_KEY_LENGTH = 255;
@@ -35,7 +44,7 @@ export function replayBody(body: unknown): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), idempotentReplay: true } : body;
 }
 
-export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScope, request: unknown): Promise<Reservation> {
+export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScope, request: unknown, staleAfterMs = Number.POSITIVE_INFINITY): Promise<Reservation> {
   if (scope.key.length === 0 || scope.key.length > MAX_KEY_LENGTH) {
     throw new ServiceError(400, 'invalid_idempotency_key', `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters (got ${scope.key.length}).`);
   }
@@ -60,19 +69,20 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
       })
       .onConflict((oc) => oc.columns(['organization_id', 'endpoint', 'key']).doNothing())
       .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
-      return {
-        kind: 'fresh',
-        async settle(state, executionId, response) {
-          await where(store.updateTable('idempotency_records'))
-            .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
-            .execute();
-        },
-        async release() {
-          await where(store.deleteFrom('idempotency_records')).execute();
-        },
-      };
-    }
+    const owned: Owned = {
+      async attach(executionId) {
+        await where(store.updateTable('idempotency_records')).set({ execution_id: executionId }).execute();
+      },
+      async settle(state, executionId, response) {
+        await where(store.updateTable('idempotency_records'))
+          .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
+          .execute();
+      },
+      async release() {
+        await where(store.deleteFrom('idempotency_records')).execute();
+      },
+    };
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'fresh', ...owned };
 
     const row = await where(store.selectFrom('idempotency_records').selectAll()).executeTakeFirst();
     if (!row) continue; // released between our insert and read: try again
@@ -86,6 +96,11 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
         retryable: false,
         originalExecutionId: row.state === 'in_progress' ? null : row.execution_id,
       });
+    }
+    if (row.state === 'in_progress' && Date.now() - Date.parse(row.created_at) > staleAfterMs) {
+      // Take the recovery over with a compare-and-swap on created_at: one retrier wins, the others see it in progress.
+      const taken = await where(store.updateTable('idempotency_records')).set({ created_at: nowIso() }).where('state', '=', 'in_progress').where('created_at', '=', row.created_at).executeTakeFirst();
+      if (Number(taken.numUpdatedRows) === 1) return { kind: 'stale', executionId: row.execution_id, ...owned };
     }
     if (row.state === 'in_progress') {
       throw new ServiceError(409, 'idempotency_in_progress', `A request with Idempotency-Key "${scope.key}" is still running; retry after it finishes to get its result.`, {

@@ -104,3 +104,8 @@ export async function reserveSpend(
 export async function settleSpend(store: Store, reservationId: string, status: 'spent' | 'released'): Promise<void> {
   await store.updateTable('spend_reservations').set({ status }).where('id', '=', reservationId).where('status', '=', 'reserved').execute();
 }
+
+/** Settles whatever is still reserved for an execution (recovery after a crash). */
+export async function settleSpendForExecution(store: Store, executionId: string, status: 'spent' | 'released'): Promise<void> {
+  await store.updateTable('spend_reservations').set({ status }).where('execution_id', '=', executionId).where('status', '=', 'reserved').execute();
+}
