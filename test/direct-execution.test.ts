@@ -11,6 +11,9 @@ let chain: TestChain;
 let gw: TestGateway;
 let wallet: Address;
 const responses: string[] = [];
+/** Everything the gateway process writes to stdout/stderr during these tests. */
+const logged: string[] = [];
+const realWrite = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
 
 async function post(path: string, body: unknown, init: { key?: string; headers?: Record<string, string> } = {}) {
   const res = await fetchJson(`${gw.url}${path}`, { method: 'POST', body: JSON.stringify(body), key: init.key ?? gw.ownerKey, headers: init.headers });
@@ -22,6 +25,8 @@ const recipient = () => getAddress(`0x${[...crypto.getRandomValues(new Uint8Arra
 const usdcBalance = (address: Address) => chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
 
 beforeAll(async () => {
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (logged.push(String(chunk)), realWrite.out(chunk as string, ...(rest as [])))) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => (logged.push(String(chunk)), realWrite.err(chunk as string, ...(rest as [])))) as typeof process.stderr.write;
   chain = await startTestChain(31337);
   gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: chain.url, FLOWGATE_RATE_LIMITS: 'off', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('5').toString() } });
   const org = await gw.gateway.services.organizations.ensure('default');
@@ -29,6 +34,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  process.stdout.write = realWrite.out;
+  process.stderr.write = realWrite.err;
   await gw?.close();
   await chain?.stop();
 });
@@ -108,6 +115,17 @@ describe('bad input is a 400 naming the problem, with nothing signed', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(message);
     expect(await chain.publicClient.getTransactionCount({ address: wallet })).toBe(before);
+  });
+
+  test('a chain that is not enabled on this gateway is refused', async () => {
+    const off = await startTestGateway({ env: { FLOWGATE_DEVNET: 'off' } });
+    try {
+      const res = await fetchJson(`${off.url}/api/execute/transfer`, { method: 'POST', key: off.ownerKey, body: JSON.stringify({ chainId: 31337, recipientAddress: recipient(), amount: '0.001' }) });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'chain_disabled' });
+    } finally {
+      await off.close();
+    }
   });
 
   test('a network alias typo suggests the right name', async () => {
@@ -224,8 +242,8 @@ test('no response ever carries wallet key material', async () => {
   const row = await gw.gateway.services.store.selectFrom('wallets').select(['evm_key_encrypted']).where('organization_id', '=', org.organization.id).executeTakeFirstOrThrow();
   const key = gw.gateway.services.secrets.open(row.evm_key_encrypted, org.organization.id).replace(/^0x/, '');
   expect(responses.length).toBeGreaterThan(10);
-  for (const text of responses) {
+  for (const text of [...responses, ...logged]) {
     expect(text.toLowerCase()).not.toContain(key.toLowerCase());
-    expect(text).not.toContain(chain.url);
   }
+  for (const text of responses) expect(text).not.toContain(chain.url);
 });
