@@ -250,6 +250,9 @@ const getSpendingLimits = defineTool({
 
 const idempotencyKey = z.string().trim().min(1).max(255).optional().describe('Reuse the same key on every retry of the same intent; a new key for a new intent');
 const snakeChain = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
+/** Every MCP write tool: dry-run switch and idempotency key; callable with mcp:read (simulate only) and rate-limited per key. */
+const dryRunAndKey = { simulate: booleanish.optional(), idempotency_key: idempotencyKey };
+const MCP_WRITE = { scope: 'mcp:read', rateLimit: 'executePerKey', mcp: { annotations: WRITE_ANNOTATIONS } } as const;
 
 const executeTransferMcp = defineTool({
   name: 'execute_transfer',
@@ -262,13 +265,10 @@ const executeTransferMcp = defineTool({
     token_address: z.string().optional(),
     token_config: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('{"decimals":6,"symbol":"USDC"} when the token cannot be read'),
     gas_limit_multiplier: numberOrString.optional(),
-    simulate: booleanish.optional(),
-    idempotency_key: idempotencyKey,
+    ...dryRunAndKey,
   }),
   output: writeResponse,
-  scope: 'mcp:read',
-  rateLimit: 'executePerKey',
-  mcp: { annotations: WRITE_ANNOTATIONS },
+  ...MCP_WRITE,
   handler: (a, ctx) =>
     transfer({ chainId: a.chain_id, recipientAddress: a.to_address, amount: a.amount, tokenAddress: a.token_address, tokenConfig: a.token_config, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate }, ctx),
 });
@@ -298,14 +298,11 @@ const executeContractCallMcp = defineTool({
     chain_id: snakeChain,
     error_abis: z.union([z.string(), z.array(z.unknown())]).optional(),
     gas_limit_multiplier: numberOrString.optional(),
-    simulate: booleanish.optional(),
     data: z.string().optional().describe('Raw calldata instead of function_name + function_args'),
-    idempotency_key: idempotencyKey,
+    ...dryRunAndKey,
   }),
   output: readOrWriteResponse,
-  scope: 'mcp:read',
-  rateLimit: 'executePerKey',
-  mcp: { annotations: WRITE_ANNOTATIONS },
+  ...MCP_WRITE,
   handler: (a, ctx) => contractCall({ ...toCallInput(a), chainId: a.chain_id, errorAbis: a.error_abis, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate, data: a.data }, ctx),
 });
 
@@ -318,13 +315,10 @@ const executeCheckAndExecuteMcp = defineTool({
     chain_id: snakeChain,
     condition: conditionSchema,
     action: z.object(snakeCallFields),
-    simulate: booleanish.optional(),
-    idempotency_key: idempotencyKey,
+    ...dryRunAndKey,
   }),
   output: writeResponse,
-  scope: 'mcp:read',
-  rateLimit: 'executePerKey',
-  mcp: { annotations: WRITE_ANNOTATIONS },
+  ...MCP_WRITE,
   handler: (a, ctx) => conditional({ ...toCallInput(a), chainId: a.chain_id, condition: a.condition, action: toCallInput(a.action), simulate: a.simulate }, ctx),
 });
 
