@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
+import { signalDeprecations } from './deprecations.ts';
 
 /**
  * The single invocation path shared by the REST and MCP edges:
@@ -38,6 +39,8 @@ async function parse<T extends z.ZodType>(schema: T, value: unknown) {
 }
 
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  // First, so refusals (401, 400) that used a deprecated shape say so too.
+  signalDeprecations(tool, rawInput, ctx);
   authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
 
   const parsed = await parse(tool.input, rawInput ?? {});

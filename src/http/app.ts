@@ -71,18 +71,22 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     request: transport === 'rest' ? { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } } : undefined,
   });
 
-  app.use(
-    mcpRouter({
-      path: '/mcp',
-      info: { name: 'flowgate', title: 'Flowgate', version: GATEWAY_VERSION, instructions: MCP_INSTRUCTIONS },
-      registry,
-      rateLimiter: services.rateLimiter,
-      baseUrl: config.baseUrl,
-      resourceMetadataUrl,
-      bodyLimitBytes: config.bodyLimitBytes,
-      contextFor: contextFor('mcp'),
-    }),
-  );
+  // /.well-known/mcp is the same transport for clients that look there; its GET is a discovery document (tools/discovery.ts).
+  for (const path of ['/mcp', '/.well-known/mcp']) {
+    app.use(
+      mcpRouter({
+        path,
+        info: { name: 'flowgate', title: 'Flowgate', version: GATEWAY_VERSION, instructions: MCP_INSTRUCTIONS },
+        registry,
+        rateLimiter: services.rateLimiter,
+        baseUrl: config.baseUrl,
+        resourceMetadataUrl,
+        bodyLimitBytes: config.bodyLimitBytes,
+        contextFor: contextFor('mcp'),
+        refuseOtherMethods: path === '/mcp',
+      }),
+    );
+  }
 
   app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
 
