@@ -11,6 +11,9 @@ import { renderErrors, sendError } from './errors.ts';
 import { mcpRouter } from './mcp-route.ts';
 import { buildOpenApi } from './openapi.ts';
 import { restRouter } from './rest.ts';
+import { docsRouter } from './docs-route.ts';
+import { buildDocsSite } from '../docs/site.ts';
+import { TOOL_FAMILIES } from '../../tools/families.ts';
 import { serviceVersion } from './versioning.ts';
 import { isInternalService } from './internal-service.ts';
 
@@ -96,6 +99,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     res.json(openApi);
   });
 
+  app.use(docsRouter(buildDocsSite({ config, registry, families: TOOL_FAMILIES })));
   app.use(restRouter(registry, contextFor('rest')));
 
   app.use((req, res) => {
