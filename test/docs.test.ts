@@ -71,7 +71,7 @@ describe('docs pages', () => {
   });
 
   it('pages are cacheable: ETag and 304 on If-None-Match, per representation', async () => {
-    for (const headers of [{}, { Accept: 'text/markdown' }]) {
+    for (const headers of [{}, { Accept: 'text/markdown' }] as Record<string, string>[]) {
       const first = await get('/docs/versioning', headers);
       expect(first.headers['cache-control']).toMatch(/^public, max-age=\d+$/);
       const etag = first.headers.etag as string;
