@@ -99,7 +99,8 @@ export const mcpTransportDiscovery = defineTool({
         header: 'Authorization: Bearer <API_KEY>',
         protectedResourceMetadata: urls.protectedResource,
       },
-      stdio: { command: 'npx', args: ['-y', 'flowgate', 'mcp', '--url', services.config.baseUrl], env: { FLOWGATE_API_KEY: '<API_KEY>' } },
+      // The CLI of a Flowgate checkout (bin/flowgate.js); not an npm registry package name, which anyone could claim.
+      stdio: { command: 'flowgate', args: ['mcp', '--url', services.config.baseUrl], env: { FLOWGATE_API_KEY: '<API_KEY>' } },
       documentation: `${urls.docs}/mcp`,
     };
   },
