@@ -64,6 +64,9 @@ describe('docs pages', () => {
     const suffix = await get('/docs/no-such-page.md');
     expect(suffix.status).toBe(404);
     expect(suffix.headers['content-type']).toMatch(/^text\/markdown/);
+    const deeper = await get('/docs/workflows/nested.md');
+    expect(deeper.status).toBe(404);
+    expect(deeper.headers['content-type']).toMatch(/^text\/markdown/);
     // The requested name is shown escaped, never as markup.
     const hostile = await get('/docs/%3Cscript%3Ealert(1)%3C%2Fscript%3E');
     expect(hostile.status).toBe(404);

@@ -66,5 +66,8 @@ export function docsRouter(site: DocsSite): Router {
     send(res, page ? 200 : 404, formatOf(req, suffix), page ?? notFound(slug));
   });
 
+  // Deeper paths are unknown pages too, answered in the requested format rather than as JSON.
+  router.get('/docs/{*rest}', (req, res) => send(res, 404, formatOf(req, req.path.endsWith('.md')), notFound(req.path.slice('/docs/'.length))));
+
   return router;
 }
