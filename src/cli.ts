@@ -14,11 +14,18 @@ Usage:
                                       Create an organization API key in the data directory;
                                       the key is the last line of output. --org names another
                                       organization, created (with owner and wallet) if missing.
+<<<<<<< HEAD
   flowgate devnet fund ADDRESS [--eth N] [--usdc N]
                                       Top up ADDRESS on the devnet (chain 31337) with ETH and test
                                       USDC (default 100 ETH and 10000 USDC when neither is given).
                                       Uses the devnet of the gateway running on this data directory,
                                       or FLOWGATE_RPC_URL_31337.
+=======
+  flowgate mcp [--url URL]            MCP over stdio for desktop clients: embedded on the data
+                                      directory (as FLOWGATE_API_KEY's organization, or the local
+                                      owner), or with --url a bridge to a remote gateway using
+                                      FLOWGATE_API_KEY. Logs go to stderr.
+>>>>>>> issue-7
   flowgate --help                     This help
   flowgate --version                  Print the version
 
@@ -140,6 +147,18 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'serve') {
       await serve(loadConfig());
       return -1; // keep running
+    }
+    if (command === 'mcp') {
+      const { values } = parseArgs({ args: rest, options: { url: { type: 'string' } }, strict: true });
+      const { runMcpCommand, StdioStartError } = await import('./mcp/stdio.ts');
+      try {
+        await runMcpCommand(values);
+      } catch (error) {
+        if (!(error instanceof StdioStartError)) throw error;
+        console.error(`flowgate mcp: ${error.message}`);
+        return 1;
+      }
+      process.exit(0); // the client closed stdin; open handles (engine timers, sockets) must not keep us alive
     }
     if (command === 'keys' && rest[0] === 'create') {
       await createKey(loadConfig(), rest.slice(1));

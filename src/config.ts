@@ -68,6 +68,8 @@ export interface Config {
   internalServiceSecret: string | undefined;
   /** Extra Host header values accepted when bound to a loopback address (DNS-rebinding protection). */
   allowedHosts: string[];
+  /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
+  agentRegistration: { agentId: string; agentRegistry: string } | undefined;
 }
 
 function read<T>(env: NodeJS.ProcessEnv, variable: string, schema: z.ZodType<T>, fallback: string): T {
@@ -90,6 +92,19 @@ function perChain(env: NodeJS.ProcessEnv, prefix: string): Record<number, string
     out[Number(suffix)] = read(env, name, httpUrl, value);
   }
   return out;
+}
+
+/** Both ERC-8004 variables or neither: half an identity would publish a registration nobody can verify. */
+function agentRegistration(env: NodeJS.ProcessEnv): Config['agentRegistration'] {
+  const id = env.FLOWGATE_AGENT_ID || undefined;
+  const registry = env.FLOWGATE_AGENT_REGISTRY || undefined;
+  if (id === undefined && registry === undefined) return undefined;
+  if (id === undefined) throw new ConfigError('FLOWGATE_AGENT_ID', 'must be set when FLOWGATE_AGENT_REGISTRY is (the ERC-8004 agent id, a decimal token id)');
+  if (registry === undefined) throw new ConfigError('FLOWGATE_AGENT_REGISTRY', 'must be set when FLOWGATE_AGENT_ID is (eip155:<chainId>:<identity registry address>)');
+  return {
+    agentId: read(env, 'FLOWGATE_AGENT_ID', decimalInteger.refine((v) => Number.isSafeInteger(Number(v)), 'must be at most 2^53-1'), ''),
+    agentRegistry: read(env, 'FLOWGATE_AGENT_REGISTRY', z.string().trim().regex(/^eip155:\d+:0x[0-9a-fA-F]{40}$/, 'must be eip155:<chainId>:<0x registry address>'), ''),
+  };
 }
 
 function allowHosts(value: string | undefined): EgressAllowList {
@@ -146,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    agentRegistration: agentRegistration(env),
   };
 }
 

@@ -13,12 +13,14 @@ function run(args: string[], env: Record<string, string> = {}) {
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!;
 
-describe('flowgate CLI', () => {
+// Every case spawns the CLI (Node + tsx loading the sources), which takes seconds on a busy machine.
+describe('flowgate CLI', { timeout: 90_000 }, () => {
   it('prints help', () => {
     const { code, stdout } = run(['--help']);
     expect(code).toBe(0);
     expect(stdout).toContain('flowgate serve');
     expect(stdout).toContain('keys create --name NAME');
+    expect(stdout).toContain('flowgate mcp [--url URL]');
   });
 
   it('creates keys whose last output line is the key, in the default or a named organization', () => {
@@ -86,6 +88,9 @@ describe('flowgate CLI', () => {
     const key = /^\s+(svc_\S+)$/m.exec(first.out)?.[1];
     expect(key).toBeTruthy();
     expect(first.out).toContain(`"url": "http://localhost:${port}/mcp"`);
+    // Claude Desktop: a stdio bridge to this instance with its key, using this checkout's CLI.
+    const desktop = JSON.parse(/Claude Desktop[^\n]*\n(\{[\s\S]*?\n\})/.exec(first.out)![1]!);
+    expect(desktop.mcpServers.flowgate).toEqual({ command: 'node', args: [BIN, 'mcp', '--url', `http://localhost:${port}`], env: { FLOWGATE_API_KEY: key } });
     const probe = await fetch(`http://127.0.0.1:${port}/api/keys`, { headers: { Authorization: `Bearer ${key}` } });
     expect(probe.status).toBe(200);
     expect(await stop(first.child)).toBe(0);

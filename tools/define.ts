@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Services } from '../src/services.ts';
+import type { DeprecationName } from './deprecations.ts';
 
 /**
  * The tool registry's contract. Every operation of the gateway is one
@@ -104,6 +105,12 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   rest?: RestBinding;
   /** Omit (or false) for operations that are REST-only. */
   mcp?: McpBinding | false;
+  /**
+   * Deprecated paths or request shapes this entry still accepts (declared in
+   * tools/deprecations.ts). Responses that used one carry Deprecation, Sunset
+   * and Link headers; /openapi.json lists them under x-api-versioning.
+   */
+  deprecations?: readonly DeprecationName[];
   handler(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
 

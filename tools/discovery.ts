@@ -1,6 +1,21 @@
 import { z } from 'zod';
 import { KEY_SCOPES } from '../src/auth/keys.ts';
-import { defineTool } from './define.ts';
+import { buildAgentCard } from '../src/discovery/agent-card.ts';
+import { buildAgentRegistration } from '../src/discovery/agent-registration.ts';
+import { discoveryUrls } from '../src/discovery/identity.ts';
+import { buildServerCard } from '../src/discovery/server-card.ts';
+import { ServiceError } from '../src/errors.ts';
+import { MCP_PROTOCOL_VERSIONS } from '../src/mcp/sdk.ts';
+import { defineTool, type AnyTool } from './define.ts';
+import { TOOL_FAMILIES } from './families.ts';
+
+/**
+ * Discovery documents: everything an agent that knows only the base URL needs
+ * to find the rest. All public and cacheable (Cache-Control, ETag, 304), all
+ * built from FLOWGATE_BASE_URL and the registry at request time.
+ */
+
+const CACHE = 'public, max-age=300';
 
 /** RFC 9728 protected-resource metadata: where 401s' `WWW-Authenticate` points clients. */
 export const oauthProtectedResource = defineTool({
@@ -24,9 +39,121 @@ export const oauthProtectedResource = defineTool({
       resource_name: 'Flowgate MCP server',
       bearer_methods_supported: ['header'],
       scopes_supported: [...KEY_SCOPES],
-      resource_documentation: `${services.config.baseUrl}/openapi.json`,
+      resource_documentation: `${services.config.baseUrl}/docs/authentication`,
     };
   },
 });
 
-export const discoveryTools = [oauthProtectedResource];
+const serverCardOutput = z.looseObject({
+  $schema: z.string(),
+  name: z.string(),
+  version: z.string(),
+  description: z.string(),
+  remotes: z.array(z.looseObject({ type: z.string(), url: z.string(), supportedProtocolVersions: z.array(z.string()) })),
+});
+
+/** The same card at each location clients look for it (SEP-2127 reserves `<mcp-url>/server-card`). */
+function serverCardAt(name: string, path: string, where: string): AnyTool {
+  return defineTool({
+    name,
+    title: 'MCP server card',
+    description: `MCP server card (${where}): the streamable-HTTP endpoint /mcp, its supported protocol versions and how to authenticate.`,
+    scope: 'public',
+    input: z.object({}),
+    output: serverCardOutput,
+    rest: { method: 'GET', path, cacheControl: CACHE },
+    mcp: false,
+    handler: (_input, { services }) => buildServerCard(services.config),
+  });
+}
+
+export const mcpServerCard = serverCardAt('mcp_server_card', '/.well-known/mcp.json', 'well-known location');
+export const mcpServerCardDirectory = serverCardAt('mcp_server_card_well_known_directory', '/.well-known/mcp/server-card.json', 'well-known directory form');
+export const mcpServerCardAtEndpoint = serverCardAt('mcp_server_card_at_endpoint', '/mcp/server-card', 'next to the MCP endpoint');
+
+/** GET /.well-known/mcp; POSTs there are MCP JSON-RPC, answered like /mcp (see src/http/app.ts). */
+export const mcpTransportDiscovery = defineTool({
+  name: 'mcp_transport',
+  title: 'MCP transport entry point',
+  description: 'Where and how to connect an MCP client: the streamable-HTTP endpoint (JSON-RPC POSTs are also accepted at this URL), protocol versions, authentication and a stdio bridge command.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.looseObject({
+    transport: z.literal('streamable-http'),
+    endpoint: z.string(),
+    protocolVersions: z.array(z.string()),
+    serverCard: z.string(),
+  }),
+  rest: { method: 'GET', path: '/.well-known/mcp', cacheControl: CACHE },
+  mcp: false,
+  handler(_input, { services }) {
+    const urls = discoveryUrls(services.config.baseUrl);
+    return {
+      transport: 'streamable-http' as const,
+      endpoint: urls.mcp,
+      alsoAcceptsPostsHere: true,
+      protocolVersions: [...MCP_PROTOCOL_VERSIONS],
+      serverCard: urls.serverCard,
+      authentication: {
+        anonymous: 'initialize, tools/list and the public tools',
+        header: 'Authorization: Bearer <API_KEY>',
+        protectedResourceMetadata: urls.protectedResource,
+      },
+      // The CLI of a Flowgate checkout (bin/flowgate.js); not an npm registry package name, which anyone could claim.
+      stdio: { command: 'flowgate', args: ['mcp', '--url', services.config.baseUrl], env: { FLOWGATE_API_KEY: '<API_KEY>' } },
+      documentation: `${urls.docs}/mcp`,
+    };
+  },
+});
+
+export const agentCard = defineTool({
+  name: 'agent_card',
+  title: 'A2A agent card',
+  description: 'Agent identity card: skills derived from the tool families, security schemes, interfaces (MCP at /mcp), and the ERC-8004 registration when configured.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.looseObject({
+    name: z.string(),
+    description: z.string(),
+    version: z.string(),
+    supportedInterfaces: z.array(z.looseObject({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() })),
+    skills: z.array(z.looseObject({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) })),
+    url: z.string(),
+    protocolVersion: z.string(),
+  }),
+  rest: { method: 'GET', path: '/.well-known/agent-card.json', cacheControl: CACHE },
+  mcp: false,
+  handler: (_input, { services, tools }) => buildAgentCard(services.config, tools, TOOL_FAMILIES),
+});
+
+export const agentRegistration = defineTool({
+  name: 'agent_registration',
+  title: 'ERC-8004 registration document',
+  description: 'The ERC-8004 registration-v1 document of this deployment (what its onchain agentURI resolves to). 404 unless FLOWGATE_AGENT_ID and FLOWGATE_AGENT_REGISTRY are configured.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.looseObject({
+    type: z.string(),
+    name: z.string(),
+    registrations: z.array(z.object({ agentId: z.number(), agentRegistry: z.string() })),
+  }),
+  rest: { method: 'GET', path: '/.well-known/agent-registration.json', cacheControl: CACHE },
+  mcp: false,
+  handler(_input, { services }) {
+    const registration = services.config.agentRegistration;
+    if (!registration) {
+      throw new ServiceError(404, 'not_configured', 'This deployment has no ERC-8004 identity; the operator sets FLOWGATE_AGENT_ID and FLOWGATE_AGENT_REGISTRY to publish one.');
+    }
+    return buildAgentRegistration(services.config, registration);
+  },
+});
+
+export const discoveryTools = [
+  oauthProtectedResource,
+  mcpServerCard,
+  mcpServerCardDirectory,
+  mcpServerCardAtEndpoint,
+  mcpTransportDiscovery,
+  agentCard,
+  agentRegistration,
+];

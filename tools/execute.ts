@@ -6,7 +6,6 @@ import { spendCapData } from '../src/guards/spend-cap.ts';
 import { defineTool, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
-import { deprecate } from './deprecations.ts';
 
 /**
  * Direct execution (SPEC "Direct execution"): REST routes in camelCase and
@@ -87,8 +86,7 @@ function callerOf(ctx: ToolContext): DirectCaller {
   };
 }
 
-function respond(ctx: ToolContext, response: DirectResponse, usedNetwork: boolean) {
-  if (usedNetwork) deprecate(ctx, 'networkField');
+function respond(ctx: ToolContext, response: DirectResponse) {
   ctx.setStatus(response.status);
   return response.body as z.input<typeof writeResponse>;
 }
@@ -98,24 +96,23 @@ const hashable = <T extends { simulate?: unknown }>(input: T) => Object.fromEntr
 
 async function transfer(input: TransferInput, ctx: ToolContext) {
   const caller = callerOf(ctx);
-  const { write, usedNetwork } = await prepareTransfer(ctx.services, input);
-  return respond(ctx, await executeWrite(ctx.services, caller, 'transfer', hashable(input), write, input.simulate === true), usedNetwork);
+  const { write } = await prepareTransfer(ctx.services, input);
+  return respond(ctx, await executeWrite(ctx.services, caller, 'transfer', hashable(input), write, input.simulate === true));
 }
 
 async function contractCall(input: ContractCallInput, ctx: ToolContext) {
   const caller = callerOf(ctx);
   const call = await prepareContractCall(ctx.services, input);
   if (isRead(call.fn)) {
-    if (call.usedNetwork) deprecate(ctx, 'networkField');
     const result = await readCall(ctx.services, call);
     return { success: true as const, type: 'read' as const, chainId: call.chain.chainId, contractAddress: call.contract, functionName: call.fn.name, result };
   }
-  return respond(ctx, await executeWrite(ctx.services, caller, 'contract-call', hashable(input), writeOf(call), input.simulate === true), call.usedNetwork);
+  return respond(ctx, await executeWrite(ctx.services, caller, 'contract-call', hashable(input), writeOf(call), input.simulate === true));
 }
 
 async function conditional(input: CheckAndExecuteInput & { simulate?: boolean }, ctx: ToolContext) {
-  const { response, usedNetwork } = await checkAndExecute(ctx.services, callerOf(ctx), input, input.simulate === true);
-  return respond(ctx, response, usedNetwork);
+  const { response } = await checkAndExecute(ctx.services, callerOf(ctx), input, input.simulate === true);
+  return respond(ctx, response);
 }
 
 const WRITE_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;
@@ -164,6 +161,7 @@ const checkAndExecuteBody = contractCallBody.omit({ data: true, errorAbis: true,
 
 const executeTransferRest = defineTool({
   name: 'direct_transfer',
+  deprecations: ['network-field'],
   title: 'Transfer native token or ERC-20',
   description: 'Sends native token or an ERC-20 from the organization wallet and waits for the receipt. Answers 202 with the direct execution record (status completed, failed or unconfirmed). simulate:true dry-runs it. Idempotency-Key makes retries safe.',
   input: transferBody,
@@ -177,6 +175,7 @@ const executeTransferRest = defineTool({
 
 const executeContractCallRest = defineTool({
   name: 'direct_contract_call',
+  deprecations: ['network-field'],
   title: 'Call a contract function',
   description: 'Reads return the decoded result (200, no signing); writes are signed by the organization wallet and answer 202 with the direct execution record, like transfer.',
   input: contractCallBody,
@@ -195,6 +194,7 @@ const executeContractCallRest = defineTool({
 
 const checkAndExecuteRest = defineTool({
   name: 'direct_check_and_execute',
+  deprecations: ['network-field'],
   title: 'Read, compare, then write',
   description: 'Reads a view function, compares the result with condition {operator, value}, and sends the action write only when it holds. Always returns an execution id; result.conditionMet says whether the write was sent.',
   input: checkAndExecuteBody,

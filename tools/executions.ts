@@ -18,7 +18,7 @@ import { truncateLarge } from '../src/engine/truncate.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
-import { deprecate, LEGACY_EXECUTE_PATH } from './deprecations.ts';
+import { LEGACY_EXECUTE_PATH } from './deprecations.ts';
 
 /** Starting runs and following them: execute, webhook, status, wait, logs, cancel. */
 
@@ -109,10 +109,8 @@ export const executeWorkflowLegacyTool = defineTool({
   output: started,
   rest: { method: 'POST', path: LEGACY_EXECUTE_PATH },
   mcp: false,
-  handler: ({ workflowId, input }, ctx) => {
-    deprecate(ctx, 'legacyExecutePath');
-    return execute(workflowId, input, ctx);
-  },
+  deprecations: ['legacy-execute-path'],
+  handler: ({ workflowId, input }, ctx) => execute(workflowId, input, ctx),
 });
 
 export const webhookTriggerTool = defineTool({

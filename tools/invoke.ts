@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
+import { signalDeprecations } from './deprecations.ts';
 
 /**
  * The single invocation path shared by the REST and MCP edges:
@@ -51,6 +52,8 @@ async function consumeRateLimit(name: NonNullable<AnyTool['rateLimit']>, key: st
 }
 
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  // First, so refusals (401, 400) that used a deprecated shape say so too.
+  signalDeprecations(tool, rawInput, ctx);
   authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
   if (tool.rateLimit && ctx.principal) await consumeRateLimit(tool.rateLimit, ctx.principal.keyId, ctx);
 

@@ -37,6 +37,7 @@ const validateWorkflow = defineTool({
   scope: 'mcp:read',
   rest: { method: 'POST', path: '/api/workflows/validate' },
   mcp: readOnly,
+  deprecations: ['function-name-fields'],
   async handler(input, ctx) {
     const draft = input.nodes !== undefined || input.edges !== undefined;
     if (input.workflowId !== undefined && draft) {

@@ -76,6 +76,7 @@ export const createWorkflowTool = defineTool({
   output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema), claimToken: z.string().optional() }),
   rest: { method: 'POST', path: '/api/workflows/create' },
   mcp: { annotations: writeAnnotations },
+  deprecations: ['function-name-fields'],
   async handler(input, ctx) {
     const { graph, warnings } = input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input);
     const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
@@ -113,6 +114,7 @@ export const updateWorkflowTool = defineTool({
   output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema) }),
   rest: { method: 'PATCH', path: '/api/workflows/:workflowId' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
+  deprecations: ['function-name-fields'],
   async handler({ workflowId, nodes, edges, ...fields }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
     if (nodes === undefined && edges === undefined && Object.values(fields).every((v) => v === undefined)) {

@@ -11,6 +11,9 @@ import { renderErrors, sendError } from './errors.ts';
 import { mcpRouter } from './mcp-route.ts';
 import { buildOpenApi } from './openapi.ts';
 import { restRouter } from './rest.ts';
+import { docsRouter } from './docs-route.ts';
+import { buildDocsSite } from '../docs/site.ts';
+import { TOOL_FAMILIES } from '../../tools/families.ts';
 import { serviceVersion } from './versioning.ts';
 import { isInternalService } from './internal-service.ts';
 
@@ -72,18 +75,22 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     request: transport === 'rest' ? { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } } : undefined,
   });
 
-  app.use(
-    mcpRouter({
-      path: '/mcp',
-      info: { name: 'flowgate', title: 'Flowgate', version: GATEWAY_VERSION, instructions: MCP_INSTRUCTIONS },
-      registry,
-      rateLimiter: services.rateLimiter,
-      baseUrl: config.baseUrl,
-      resourceMetadataUrl,
-      bodyLimitBytes: config.bodyLimitBytes,
-      contextFor: contextFor('mcp'),
-    }),
-  );
+  // /.well-known/mcp is the same transport for clients that look there; its GET is a discovery document (tools/discovery.ts).
+  for (const path of ['/mcp', '/.well-known/mcp']) {
+    app.use(
+      mcpRouter({
+        path,
+        info: { name: 'flowgate', title: 'Flowgate', version: GATEWAY_VERSION, instructions: MCP_INSTRUCTIONS },
+        registry,
+        rateLimiter: services.rateLimiter,
+        baseUrl: config.baseUrl,
+        resourceMetadataUrl,
+        bodyLimitBytes: config.bodyLimitBytes,
+        contextFor: contextFor('mcp'),
+        refuseOtherMethods: path === '/mcp',
+      }),
+    );
+  }
 
   app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
 
@@ -93,6 +100,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     res.json(openApi);
   });
 
+  app.use(docsRouter(buildDocsSite({ config, registry, families: TOOL_FAMILIES })));
   app.use(restRouter(registry, contextFor('rest')));
 
   app.use((req, res) => {

@@ -74,6 +74,8 @@ export interface McpRouteDeps {
   resourceMetadataUrl: string;
   bodyLimitBytes: number;
   contextFor(req: Request, res: Response): ToolContext;
+  /** Answer GET/DELETE with 405 (false where another route serves GET on the same path). */
+  refuseOtherMethods?: boolean;
 }
 
 export function mcpRouter(deps: McpRouteDeps): Router {
@@ -119,6 +121,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     }
   });
 
+  if (deps.refuseOtherMethods === false) return router;
   router.all(deps.path, (req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');
     jsonRpcError(res, 405, -32000, `Method ${req.method} not allowed: this MCP endpoint is stateless streamable HTTP; send JSON-RPC with POST.`);

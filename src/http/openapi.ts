@@ -1,5 +1,6 @@
 import type { AnyTool } from '../../tools/define.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
+import { DEPRECATIONS, describeDeprecations } from '../../tools/deprecations.ts';
 import { RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
 import { DESCRIPTION_VERSION, SUPPORTED_API_VERSIONS } from '../version.ts';
 import { openApiPath } from './rest.ts';
@@ -18,10 +19,17 @@ const errorResponse = (description: string) => ({
 /** Groups operations by their first path segment after /api (chains, keys, user ...). */
 const tagOf = (path: string) => path.replace(/^\/api\//, '/').split('/').filter(Boolean)[0]?.replace(/^:.*/, '') || 'gateway';
 
+/** JSON Schema `deprecated: true` on request fields a declared deprecation names. */
+function markDeprecatedFields(tool: AnyTool, properties: Record<string, unknown>): Record<string, unknown> {
+  const fields: string[] = (tool.deprecations ?? []).map((name) => DEPRECATIONS[name]).filter((d) => d.kind === 'request-field').map((d) => d.subject);
+  if (fields.length === 0) return properties;
+  return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, fields.includes(name) ? { ...(schema as object), deprecated: true } : schema]));
+}
+
 function operation(tool: AnyTool) {
   const rest = tool.rest!;
   const input = inputJsonSchema(tool) as JsonSchema;
-  const properties = input.properties ?? {};
+  const properties = markDeprecatedFields(tool, input.properties ?? {});
   const required = new Set(input.required ?? []);
   const inPath = new Set(pathParams(rest.path));
   const bodyMethod = rest.method === 'POST' || rest.method === 'PUT' || rest.method === 'PATCH';
@@ -60,8 +68,11 @@ function operation(tool: AnyTool) {
     responses['403'] = errorResponse('`insufficient_scope`: the key lacks the required scope');
   }
 
+  const deprecatedPath = (tool.deprecations ?? []).some((name) => DEPRECATIONS[name].kind === 'path');
   return {
     operationId: tool.name,
+    ...(deprecatedPath ? { deprecated: true } : {}),
+    ...(tool.deprecations?.length ? { 'x-deprecations': [...tool.deprecations] } : {}),
     summary: rest.summary ?? tool.title,
     description: tool.description,
     tags: [tagOf(rest.path)],
@@ -116,8 +127,9 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
       current: SUPPORTED_API_VERSIONS.at(-1),
       supported: [...SUPPORTED_API_VERSIONS],
       header: 'Service-Version',
-      policy: 'Additive changes ship within a version; breaking changes ship as a new version. Deprecations are signalled with Deprecation, Sunset (at least 180 days later) and Link rel="deprecation" headers.',
-      deprecations: [],
+      policy: 'Additive changes ship within a version; breaking changes ship as a new version. Deprecations are signalled with Deprecation, Sunset (at least 180 days later) and Link rel="deprecation" headers on every response that used the deprecated path or request shape.',
+      documentation: `${config.baseUrl}/docs/versioning`,
+      deprecations: describeDeprecations(registry).map((d) => ({ ...d, docs: `${config.baseUrl}${d.docs}` })),
     },
     'x-error-model': {
       shape: '{error: string, code?: string, ...details}',

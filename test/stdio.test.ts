@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registry } from '../tools/index.ts';
+import { callTool, connectMcp } from './helpers/mcp.ts';
+import { balanceGraph } from './helpers/workflows.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+
+/** `flowgate mcp` driven by the SDK's own stdio client, as a desktop app would launch it. */
+
+const BIN = path.resolve('bin/flowgate.js');
+const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('FLOWGATE_')));
+
+async function launch(args: string[], env: Record<string, string>) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], env: { ...baseEnv(), FLOWGATE_DEVNET: 'off', ...env }, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => (stderr += chunk));
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+/** Runs `flowgate mcp` to its exit (async: the gateway under test lives in this process and must keep answering). */
+function runToExit(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'mcp', ...args], { env: { ...baseEnv(), FLOWGATE_DEVNET: 'off', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    // stdin stays open, as a desktop client keeps it: the process must exit on its own.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut: signal === 'SIGKILL' });
+    });
+  });
+}
+
+const names = (tools: { name: string }[]) => tools.map((t) => t.name).sort();
+
+// Each case starts a Node process that loads the TypeScript sources: give it time on a busy machine.
+describe('flowgate mcp, embedded on the local data directory', { timeout: 90_000 }, () => {
+  it('acts as the local owner without a key: lists the organization tools and runs them', async () => {
+    const dataDir = tempDir();
+    const { client, stderr } = await launch([], { FLOWGATE_DATA_DIR: dataDir });
+    try {
+      const tools = names((await client.listTools()).tools);
+      expect(tools).toEqual(registry.filter((t) => t.mcp).map((t) => t.name).sort());
+
+      const created = await callTool(client, 'create_workflow', { name: 'From the desktop', ...balanceGraph() });
+      expect(created.isError, JSON.stringify(created.body)).toBe(false);
+      const listed = await callTool(client, 'list_workflows');
+      expect(listed.structured.workflows.map((w: { name: string }) => w.name)).toContain('From the desktop');
+
+      const refused = await callTool(client, 'get_workflow', { workflowId: 'missing-workflow' });
+      expect(refused.isError).toBe(true);
+      expect(refused.body.code).toBe('not_found');
+    } finally {
+      await client.close();
+    }
+    expect(stderr()).toContain('embedded on');
+
+    // The same data directory, seen through the HTTP gateway: the workflow is there.
+    const gw = await startTestGateway({ dataDir });
+    try {
+      const { body } = await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey });
+      expect(body.map((w: { name: string }) => w.name)).toContain('From the desktop');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('with FLOWGATE_API_KEY acts as that key: a read-only key sees no write tools', async () => {
+    const dataDir = tempDir();
+    const gw = await startTestGateway({ dataDir });
+    const readKey = await gw.createKey({ scope: 'mcp:read' });
+    await gw.close();
+
+    const { client } = await launch([], { FLOWGATE_DATA_DIR: dataDir, FLOWGATE_API_KEY: readKey });
+    try {
+      const tools = names((await client.listTools()).tools);
+      expect(tools).toContain('list_workflows');
+      expect(tools).not.toContain('create_workflow');
+      expect(tools).not.toContain('execute_workflow');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a key that is not in the data directory: a clear stderr message and exit code 1', async () => {
+    const { code, stdout, stderr, timedOut } = await runToExit([], { FLOWGATE_DATA_DIR: tempDir(), FLOWGATE_API_KEY: 'svc_not-a-real-key' });
+    expect(timedOut).toBe(false);
+    expect(code).toBe(1);
+    expect(stderr).toContain('FLOWGATE_API_KEY is not a valid organization key');
+    expect(stdout).toBe('');
+  });
+});
+
+describe('flowgate mcp --url, a bridge to a remote gateway', { timeout: 90_000 }, () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off' } });
+  });
+  afterAll(() => gw.close());
+
+  it('forwards tools/list and tools/call with the key', async () => {
+    const { client, stderr } = await launch(['--url', gw.url], { FLOWGATE_API_KEY: gw.ownerKey });
+    try {
+      const http = await connectMcp(gw.url, gw.ownerKey);
+      const expected = names((await http.listTools()).tools);
+      await http.close();
+      expect(names((await client.listTools()).tools)).toEqual(expected);
+
+      const created = await callTool(client, 'create_workflow', { name: 'Bridged', ...balanceGraph() });
+      expect(created.isError, JSON.stringify(created.body)).toBe(false);
+      const { body } = await fetchJson(`${gw.url}/api/workflows/${created.structured.id}`, { key: gw.ownerKey });
+      expect(body.name).toBe('Bridged');
+
+      const unknown = await callTool(client, 'no_such_tool');
+      expect(unknown.isError).toBe(true);
+      expect(unknown.body.code).toBe('unknown_tool');
+    } finally {
+      await client.close();
+    }
+    expect(stderr()).toContain(`bridging stdio to ${gw.url}/mcp`);
+  });
+
+  it('accepts the /mcp URL too, and without a key offers the public tools only', async () => {
+    const { client, stderr } = await launch(['--url', `${gw.url}/mcp`], {});
+    try {
+      const tools = names((await client.listTools()).tools);
+      expect(tools).toContain('list_action_schemas');
+      expect(tools).not.toContain('list_workflows');
+    } finally {
+      await client.close();
+    }
+    expect(stderr()).toContain('only the public tools');
+  });
+
+  it('a wrong key: a clear stderr message and a non-zero exit, not a hang', async () => {
+    const { code, stdout, stderr, timedOut } = await runToExit(['--url', gw.url], { FLOWGATE_API_KEY: 'svc_wrong-key-for-this-gateway' });
+    expect(timedOut).toBe(false);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`the gateway at ${gw.url} refused FLOWGATE_API_KEY (HTTP 401)`);
+    expect(stdout).toBe('');
+  });
+
+  it('an unreachable gateway or a bad URL: a clear message and a non-zero exit', async () => {
+    const unreachable = await runToExit(['--url', 'http://127.0.0.1:9'], { FLOWGATE_API_KEY: gw.ownerKey });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('cannot reach the gateway at http://127.0.0.1:9');
+    const bad = await runToExit(['--url', 'not a url'], {});
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--url must be');
+  });
+});
