@@ -73,7 +73,7 @@ const readResultSchema = z.object({
 
 const writeResponse = z.union([directRecordSchema, simulationSchema]);
 
-function callerOf(ctx: ToolContext): DirectCaller {
+export function callerOf(ctx: ToolContext): DirectCaller {
   const principal = requirePrincipal(ctx);
   return {
     organizationId: principal.organizationId,
