@@ -63,7 +63,7 @@ describe('read steps', () => {
     expect(run.step('allow').output.data).toMatchObject({ allowance: '0', allowanceRaw: '0', symbol: 'USDC', decimals: 6 });
     expect(run.step('read').output.data).toEqual({ result: usdcRaw.toString() });
     expect(run.step('tx').output.data).toMatchObject({ hash: seed, from: devnet.account(1).address, to, value: parseEther('0.25').toString(), status: 'success', blockNumber: expect.any(Number), gasUsed: '21000' });
-    expect(run.step('decode').output.data).toEqual({ functionName: 'transfer', functionSignature: 'transfer(address,uint256)', args: { to, amount: '1500000' }, selector: '0xa9059cbb' });
+    expect(run.step('decode').output.data).toEqual({ functionName: 'transfer', functionSignature: 'transfer(address,uint256)', args: { recipient: to, amount: '1500000' }, selector: '0xa9059cbb' });
   });
 
   test('a bad address fails the step naming the field and the value', async () => {
