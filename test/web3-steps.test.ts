@@ -66,6 +66,16 @@ describe('read steps', () => {
     expect(run.step('decode').output.data).toEqual({ functionName: 'transfer', functionSignature: 'transfer(address,uint256)', args: { recipient: to, amount: '1500000' }, selector: '0xa9059cbb' });
   });
 
+  test('a tokenConfig.decimals that disagrees with the token is refused; a non-token address names the failed call', async () => {
+    const wrong = JSON.stringify({ mode: 'custom', customToken: { address: TEST_USDC_ADDRESS, symbol: 'USDC', decimals: 18 } });
+    const run = await runWorkflow(gw, linear(action('tok', 'Tok', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: wrong })));
+    expect(run.step('tok').error).toMatch(/tokenConfig\.decimals is 18 but token .* reports decimals\(\) = 6/);
+    const notToken = JSON.stringify({ mode: 'custom', customToken: { address: randomAddress(), symbol: 'X', decimals: 6 } });
+    const run2 = await runWorkflow(gw, linear(action('tok', 'Tok', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: notToken })));
+    expect(run2.step('tok').error).toMatch(/web3\/check-token-balance: The contract function "balanceOf" returned no data/);
+    expect(run2.step('tok').error).not.toContain(devnet.url);
+  });
+
   test('a bad address fails the step naming the field and the value', async () => {
     const run = await runWorkflow(gw, linear(action('eth', 'ETH balance', { actionType: 'web3/check-balance', network: '31337', address: '0x1234' })));
     expect(run.execution.status).toBe('error');

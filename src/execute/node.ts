@@ -1,5 +1,5 @@
 import { getAction, suggestActionType } from '../actions/index.ts';
-import { web3Steps, type Web3Env } from '../engine/runners/web3/index.ts';
+import { prepareStep, readStep, web3Steps, type Web3Env } from '../engine/runners/web3/index.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { executeWrite, insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } from './direct.ts';
@@ -61,12 +61,12 @@ export async function executeNode(services: Services, caller: DirectCaller, inpu
   const env: Web3Env = { services, organizationId: caller.organizationId };
 
   if (step.kind === 'read') {
-    const output = await step.read(config, env);
+    const output = await readStep(key, step, config, env);
     return { status: 200, body: { success: true, type: 'read', actionType: key, output } };
   }
   // Scope before any chain work: a read-only key never gets as far as preparing a send.
   if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
-  const prepared = await step.prepare(config, env);
+  const prepared = await prepareStep(key, step, config, env);
   const write = { ...prepared, type: 'node', result: { actionType: key, ...prepared.result } };
   return executeWrite(services, caller, 'node', { actionType: key, config }, write, false);
 }

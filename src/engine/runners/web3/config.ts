@@ -58,13 +58,19 @@ export async function tokenOf(env: Web3Env, chain: ChainEntry, config: Record<st
   const address = parsed.address;
   const known = env.services.stablecoins.lookup(chain.chainId, address);
   const client = env.services.chainClients.publicClient(chain.chainId);
-  let decimals = parsed.decimals ?? known?.decimals;
+  // The token's own decimals() wins over a typed-in value: a wrong tokenConfig.decimals would
+  // scale every amount by powers of ten, so a disagreement is refused rather than trusted.
+  const onChain = await client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => undefined);
+  const configured = parsed.decimals ?? known?.decimals;
+  if (onChain !== undefined && parsed.decimals !== undefined && parsed.decimals !== onChain) {
+    throw badRequest('invalid_token_config', `tokenConfig.decimals is ${parsed.decimals} but token ${address} reports decimals() = ${onChain}; fix or drop tokenConfig.decimals.`, {
+      field: 'tokenConfig.decimals',
+      received: parsed.decimals,
+    });
+  }
+  const decimals = onChain ?? configured;
   if (decimals === undefined) {
-    try {
-      decimals = await client.readContract({ address, abi: erc20Abi, functionName: 'decimals' });
-    } catch {
-      throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${address} on chain ${chain.chainId}; add "decimals" to tokenConfig.`, { field: 'tokenConfig', tokenAddress: address });
-    }
+    throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${address} on chain ${chain.chainId}; add "decimals" to tokenConfig.`, { field: 'tokenConfig', tokenAddress: address });
   }
   let symbol = parsed.symbol ?? known?.symbol;
   if (symbol === undefined) {

@@ -1,3 +1,4 @@
+import { BaseError } from 'viem';
 import { ServiceError } from '../../../errors.ts';
 import type { PreparedWrite } from '../../../execute/direct.ts';
 import { guardedSend, type WriteOutcome } from '../../../execute/guarded-send.ts';
@@ -31,7 +32,7 @@ export async function sendFromWorkflow(write: PreparedWrite, ctx: NodeRunContext
       const detail = typeof error.details.message === 'string' ? ` ${error.details.message}` : '';
       throw new NodeError(`${error.message}.${detail} Nothing was sent.`, { code: error.code });
     }
-    throw new NodeError(`${write.chain.name} (${chainId}) could not be reached to send this transaction; nothing was signed. (${(error as Error).message})`);
+    throw new NodeError(`${write.chain.name} (${chainId}) could not be reached to send this transaction; nothing was signed (${error instanceof BaseError ? error.shortMessage : 'unexpected error'}).`);
   }
 
   if (outcome.kind === 'refused') throw new NodeError(outcome.error, { code: outcome.code });
