@@ -14,18 +14,15 @@ Usage:
                                       Create an organization API key in the data directory;
                                       the key is the last line of output. --org names another
                                       organization, created (with owner and wallet) if missing.
-<<<<<<< HEAD
   flowgate devnet fund ADDRESS [--eth N] [--usdc N]
                                       Top up ADDRESS on the devnet (chain 31337) with ETH and test
                                       USDC (default 100 ETH and 10000 USDC when neither is given).
                                       Uses the devnet of the gateway running on this data directory,
                                       or FLOWGATE_RPC_URL_31337.
-=======
   flowgate mcp [--url URL]            MCP over stdio for desktop clients: embedded on the data
                                       directory (as FLOWGATE_API_KEY's organization, or the local
                                       owner), or with --url a bridge to a remote gateway using
                                       FLOWGATE_API_KEY. Logs go to stderr.
->>>>>>> issue-7
   flowgate --help                     This help
   flowgate --version                  Print the version
 

@@ -76,7 +76,7 @@ const readOrWriteResponse = writeResponse.extend({
   functionName: z.string().optional(),
 });
 
-function callerOf(ctx: ToolContext): DirectCaller {
+export function callerOf(ctx: ToolContext): DirectCaller {
   const principal = requirePrincipal(ctx);
   return {
     organizationId: principal.organizationId,

@@ -16,6 +16,7 @@ import { workflowTools } from './workflows.ts';
 import { executionTools } from './executions.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
 import { executeTools } from './execute.ts';
+import { executeNodeTools } from './execute-node.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -36,6 +37,7 @@ export const registry: readonly AnyTool[] = [
   ...userKeyTools,
   ...integrationTools,
   ...executeTools,
+  ...executeNodeTools,
 ];
 
 const names = new Set<string>();

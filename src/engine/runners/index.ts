@@ -5,11 +5,12 @@ import { mathAggregateRunner } from './math-aggregate.ts';
 import { httpRequestRunner } from './http-request.ts';
 import { sendWebhookRunner } from './send-webhook.ts';
 import { databaseQueryRunner } from './database-query.ts';
+import { web3Runners } from './web3/index.ts';
 
 /**
  * Which code runs each actionType. `For Each` and `Collect` are handled by the
- * executor itself; web3 and protocol steps register here with direct
- * execution; an action without a runner fails its node with a clear message.
+ * executor itself; web3 and protocol steps come from ./web3 (one table shared
+ * with POST /api/execute/node); an action without a runner fails its node with a clear message.
  */
 export const builtInRunners: Readonly<Record<string, NodeRunner>> = {
   Condition: conditionRunner,
@@ -18,4 +19,5 @@ export const builtInRunners: Readonly<Record<string, NodeRunner>> = {
   'HTTP Request': httpRequestRunner,
   'webhook/send-webhook': sendWebhookRunner,
   'Database Query': databaseQueryRunner,
+  ...web3Runners,
 };
