@@ -48,9 +48,6 @@ export async function runWorkflow(gw: TestGateway, graph: { nodes: unknown[]; ed
   return { executionId, execution: full.body.execution, logs, step: (nodeId) => logs.find((l) => l.nodeId === nodeId) };
 }
 
-/** Until the lead's terminal verification pass lands a run with writes ends `unconfirmed`; both are acceptable. */
-export const SETTLED_OK = ['success', 'unconfirmed'];
-
 export const tokenBalance = (chain: TestChain, token: Address, owner: Address) => chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 
 /** Deploys a fresh copy of the test USDC artifact (6 decimals) on any anvil, owned by anvil account 0, and mints to `holder`. */
