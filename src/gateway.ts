@@ -13,6 +13,11 @@ import type { Services } from './services.ts';
 import { createEngine } from './engine/engine.ts';
 import { databaseFile, kyselyOverSqlite, migrate, openSqlite } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
+import { createPaymentsService } from './payments/service.ts';
+import { createFacilitator } from './payments/facilitator.ts';
+import { resolvePaymentSettings } from './payments/settings.ts';
+import { loadCatalog } from './catalog/load.ts';
+import { syncCatalog } from './catalog/sync.ts';
 
 /** Wires config → store → domain services. Used by `flowgate serve`, the CLI and tests. */
 
@@ -30,8 +35,10 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     await store.destroy();
     throw error;
   }
-  const box = createSecretBox(loadMasterKey(config.dataDir, config.masterKey));
+  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+  const box = createSecretBox(masterKey);
   const chains = createChainCatalog(config);
+  const paymentSettings = resolvePaymentSettings(config, chains, masterKey, null);
   const base = {
     config,
     store,
@@ -41,6 +48,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     organizations: createOrganizationService(store, box),
     rateLimiter: createRateLimiter(config, sqlite),
     secrets: box,
+    payments: createPaymentsService({ store, settings: paymentSettings, facilitator: createFacilitator(paymentSettings), rpcUrl: chains.rpcUrl(paymentSettings.chainId) }),
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;
@@ -74,6 +82,7 @@ export interface Gateway extends Runtime {
 export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
   const runtime = await openRuntime(config);
   const firstStart = await bootstrapDefaultOrganization(runtime.services);
+  await syncCatalog(runtime.services, loadCatalog());
   const app = createHttpApp(runtime.services, options.tools ?? registry);
   const server = http.createServer(app);
   await runtime.services.engine.start();

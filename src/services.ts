@@ -7,6 +7,7 @@ import type { OrganizationService } from './org/organizations.ts';
 import type { RateLimiter } from './guards/rate-limit.ts';
 import type { Engine } from './engine/engine.ts';
 import type { SecretBox } from './wallets/crypto.ts';
+import type { PaymentsService } from './payments/service.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -21,4 +22,6 @@ export interface Services {
   secrets: SecretBox;
   /** Worker, scheduler and run events; started only by a serving gateway (not by CLI commands). */
   engine: Engine;
+  /** Paid workflow calls: dual 402, verification, settlement (src/payments). */
+  payments: PaymentsService;
 }

@@ -15,6 +15,7 @@ import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
 import { executionTools } from './executions.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
+import { workflowCallTools } from './workflow-calls.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -27,6 +28,7 @@ export const registry: readonly AnyTool[] = [
   ...accountTools,
   ...workflowTools,
   ...publicWorkflowTools,
+  ...workflowCallTools,
   ...executionTools,
   ...validationTools,
   ...tagTools,

@@ -13,6 +13,8 @@ import { buildOpenApi } from './openapi.ts';
 import { restRouter } from './rest.ts';
 import { serviceVersion } from './versioning.ts';
 import { isInternalService } from './internal-service.ts';
+import { getListing } from '../catalog/listings.ts';
+import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
 
@@ -43,6 +45,15 @@ function publicHeaders(headers: Record<string, string | string[] | undefined>): 
   );
 }
 
+function paymentHeaders(req: Request): ToolContext['payment'] {
+  const signature = req.headers['payment-signature'];
+  const authorization = req.headers.authorization;
+  return {
+    x402: typeof signature === 'string' ? signature : undefined,
+    mpp: typeof authorization === 'string' && /^Payment\s/i.test(authorization) ? authorization : undefined,
+  };
+}
+
 export function createHttpApp(services: Services, registry: readonly AnyTool[]): express.Express {
   const { config } = services;
   const app = express();
@@ -69,6 +80,8 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
     setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
     request: transport === 'rest' ? { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } } : undefined,
+    // MCP carries payment credentials in `_meta` (src/mcp/toolset.ts), REST in these two headers.
+    payment: transport === 'rest' ? paymentHeaders(req) : undefined,
   });
 
   app.use(
@@ -83,6 +96,28 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
       contextFor: contextFor('mcp'),
     }),
   );
+
+  // One MCP server per listed workflow, generated from the same listing data as REST and /mcp.
+  const callTool = registry.find((t) => t.name === 'call_workflow');
+  if (callTool) {
+    const mcpContext = contextFor('mcp');
+    app.use(
+      mcpRouter({
+        path: '/mcp/w/:slug',
+        info: { name: 'flowgate-workflow', title: 'Flowgate workflow', version: GATEWAY_VERSION, instructions: '' },
+        registry,
+        rateLimiter: services.rateLimiter,
+        baseUrl: config.baseUrl,
+        resourceMetadataUrl,
+        bodyLimitBytes: config.bodyLimitBytes,
+        contextFor: mcpContext,
+        async serverFor(req, res) {
+          const listing = await getListing(services.store, String(req.params.slug));
+          return { info: workflowServerInfo(listing, GATEWAY_VERSION), tools: workflowToolSet(listing, callTool, () => mcpContext(req, res)) };
+        },
+      }),
+    );
+  }
 
   app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
 
