@@ -4,6 +4,7 @@ import { isKeyScope, KEY_SCOPES } from './auth/keys.ts';
 import { DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import { GATEWAY_VERSION } from './version.ts';
 import { mcpClientConfigs } from './mcp/client-config.ts';
+import type { Services } from './services.ts';
 
 const HELP = `flowgate ${GATEWAY_VERSION} — MCP-first agent gateway for onchain workflow automation
 
@@ -13,6 +14,11 @@ Usage:
                                       Create an organization API key in the data directory;
                                       the key is the last line of output. --org names another
                                       organization, created (with owner and wallet) if missing.
+  flowgate devnet fund ADDRESS [--eth N] [--usdc N]
+                                      Top up ADDRESS on the devnet (chain 31337) with ETH and test
+                                      USDC (default 100 ETH and 10000 USDC when neither is given).
+                                      Uses the devnet of the gateway running on this data directory,
+                                      or FLOWGATE_RPC_URL_31337.
   flowgate --help                     This help
   flowgate --version                  Print the version
 
@@ -41,6 +47,7 @@ async function serve(config: Config) {
   } else {
     lines.push('', 'Create an API key with: npx flowgate keys create --name my-agent', '', mcpClientConfigs(base, '<API_KEY>'));
   }
+  if (gateway.services.devnet) lines.splice(4, 0, await devnetLine(gateway.services, config));
   console.log(lines.join('\n'));
 
   let stopping = false;
@@ -80,6 +87,45 @@ async function createKey(config: Config, args: string[]) {
   }
 }
 
+/** One line for the operator's terminal. The local RPC URL may appear here, never in an HTTP or MCP response. */
+async function devnetLine(services: Services, config: Config): Promise<string> {
+  const devnet = services.devnet!;
+  const { organization } = await services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
+  const wallet = await services.organizations.wallet(organization.id);
+  const funds = wallet ? await devnet.balances(wallet.walletAddress) : undefined;
+  const walletText = funds ? `wallet ${funds.address} holds ${funds.eth} ETH, ${funds.usdc} USDC` : 'no organization wallet';
+  return `  devnet:         chain ${devnet.chainId} at ${config.rpcUrls[devnet.chainId]}; ${walletText}; USDC ${devnet.usdcAddress}`;
+}
+
+async function devnetFund(config: Config, args: string[]) {
+  const { values, positionals } = parseArgs({ args, options: { eth: { type: 'string' }, usdc: { type: 'string' } }, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError('devnet fund needs exactly one ADDRESS, e.g. flowgate devnet fund 0xabc... --eth 1 --usdc 100');
+  const { connectDevnet, parseDevnetAddress, parseDevnetAmount, DEVNET_DEFAULT_FUNDING } = await import('./chains/devnet/devnet.ts');
+  const { readRunningDevnetUrl } = await import('./chains/devnet/embedded.ts');
+  // Refuse bad input before looking for a node.
+  const check = <T>(parse: () => T): T => {
+    try {
+      return parse();
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  };
+  const address = check(() => parseDevnetAddress(positionals[0]!));
+  const amounts = values.eth === undefined && values.usdc === undefined ? DEVNET_DEFAULT_FUNDING : { eth: values.eth, usdc: values.usdc };
+  if (amounts.eth !== undefined) check(() => parseDevnetAmount(amounts.eth!, 18, 'ETH'));
+  if (amounts.usdc !== undefined) check(() => parseDevnetAmount(amounts.usdc!, 6, 'USDC'));
+
+  const url = config.rpcUrls[31337] ?? readRunningDevnetUrl(config.dataDir);
+  if (!url) {
+    throw new Error(`no devnet is running for data directory ${config.dataDir}: start the gateway (flowgate serve with FLOWGATE_DEVNET=auto) or set FLOWGATE_RPC_URL_31337`);
+  }
+  const devnet = await connectDevnet(url).catch((error: Error) => {
+    throw new Error(`the devnet at ${url} could not be used (${error.message.split('\n')[0]}); is the gateway still running?`);
+  });
+  const balances = await devnet.fund(address, amounts);
+  console.log(`Funded ${balances.address} on chain ${devnet.chainId}: now ${balances.eth} ETH, ${balances.usdc} USDC (USDC ${devnet.usdcAddress})`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -97,6 +143,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === 'keys' && rest[0] === 'create') {
       await createKey(loadConfig(), rest.slice(1));
+      return 0;
+    }
+    if (command === 'devnet' && rest[0] === 'fund') {
+      await devnetFund(loadConfig(), rest.slice(1));
       return 0;
     }
     throw new UsageError(`Unknown command "${argv.join(' ')}". Run \`flowgate --help\`.`);

@@ -50,6 +50,8 @@ export interface Config {
     dailySolanaValueCapLamports: bigint;
     stablecoinCapMicroUsd: bigint;
   };
+  /** How long a write waits for its receipt before `timeout` (fails closed; the hash stays on record). */
+  receiptTimeoutMs: number;
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
@@ -136,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dailySolanaValueCapLamports: read(env, 'EXECUTE_DEFAULT_DAILY_SOLANA_VALUE_CAP_LAMPORTS', decimalInteger.transform(BigInt), '500000000'),
       stablecoinCapMicroUsd: read(env, 'EXECUTE_DEFAULT_STABLECOIN_CAP_MICRO_USD', decimalInteger.transform(BigInt), '100000000'),
     },
+    receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
     httpAllowHosts: allowHosts(env.FLOWGATE_HTTP_ALLOW_HOSTS),

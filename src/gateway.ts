@@ -5,6 +5,12 @@ import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
 import { createAbiLookup } from './chains/abi-lookup.ts';
 import { createChainCatalog } from './chains/catalog.ts';
+import { createChainClients } from './chains/clients.ts';
+import { createNonceManager } from './chains/nonces.ts';
+import { fundIfEmpty, type Devnet } from './chains/devnet/devnet.ts';
+import { openDevnet } from './chains/devnet/embedded.ts';
+import { createStablecoinRegistry } from './chains/stablecoins.ts';
+import { TEST_USDC } from './chains/devnet/test-usdc.ts';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './guards/rate-limit.ts';
 import { createHttpApp } from './http/app.ts';
@@ -26,7 +32,8 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config): Promise<Runtime> {
+/** `devnet`: the running devnet, when the caller started one (createGateway does; CLI commands don't). */
+export async function openRuntime(config: Config, options: { devnet?: Devnet | null } = {}): Promise<Runtime> {
   const sqlite = openSqlite(databaseFile(config.dataDir));
   const store = kyselyOverSqlite(sqlite);
   try {
@@ -38,7 +45,10 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const box = createSecretBox(masterKey);
   const chains = createChainCatalog(config);
-  const paymentSettings = resolvePaymentSettings(config, chains, masterKey, null);
+  const devnet = options.devnet ?? null;
+  const stablecoins = createStablecoinRegistry();
+  if (devnet) stablecoins.register(devnet.chainId, { address: devnet.usdcAddress, symbol: TEST_USDC.symbol, decimals: TEST_USDC.decimals });
+  const paymentSettings = resolvePaymentSettings(config, chains, masterKey, devnet);
   const base = {
     config,
     store,
@@ -48,6 +58,10 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     organizations: createOrganizationService(store, box),
     rateLimiter: createRateLimiter(config, sqlite),
     secrets: box,
+    stablecoins,
+    devnet,
+    chainClients: createChainClients(chains),
+    nonces: createNonceManager(),
     payments: createPaymentsService({ store, settings: paymentSettings, facilitator: createFacilitator(paymentSettings), rpcUrl: chains.rpcUrl(paymentSettings.chainId) }),
   };
   createEngine(base, engineOptionsFrom(config));
@@ -80,9 +94,20 @@ export interface Gateway extends Runtime {
 }
 
 export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
-  const runtime = await openRuntime(config);
-  const firstStart = await bootstrapDefaultOrganization(runtime.services);
-  await syncCatalog(runtime.services, loadCatalog());
+  // The devnet comes first: it sets config.rpcUrls[31337] when it spawns anvil.
+  const devnet = await openDevnet(config);
+  let runtime: Runtime;
+  let firstStart: FirstStart | undefined;
+  try {
+    runtime = await openRuntime(config, { devnet: devnet?.devnet ?? null });
+    firstStart = await bootstrapDefaultOrganization(runtime.services);
+    if (devnet) await fundDefaultWallet(runtime.services, devnet.devnet);
+    await syncCatalog(runtime.services, loadCatalog());
+    if (devnet) await fundFacilitator(runtime.services, devnet.devnet);
+  } catch (error) {
+    await devnet?.stop();
+    throw error;
+  }
   const app = createHttpApp(runtime.services, options.tools ?? registry);
   const server = http.createServer(app);
   await runtime.services.engine.start();
@@ -104,6 +129,20 @@ export async function createGateway(config: Config, options: { tools?: readonly 
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime.close();
+      await devnet?.stop();
     },
   };
+}
+
+async function fundDefaultWallet(services: Services, devnet: Devnet) {
+  const { organization } = await services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
+  const wallet = await services.organizations.wallet(organization.id);
+  if (wallet) await fundIfEmpty(devnet, wallet.walletAddress);
+}
+
+/** The in-process facilitator pays the gas of settling payments on the devnet. */
+async function fundFacilitator(services: Services, devnet: Devnet) {
+  const address = services.payments.facilitatorAddress;
+  if (!address || services.payments.settings.chainId !== devnet.chainId) return;
+  if ((await devnet.balances(address)).eth === '0') await devnet.fund(address, { eth: '10' });
 }

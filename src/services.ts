@@ -7,6 +7,10 @@ import type { OrganizationService } from './org/organizations.ts';
 import type { RateLimiter } from './guards/rate-limit.ts';
 import type { Engine } from './engine/engine.ts';
 import type { SecretBox } from './wallets/crypto.ts';
+import type { StablecoinRegistry } from './chains/stablecoins.ts';
+import type { Devnet } from './chains/devnet/devnet.ts';
+import type { ChainClients } from './chains/clients.ts';
+import type { NonceManager } from './chains/nonces.ts';
 import type { PaymentsService } from './payments/service.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
@@ -22,6 +26,14 @@ export interface Services {
   secrets: SecretBox;
   /** Worker, scheduler and run events; started only by a serving gateway (not by CLI commands). */
   engine: Engine;
+  /** Recognised stablecoins per chain (the per-transaction stablecoin limit); includes the devnet USDC when there is a devnet. */
+  stablecoins: StablecoinRegistry;
+  /** The devnet on chain 31337 when a serving gateway runs or uses one; null otherwise (and in CLI runtimes). */
+  devnet: Devnet | null;
+  /** viem public clients per catalog chain (RPC URLs stay inside). */
+  chainClients: ChainClients;
+  /** Nonces per (chain, sender) for this process's signers. */
+  nonces: NonceManager;
   /** Paid workflow calls: dual 402, verification, settlement (src/payments). */
   payments: PaymentsService;
 }

@@ -41,6 +41,8 @@ export interface ToolContext {
   tools: readonly AnyTool[];
   /** Adds a response header (REST); ignored where the transport has no headers. */
   setHeader(name: string, value: string): void;
+  /** Overrides the REST success status for this response (a replayed 202, a 200 simulation); ignored over MCP. */
+  setStatus(status: number): void;
   /** The HTTP request as a trigger sees it (REST only): method, non-secret headers, query. */
   request?: { method: string; headers: Record<string, string>; query: Record<string, unknown> };
   /**
@@ -107,6 +109,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
    * null); authenticated callers still need `scope`.
    */
   anonymous?: boolean;
+  /**
+   * A request-rate limit per API key, consumed after authorization and before
+   * validation; its X-RateLimit-* headers go on every response of the tool.
+   */
+  rateLimit?: 'executePerKey';
   rest?: RestBinding;
   /** Omit (or false) for operations that are REST-only. */
   mcp?: McpBinding | false;

@@ -37,8 +37,22 @@ async function parse<T extends z.ZodType>(schema: T, value: unknown) {
   }
 }
 
+async function consumeRateLimit(name: NonNullable<AnyTool['rateLimit']>, key: string, ctx: ToolContext): Promise<void> {
+  const decision = await ctx.services.rateLimiter.consume(name, key);
+  const headers = {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetSeconds),
+  };
+  for (const [header, value] of Object.entries(headers)) ctx.setHeader(header, value);
+  if (!decision.allowed) {
+    throw new ServiceError(429, 'rate_limited', `Rate limit of ${decision.limit} requests per minute per API key reached; retry after ${decision.resetSeconds} s (exponential backoff, stable idempotency key).`, { retryAfterSeconds: decision.resetSeconds }, { ...headers, 'Retry-After': String(decision.resetSeconds) });
+  }
+}
+
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
   authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
+  if (tool.rateLimit && ctx.principal) await consumeRateLimit(tool.rateLimit, ctx.principal.keyId, ctx);
 
   const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));

@@ -79,6 +79,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     tools: registry,
     idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
     setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
+    setStatus: transport === 'rest' ? (status) => void (res.locals.status = status) : () => {},
     request: transport === 'rest' ? { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } } : undefined,
     // MCP carries payment credentials in `_meta` (src/mcp/toolset.ts), REST in these two headers.
     payment: transport === 'rest' ? paymentHeaders(req) : undefined,

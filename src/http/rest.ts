@@ -59,7 +59,7 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
       try {
         const output = await invokeTool(tool, collectInput(tool, req), contextFor(req, res));
         if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
-        res.status(rest.status ?? 200).json(output);
+        res.status((res.locals.status as number | undefined) ?? rest.status ?? 200).json(output);
       } catch (error) {
         next(error);
       }

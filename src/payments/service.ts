@@ -74,6 +74,8 @@ export interface Pricing {
 
 export interface PaymentsService {
   settings: PaymentSettings;
+  /** The in-process facilitator's gas-paying address; undefined with an HTTP facilitator. */
+  facilitatorAddress: `0x${string}` | undefined;
   pricing(price: string): Pricing;
   charge(resource: PaidResource, credentials: PaymentCredentials, run: RunGate): Promise<ChargeResult>;
   /** Response headers (REST) and result `_meta` (MCP) for a receipt. */
@@ -346,6 +348,7 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
 
   return {
     settings,
+    facilitatorAddress: facilitator.signerAddress,
     pricing: (price) => ({
       price: { mode: 'fixed', amount: price, currency: 'USD' },
       protocols: [

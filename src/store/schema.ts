@@ -7,6 +7,9 @@ export interface OrganizationsTable {
   slug: string;
   name: string;
   created_at: string;
+  /** Organization-configured daily native-value caps; null = the deployment default. */
+  daily_cap_wei: string | null;
+  daily_solana_cap_lamports: string | null;
 }
 
 export interface UsersTable {
@@ -203,6 +206,54 @@ export interface IntegrationsTable {
   updated_at: string;
 }
 
+export interface DirectExecutionsTable {
+  id: string;
+  organization_id: string;
+  api_key_id: string | null;
+  type: string;
+  chain_id: number;
+  /** pending (reserved, not yet signed) | completed | failed | unconfirmed */
+  status: string;
+  from_address: string | null;
+  to_address: string | null;
+  value_wei: string;
+  transaction_hash: string | null;
+  /** Raw signed transaction, stored before broadcast so a retry re-sends the same bytes. */
+  signed_transaction: string | null;
+  receipts: string;
+  result: string | null;
+  error: string | null;
+  gas_used_wei: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface IdempotencyRecordsTable {
+  organization_id: string;
+  endpoint: string;
+  key: string;
+  request_hash: string;
+  /** in_progress | settled | held */
+  state: string;
+  execution_id: string | null;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SpendReservationsTable {
+  id: string;
+  organization_id: string;
+  asset: string;
+  day: string;
+  amount: string;
+  source: string;
+  execution_id: string;
+  status: string;
+  created_at: string;
+}
+
 export interface WorkflowListingsTable {
   slug: string;
   workflow_id: string;
@@ -259,6 +310,9 @@ export interface Database {
   user_api_keys: UserApiKeysTable;
   workflow_schedules: WorkflowSchedulesTable;
   integrations: IntegrationsTable;
+  direct_executions: DirectExecutionsTable;
+  idempotency_records: IdempotencyRecordsTable;
+  spend_reservations: SpendReservationsTable;
   workflow_listings: WorkflowListingsTable;
   payments: PaymentsTable;
 }

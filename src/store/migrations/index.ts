@@ -5,6 +5,7 @@ import * as rateLimits from './003_rate_limits.ts';
 import * as workflows from './004_workflows.ts';
 import * as executionEngine from './005_execution_engine.ts';
 import * as integrations from './006_integrations.ts';
+import * as directExecution from './007_direct_execution.ts';
 import * as listingsPayments from './008_listings_payments.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '004_workflows': workflows,
   '005_execution_engine': executionEngine,
   '006_integrations': integrations,
+  '007_direct_execution': directExecution,
   '008_listings_payments': listingsPayments,
 };
 

@@ -1,0 +1,209 @@
+import {
+  BaseError,
+  decodeErrorResult,
+  keccak256,
+  RpcRequestError,
+  TransactionNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
+  type Abi,
+  type Address,
+  type Hex,
+  type PrivateKeyAccount,
+  type PublicClient,
+} from 'viem';
+import type { NonceManager } from './nonces.ts';
+
+/**
+ * Sign once, store the hash, broadcast, verify (DESIGN "Money paths"). The
+ * hash is handed to `onSigned` before the bytes leave the process, so a crash
+ * after broadcast leaves evidence on record, never a reason to sign again.
+ */
+
+export interface TransactionRequest {
+  to: Address;
+  data?: Hex;
+  value: bigint;
+}
+
+export type ReceiptStatus = 'success' | 'reverted' | 'not_found' | 'timeout';
+
+export interface VerifiedReceipt {
+  hash: Hex;
+  /** True only when the receipt was read and the transaction succeeded. */
+  verified: boolean;
+  /** Absent when the chain could not be read conclusively (RPC failure): keep polling. */
+  receiptStatus?: ReceiptStatus;
+  blockNumber?: number;
+  gasUsed?: string;
+  effectiveGasPrice?: string;
+  /** gasUsed × effectiveGasPrice, in wei. */
+  gasUsedWei?: string;
+  verifiedAt: string;
+}
+
+/** The chain refused the transaction before it was signed (estimate reverted, gas above a cap). */
+export class PreflightError extends Error {
+  constructor(message: string, readonly reason: string, readonly details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'PreflightError';
+  }
+}
+
+/** The node rejected the signed bytes outright: nothing was broadcast. */
+export class BroadcastRejectedError extends Error {
+  constructor(message: string, readonly hash: Hex) {
+    super(message);
+    this.name = 'BroadcastRejectedError';
+  }
+}
+
+export const HYPEREVM_CHAIN_ID = 999;
+const HYPEREVM_GAS_CAP = 3_000_000n;
+
+export const defaultGasLimitMultiplier = (chainId: number) => (chainId === HYPEREVM_CHAIN_ID ? '1.5' : '2');
+
+/** estimate × multiplier, exactly (the multiplier is a decimal string such as "1.5"), rounded up. */
+export function applyGasMultiplier(estimate: bigint, multiplier: string): bigint {
+  const [whole = '0', fraction = ''] = multiplier.split('.');
+  const scale = 10n ** BigInt(fraction.length);
+  const scaled = BigInt(whole + fraction);
+  return (estimate * scaled + scale - 1n) / scale;
+}
+
+/** A revert reason a person can act on, decoded against the ABI (and extra error ABIs) when possible. */
+export function revertReason(error: unknown, abi?: Abi): string {
+  if (!(error instanceof BaseError)) return error instanceof Error ? error.message : String(error);
+  const withData = error.walk((e) => typeof (e as { data?: unknown }).data === 'string' && /^0x[0-9a-f]*$/i.test((e as { data: string }).data)) as { data?: Hex } | null;
+  if (withData?.data && withData.data !== '0x' && abi) {
+    try {
+      const decoded = decodeErrorResult({ abi, data: withData.data });
+      const args = (decoded.args ?? []).map((a) => (typeof a === 'bigint' ? a.toString() : JSON.stringify(a)));
+      return `${decoded.errorName}(${args.join(', ')})`;
+    } catch {
+      /* fall through to viem's own text */
+    }
+  }
+  const revert = error.walk((e) => (e as { reason?: unknown }).reason !== undefined) as { reason?: string } | null;
+  if (revert?.reason) return revert.reason;
+  return error.shortMessage || error.message;
+}
+
+export interface Simulation {
+  gasEstimate: bigint;
+  wouldRevert: boolean;
+  reason?: string;
+}
+
+/** Dry run: estimate gas for the exact call; a revert is reported, not thrown. */
+export async function simulateTransaction(client: PublicClient, from: Address, request: TransactionRequest, abi?: Abi): Promise<Simulation> {
+  try {
+    const gasEstimate = await client.estimateGas({ account: from, to: request.to, data: request.data, value: request.value });
+    return { gasEstimate, wouldRevert: false };
+  } catch (error) {
+    return { gasEstimate: 0n, wouldRevert: true, reason: revertReason(error, abi) };
+  }
+}
+
+export interface SendOptions {
+  gasLimitMultiplier?: string;
+  abi?: Abi;
+  /** Called with the hash and raw bytes before broadcast; must persist them (throwing aborts the send). */
+  onSigned(hash: Hex, raw: Hex): Promise<void>;
+}
+
+export async function signAndBroadcast(
+  deps: { client: PublicClient; account: PrivateKeyAccount; nonces: NonceManager },
+  request: TransactionRequest,
+  options: SendOptions,
+): Promise<Hex> {
+  const { client, account } = deps;
+  const chainId = client.chain!.id;
+  let estimate: bigint;
+  try {
+    estimate = await client.estimateGas({ account: account.address, to: request.to, data: request.data, value: request.value });
+  } catch (error) {
+    const reason = revertReason(error, options.abi);
+    throw new PreflightError(`The transaction would revert: ${reason}`, reason);
+  }
+  const gas = applyGasMultiplier(estimate, options.gasLimitMultiplier ?? defaultGasLimitMultiplier(chainId));
+  if (chainId === HYPEREVM_CHAIN_ID && gas > HYPEREVM_GAS_CAP) {
+    throw new PreflightError(
+      `Gas limit ${gas} (estimate ${estimate} × ${options.gasLimitMultiplier ?? '1.5'}) exceeds chain 999's 3,000,000 gas block cap; nothing was signed.`,
+      'gas_limit_exceeds_block_cap',
+      { gasLimit: gas.toString(), gasEstimate: estimate.toString(), limit: HYPEREVM_GAS_CAP.toString() },
+    );
+  }
+  const fees = await client.estimateFeesPerGas();
+
+  return deps.nonces.withNonce(client, account.address, async (nonce) => {
+    const raw = await account.signTransaction({
+      type: 'eip1559',
+      chainId,
+      nonce,
+      gas,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      to: request.to,
+      data: request.data,
+      value: request.value,
+    });
+    const hash = keccak256(raw);
+    await options.onSigned(hash, raw);
+    try {
+      await client.sendRawTransaction({ serializedTransaction: raw });
+    } catch (error) {
+      if (isAlreadyKnown(error)) return { accepted: true, value: hash };
+      // A JSON-RPC error answer means the node refused the bytes; anything else (timeout, lost connection) may have reached it.
+      if (error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError)) {
+        throw new BroadcastRejectedError(`The node rejected the transaction: ${error.shortMessage}`, hash);
+      }
+      return { accepted: true, value: hash };
+    }
+    return { accepted: true, value: hash };
+  });
+}
+
+const isAlreadyKnown = (error: unknown) => /already known|known transaction|already imported/i.test(String((error as Error)?.message ?? ''));
+
+/** Re-sends stored bytes (same nonce, same hash): safe to repeat, can never spend twice. */
+export async function rebroadcast(client: PublicClient, raw: Hex): Promise<void> {
+  try {
+    await client.sendRawTransaction({ serializedTransaction: raw });
+  } catch (error) {
+    if (!isAlreadyKnown(error) && !/nonce too low/i.test(String((error as Error).message))) throw error;
+  }
+}
+
+/**
+ * Reads the receipt, waiting up to `timeoutMs`. No receipt in time: `timeout`
+ * when the node still knows the transaction, `not_found` when it does not.
+ * An RPC failure is inconclusive (no receiptStatus): the caller keeps polling.
+ */
+export async function verifyTransaction(client: PublicClient, hash: Hex, timeoutMs: number): Promise<VerifiedReceipt> {
+  const verifiedAt = () => new Date().toISOString();
+  try {
+    const receipt = await client.waitForTransactionReceipt({ hash, timeout: timeoutMs, pollingInterval: Math.min(1000, Math.max(50, timeoutMs / 20)), retryCount: 0 });
+    const gasUsedWei = receipt.gasUsed * receipt.effectiveGasPrice;
+    return {
+      hash,
+      verified: receipt.status === 'success',
+      receiptStatus: receipt.status === 'success' ? 'success' : 'reverted',
+      blockNumber: Number(receipt.blockNumber),
+      gasUsed: receipt.gasUsed.toString(),
+      effectiveGasPrice: receipt.effectiveGasPrice.toString(),
+      gasUsedWei: gasUsedWei.toString(),
+      verifiedAt: verifiedAt(),
+    };
+  } catch (error) {
+    if (!(error instanceof WaitForTransactionReceiptTimeoutError)) return { hash, verified: false, verifiedAt: verifiedAt() };
+    try {
+      await client.getTransaction({ hash });
+      return { hash, verified: false, receiptStatus: 'timeout', verifiedAt: verifiedAt() };
+    } catch (lookup) {
+      if (lookup instanceof TransactionNotFoundError || (lookup instanceof BaseError && lookup.walk((e) => e instanceof TransactionNotFoundError))) {
+        return { hash, verified: false, receiptStatus: 'not_found', verifiedAt: verifiedAt() };
+      }
+      return { hash, verified: false, verifiedAt: verifiedAt() };
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import type { Transaction } from 'kysely';
+import type { Abi, Hex } from 'viem';
+import { BroadcastRejectedError, PreflightError, signAndBroadcast, verifyTransaction, type TransactionRequest, type VerifiedReceipt } from '../chains/transactions.ts';
+import { reserveSpend, settleSpend } from '../guards/spend-cap.ts';
+import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
+import type { Services } from '../services.ts';
+import type { Database } from '../store/schema.ts';
+import { organizationAccount } from '../wallets/signer.ts';
+
+/**
+ * The one write path (DESIGN "Money paths") after validation and the
+ * idempotency reservation: spend-cap reservation atomically with the caller's
+ * record → stablecoin limit → sign and store hash → broadcast → verify the
+ * receipt → settle the reservation. Direct execution and workflow steps both
+ * call this; nothing else signs.
+ */
+
+export interface WriteIntent {
+  organizationId: string;
+  chainId: number;
+  request: TransactionRequest;
+  /** For decoding revert reasons (the call's ABI plus any extra error ABIs). */
+  abi?: Abi;
+  gasLimitMultiplier?: string;
+}
+
+export interface WriteHooks {
+  source: 'direct' | 'workflow';
+  /** The execution the spend reservation belongs to. */
+  executionId: string;
+  /** Writes the caller's own record in the same transaction as the spend reservation. */
+  insertRecord?(trx: Transaction<Database>, from: string): Promise<void>;
+  /** Persists the hash (and raw bytes) before broadcast. */
+  onSigned(hash: Hex, raw: Hex): Promise<void>;
+}
+
+export type WriteOutcome =
+  /** Refused before anything left the process: nothing signed, or signed bytes the node rejected. */
+  | { kind: 'refused'; from: string; error: string; code: 'stablecoin_limit' | 'would_revert' | 'gas_cap' | 'broadcast_rejected' }
+  | { kind: 'sent'; from: string; hash: Hex; receipt: VerifiedReceipt };
+
+export async function guardedSend(services: Services, intent: WriteIntent, hooks: WriteHooks): Promise<WriteOutcome> {
+  const { store, config } = services;
+  const account = await organizationAccount(store, services.secrets, intent.organizationId);
+  const from = account.address;
+
+  let reservationId: string | undefined;
+  await store.transaction().execute(async (trx) => {
+    await hooks.insertRecord?.(trx, from);
+    if (intent.request.value > 0n) {
+      reservationId = await reserveSpend(trx, config, {
+        organizationId: intent.organizationId,
+        asset: 'evm-native',
+        amount: intent.request.value,
+        source: hooks.source,
+        executionId: hooks.executionId,
+      });
+    }
+  });
+  const release = async () => {
+    if (reservationId) await settleSpend(store, reservationId, 'released');
+  };
+
+  const violation = stablecoinLimitViolation(services.stablecoins, config.spend.stablecoinCapMicroUsd, { chainId: intent.chainId, ...intent.request });
+  if (violation) {
+    await release();
+    return { kind: 'refused', from, error: violation, code: 'stablecoin_limit' };
+  }
+
+  const client = services.chainClients.publicClient(intent.chainId);
+  let hash: Hex;
+  let signed: Hex | undefined;
+  try {
+    hash = await signAndBroadcast({ client, account, nonces: services.nonces }, intent.request, {
+      gasLimitMultiplier: intent.gasLimitMultiplier,
+      abi: intent.abi,
+      onSigned: async (h, raw) => {
+        await hooks.onSigned(h, raw);
+        signed = h;
+      },
+    });
+  } catch (error) {
+    if (error instanceof PreflightError) {
+      await release();
+      return { kind: 'refused', from, error: error.message, code: error.reason === 'gas_limit_exceeds_block_cap' ? 'gas_cap' : 'would_revert' };
+    }
+    if (error instanceof BroadcastRejectedError) {
+      await release();
+      return { kind: 'refused', from, error: error.message, code: 'broadcast_rejected' };
+    }
+    if (!signed) {
+      // Failed before anything was signed (RPC down during estimation, say): nothing can have moved.
+      await release();
+      throw error;
+    }
+    // Signed and stored, fate of the broadcast unknown: the chain decides (fail closed below).
+    hash = signed;
+  }
+
+  const receipt = await verifyTransaction(client, hash, config.receiptTimeoutMs);
+  if (reservationId) {
+    // A receipt proves what happened: success spent the value, a revert moved none. Anything else stays reserved.
+    if (receipt.receiptStatus === 'success') await settleSpend(store, reservationId, 'spent');
+    else if (receipt.receiptStatus === 'reverted') await settleSpend(store, reservationId, 'released');
+  }
+  return { kind: 'sent', from, hash, receipt };
+}

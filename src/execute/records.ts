@@ -1,0 +1,155 @@
+import type { Transaction } from 'kysely';
+import type { Hex } from 'viem';
+import { verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
+import type { ChainCatalog } from '../chains/catalog.ts';
+import { nowIso } from '../ids.ts';
+import type { Services } from '../services.ts';
+import type { Store } from '../store/db.ts';
+import type { Database, DirectExecutionsTable } from '../store/schema.ts';
+import { notFoundExecution } from './money-inputs.ts';
+
+/** SPEC "Direct execution record": the row as every direct-execution route returns it. */
+
+export type DirectStatus = 'pending' | 'completed' | 'failed' | 'unconfirmed';
+
+export interface DirectExecutionRecord {
+  executionId: string;
+  type: string;
+  status: DirectStatus;
+  chainId: number;
+  from: string | null;
+  to: string | null;
+  value: string;
+  transactionHash?: string;
+  transactionLink?: string;
+  sponsored: boolean;
+  /** Seconds until the next useful poll; 0 means terminal. */
+  pollIntervalHint: number;
+  receipts: VerifiedReceipt[];
+  result?: unknown;
+  error?: string;
+  gasUsedWei: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export const directPollHint = (status: string) => (status === 'unconfirmed' ? 5 : status === 'pending' ? 1 : 0);
+
+export function transactionLink(chains: ChainCatalog, chainId: number, hash: string): string {
+  const explorer = chains.get(chainId)?.explorerUrl;
+  return explorer ? `${explorer}/tx/${hash}` : '';
+}
+
+export function toRecord(chains: ChainCatalog, row: DirectExecutionsTable): DirectExecutionRecord {
+  const status = row.status as DirectStatus;
+  // SPEC: the hash and link are shown when the step reported success (or is still being confirmed).
+  const showHash = row.transaction_hash && (status === 'completed' || status === 'unconfirmed');
+  return {
+    executionId: row.id,
+    type: row.type,
+    status,
+    chainId: row.chain_id,
+    from: row.from_address,
+    to: row.to_address,
+    value: row.value_wei,
+    ...(showHash ? { transactionHash: row.transaction_hash!, transactionLink: transactionLink(chains, row.chain_id, row.transaction_hash!) } : {}),
+    sponsored: false,
+    pollIntervalHint: directPollHint(status),
+    receipts: JSON.parse(row.receipts) as VerifiedReceipt[],
+    ...(row.result ? { result: JSON.parse(row.result) } : {}),
+    ...(row.error ? { error: row.error } : {}),
+    gasUsedWei: row.gas_used_wei,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+export async function insertPending(
+  trx: Transaction<Database> | Store,
+  row: { id: string; organizationId: string; apiKeyId: string | null; type: string; chainId: number; from: string | null; to: string | null; valueWei: bigint; result?: unknown },
+): Promise<void> {
+  await trx
+    .insertInto('direct_executions')
+    .values({
+      id: row.id,
+      organization_id: row.organizationId,
+      api_key_id: row.apiKeyId,
+      type: row.type,
+      chain_id: row.chainId,
+      status: 'pending',
+      from_address: row.from,
+      to_address: row.to,
+      value_wei: row.valueWei.toString(),
+      transaction_hash: null,
+      signed_transaction: null,
+      receipts: '[]',
+      result: row.result === undefined ? null : JSON.stringify(row.result),
+      error: null,
+      gas_used_wei: null,
+      created_at: nowIso(),
+      completed_at: null,
+    })
+    .execute();
+}
+
+export async function storeSigned(store: Store, id: string, hash: Hex, raw: Hex): Promise<void> {
+  await store.updateTable('direct_executions').set({ transaction_hash: hash, signed_transaction: raw }).where('id', '=', id).execute();
+}
+
+/** The status a set of receipts settles to: every one verified → completed; a revert/not_found/timeout → failed; else unconfirmed. */
+export function statusFromReceipts(receipts: readonly VerifiedReceipt[]): DirectStatus {
+  if (receipts.some((r) => r.receiptStatus === 'reverted' || r.receiptStatus === 'not_found' || r.receiptStatus === 'timeout')) return 'failed';
+  if (receipts.every((r) => r.verified)) return 'completed';
+  return 'unconfirmed';
+}
+
+export function receiptError(receipts: readonly VerifiedReceipt[]): string | undefined {
+  const bad = receipts.find((r) => r.receiptStatus && r.receiptStatus !== 'success');
+  if (!bad) return undefined;
+  if (bad.receiptStatus === 'reverted') return `Transaction ${bad.hash} reverted on chain (block ${bad.blockNumber}).`;
+  if (bad.receiptStatus === 'not_found') return `Transaction ${bad.hash} was not found on chain; it was not mined. Check the wallet before sending again.`;
+  return `Transaction ${bad.hash} was not confirmed in time; it may still be mined. Poll the status before sending again.`;
+}
+
+export async function finish(
+  store: Store,
+  id: string,
+  outcome: { status: DirectStatus; receipts?: VerifiedReceipt[]; error?: string | null; result?: unknown },
+): Promise<void> {
+  const gas = outcome.receipts?.reduce((sum, r) => sum + BigInt(r.gasUsedWei ?? 0), 0n);
+  await store
+    .updateTable('direct_executions')
+    .set({
+      status: outcome.status,
+      ...(outcome.receipts ? { receipts: JSON.stringify(outcome.receipts) } : {}),
+      ...(gas !== undefined && outcome.receipts?.some((r) => r.gasUsedWei) ? { gas_used_wei: gas.toString() } : {}),
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      ...(outcome.result !== undefined ? { result: JSON.stringify(outcome.result) } : {}),
+      completed_at: outcome.status === 'unconfirmed' || outcome.status === 'pending' ? null : nowIso(),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function loadRecord(store: Store, organizationId: string, id: string): Promise<DirectExecutionsTable> {
+  const row = await store.selectFrom('direct_executions').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+  if (!row) throw notFoundExecution(id);
+  return row;
+}
+
+const STATUS_POLL_TIMEOUT_MS = 2_000;
+
+/** Status reads re-verify an unconfirmed execution against the chain, so it settles once receipts are readable. */
+export async function refreshRecord(services: Services, organizationId: string, id: string): Promise<DirectExecutionRecord> {
+  let row = await loadRecord(services.store, organizationId, id);
+  if (row.status === 'unconfirmed' && row.transaction_hash) {
+    const client = services.chainClients.publicClient(row.chain_id);
+    const receipt = await verifyTransaction(client, row.transaction_hash as Hex, STATUS_POLL_TIMEOUT_MS);
+    if (receipt.receiptStatus && receipt.receiptStatus !== 'timeout' && receipt.receiptStatus !== 'not_found') {
+      const status = statusFromReceipts([receipt]);
+      await finish(services.store, id, { status, receipts: [receipt], error: receiptError([receipt]) ?? null });
+      row = await loadRecord(services.store, organizationId, id);
+    }
+  }
+  return toRecord(services.chains, row);
+}

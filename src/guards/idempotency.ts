@@ -1,0 +1,98 @@
+import { ServiceError } from '../errors.ts';
+import { requestHash } from '../engine/run-workflow.ts';
+import type { Store } from '../store/db.ts';
+import { nowIso } from '../ids.ts';
+
+/**
+ * SPEC "Idempotency record": per organization and endpoint, a key is
+ * in progress, settled (replays its response for 24 h), held (an outcome we
+ * could not confirm: replays too) or released (deleted: the key runs again).
+ * The body hash normalizes formatting (key order, whitespace, number
+ * spelling: JSON parsing already did that) but never values.
+ */
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface IdempotencyScope {
+  organizationId: string;
+  endpoint: string;
+  key: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+export type Reservation =
+  | { kind: 'fresh'; settle(state: 'settled' | 'held', executionId: string | null, response: StoredResponse): Promise<void>; release(): Promise<void> }
+  | { kind: 'replay'; response: StoredResponse };
+
+const MAX_KEY_LENGTH = 255;
+
+/** Adds `idempotentReplay: true` to JSON-object bodies only (SPEC rule 1); the stored body stays untouched. */
+export function replayBody(body: unknown): unknown {
+  return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), idempotentReplay: true } : body;
+}
+
+export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScope, request: unknown): Promise<Reservation> {
+  if (scope.key.length === 0 || scope.key.length > MAX_KEY_LENGTH) {
+    throw new ServiceError(400, 'invalid_idempotency_key', `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters (got ${scope.key.length}).`);
+  }
+  const hash = requestHash(request);
+  const where = (q: any) => q.where('organization_id', '=', scope.organizationId).where('endpoint', '=', scope.endpoint).where('key', '=', scope.key);
+
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const now = new Date();
+    const inserted = await store
+      .insertInto('idempotency_records')
+      .values({
+        organization_id: scope.organizationId,
+        endpoint: scope.endpoint,
+        key: scope.key,
+        request_hash: hash,
+        state: 'in_progress',
+        execution_id: null,
+        response_status: null,
+        response_body: null,
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
+      })
+      .onConflict((oc) => oc.columns(['organization_id', 'endpoint', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
+      return {
+        kind: 'fresh',
+        async settle(state, executionId, response) {
+          await where(store.updateTable('idempotency_records'))
+            .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
+            .execute();
+        },
+        async release() {
+          await where(store.deleteFrom('idempotency_records')).execute();
+        },
+      };
+    }
+
+    const row = await where(store.selectFrom('idempotency_records').selectAll()).executeTakeFirst();
+    if (!row) continue; // released between our insert and read: try again
+    if (row.expires_at <= nowIso()) {
+      // Outside the 24 h window the key is free again.
+      await where(store.deleteFrom('idempotency_records')).where('expires_at', '=', row.expires_at).execute();
+      continue;
+    }
+    if (row.request_hash !== hash) {
+      throw new ServiceError(409, 'idempotency_conflict', `Idempotency-Key "${scope.key}" was already used with a different request body on this endpoint; use a new key for a different request.`, {
+        retryable: false,
+        originalExecutionId: row.state === 'in_progress' ? null : row.execution_id,
+      });
+    }
+    if (row.state === 'in_progress') {
+      throw new ServiceError(409, 'idempotency_in_progress', `A request with Idempotency-Key "${scope.key}" is still running; retry after it finishes to get its result.`, {
+        retryable: true,
+      }, { 'Retry-After': '1' });
+    }
+    return { kind: 'replay', response: { status: row.response_status ?? 200, body: JSON.parse(row.response_body ?? 'null') } };
+  }
+  throw new ServiceError(409, 'idempotency_in_progress', `A request with Idempotency-Key "${scope.key}" is changing state; retry.`, { retryable: true }, { 'Retry-After': '1' });
+}
