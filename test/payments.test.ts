@@ -162,7 +162,7 @@ describe('paying with x402 (@x402/fetch)', () => {
     const payload = await client.createPaymentPayload(required);
     const send = (slug: string, p: unknown) => fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
 
-    const tampered = structuredClone(payload) as { payload: { signature: string } };
+    const tampered = structuredClone(payload) as unknown as { payload: { signature: string } };
     tampered.payload.signature = tampered.payload.signature.slice(0, -4) + (tampered.payload.signature.endsWith('1b') ? '1c1c' : '1b1b');
     const bad = await send('microtip', tampered);
     expect(bad.status).toBe(402);
