@@ -7,6 +7,9 @@ import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymen
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { Mppx, evm } from 'mppx/client';
 import { Receipt } from 'mppx';
+import { McpClient } from 'mppx/mcp/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { testUsdcAbi, TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
 import { CATALOG_ORGANIZATION_SLUG } from '../src/catalog/sync.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
@@ -222,6 +225,54 @@ describe('paying with MPP (mppx/client)', () => {
     const reused = await fetchJson(url('agent-task'), { ...post({ task: 'think' }), headers: { 'content-type': 'application/json', authorization: credentialForMicrotip } });
     expect(reused.status).toBe(402);
     expect(reused.body.reason).toMatch(/already used for a call to microtip/);
+  });
+});
+
+describe('paying over MCP', () => {
+  async function connect(slug: string) {
+    const client = new Client({ name: 'paying-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/${slug}`)));
+    return client;
+  }
+
+  it('x402: the unpaid call is an isError result whose structuredContent is the PaymentRequired; _meta["x402/payment"] pays', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    const client = await connect('microtip');
+    const unpaid = await client.callTool({ name: 'microtip', arguments: {} });
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent as { x402Version: number; accepts: { amount: string; payTo: string }[] };
+    expect(required).toMatchObject({ x402Version: 2, accepts: [{ amount: '10000', payTo: payee }] });
+    expect((unpaid._meta?.['org.paymentauth/payment-required'] as { challenges: unknown[] }).challenges).toHaveLength(1);
+
+    const x402 = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    x402.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
+    const payment = await x402.createPaymentPayload(required as never);
+    const paid = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
+    expect(paid.isError).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ status: 'success', output: { result: { thanks: true } } });
+    expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true, network: NETWORK });
+    expect(await balance(payer.address)).toBe(before - 10000n);
+
+    const again = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
+    expect((again.structuredContent as { executionId: string }).executionId).toBe((paid.structuredContent as { executionId: string }).executionId);
+    expect(await balance(payer.address)).toBe(before - 10000n);
+    await client.close();
+  });
+
+  it('MPP: mppx McpClient reads the challenge from _meta and pays with _meta["org.paymentauth/credential"]', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    const client = await connect('agent-task');
+    McpClient.wrap(client, {
+      methods: [evm.charge({ account: payer, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+    });
+    const result = (await client.callTool({ name: 'agent-task', arguments: { task: 'monitor' } })) as Awaited<ReturnType<Client['callTool']>> & { receipt?: unknown };
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'success', output: { result: { task: 'monitor' } } });
+    expect(result.receipt).toMatchObject({ status: 'success', method: 'evm' });
+    expect(await balance(payer.address)).toBe(before - 10000n);
+    await client.close();
   });
 });
 
