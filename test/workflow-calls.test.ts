@@ -192,3 +192,30 @@ describe('catalog sync', () => {
     expect((await fetchJson(`${gw.url}/api/mcp/workflows/buy-me-a-coffee`)).status).toBe(200);
   });
 });
+
+describe('discovery of paid calls', () => {
+  it('/.well-known/x402 lists every paid listing as a POST resource', async () => {
+    const { status, body } = await fetchJson(`${gw.url}/.well-known/x402`);
+    expect(status).toBe(200);
+    const paid = loadCatalog().filter((e) => e.price !== null);
+    expect(body).toEqual({ version: 1, resources: paid.map((e) => `POST ${gw.url}/api/mcp/workflows/${e.slug}/call`).sort() });
+  });
+
+  it('/openapi.json has one operation per listing: request body from the listing, x-payment-info and 402 for paid ones, empty security for free ones', async () => {
+    const { body } = await fetchJson(`${gw.url}/openapi.json`);
+    const paid = body.paths['/api/mcp/workflows/stablecoin-yield-compare-base/call'].post;
+    expect(paid.security).toEqual([{ payment: [] }]);
+    expect(paid['x-payment-info']).toMatchObject({
+      price: { mode: 'fixed', amount: '0.05', currency: 'USD' },
+      offers: [expect.objectContaining({ protocol: 'x402', intent: 'charge', amount: '0.05' }), expect.objectContaining({ protocol: 'mpp', method: 'evm', intent: 'charge', currency: 'USDC' })],
+    });
+    expect(paid.responses['402'].headers).toHaveProperty('PAYMENT-REQUIRED');
+    expect(paid.requestBody.content['application/json'].schema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
+    const free = body.paths['/api/mcp/workflows/price-decimals/call'].post;
+    expect(free.security).toEqual([]);
+    expect(free['x-payment-info']).toBeUndefined();
+    expect(free.responses['402']).toBeUndefined();
+    expect(free.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { required: ['coin'] } } } });
+    expect(body.components.securitySchemes.payment).toMatchObject({ type: 'http', scheme: 'Payment' });
+  });
+});

@@ -102,4 +102,19 @@ export const callWorkflowRestTool = defineTool({
   handler: ({ slug, ...body }, ctx) => callForCaller(slug, body, ctx),
 });
 
-export const workflowCallTools = [listListingsTool, getListingTool, callWorkflowTool, callWorkflowRestTool];
+export const x402DirectoryTool = defineTool({
+  name: 'x402_directory',
+  title: 'x402 resource directory',
+  description: 'The /.well-known/x402 directory: {version: 1, resources: ["POST <base>/api/mcp/workflows/<slug>/call", ...]} for every paid listed workflow. Prices and offers: GET /api/mcp/workflows or the 402 itself.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.object({ version: z.literal(1), resources: z.array(z.string()) }),
+  rest: { method: 'GET', path: '/.well-known/x402', cacheControl: 'public, max-age=300' },
+  mcp: false,
+  async handler(_input, ctx) {
+    const paid = (await listListings(ctx.services.store)).filter((l) => l.price !== null && l.type === 'read');
+    return { version: 1 as const, resources: paid.map((l) => `POST ${ctx.services.config.baseUrl}/api/mcp/workflows/${l.slug}/call`) };
+  },
+});
+
+export const workflowCallTools = [listListingsTool, getListingTool, callWorkflowTool, callWorkflowRestTool, x402DirectoryTool];

@@ -13,7 +13,8 @@ import { buildOpenApi } from './openapi.ts';
 import { restRouter } from './rest.ts';
 import { serviceVersion } from './versioning.ts';
 import { isInternalService } from './internal-service.ts';
-import { getListing } from '../catalog/listings.ts';
+import { getListing, listListings } from '../catalog/listings.ts';
+import { listingOperations, paymentSecuritySchemes } from './openapi-listings.ts';
 import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
@@ -123,9 +124,19 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
 
   const openApi = buildOpenApi(registry, config);
-  app.get('/openapi.json', (_req, res) => {
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.json(openApi);
+  app.get('/openapi.json', async (_req, res, next) => {
+    try {
+      // Listed workflows change with the catalog and publishing: their operations are added per request.
+      const listed = listingOperations(await listListings(services.store), services.payments);
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.json({
+        ...openApi,
+        paths: { ...openApi.paths, ...listed },
+        components: { ...openApi.components, securitySchemes: { ...openApi.components.securitySchemes, ...paymentSecuritySchemes } },
+      });
+    } catch (error) {
+      next(error);
+    }
   });
 
   app.use(restRouter(registry, contextFor('rest')));
