@@ -12,6 +12,12 @@ export const DEPRECATIONS = {
     docs: '/docs/versioning#legacy-execute-path',
     replacement: 'POST /api/workflows/{workflowId}/execute',
   },
+  networkField: {
+    deprecatedAt: '2026-11-01T00:00:00Z',
+    sunsetAt: '2027-06-01T00:00:00Z',
+    docs: '/docs/versioning#network-field',
+    replacement: 'the chainId request field',
+  },
 } as const;
 
 export type DeprecationName = keyof typeof DEPRECATIONS;

@@ -15,6 +15,7 @@ import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
 import { executionTools } from './executions.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
+import { executeTools } from './execute.ts';
 import { workflowCallTools } from './workflow-calls.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
@@ -36,6 +37,7 @@ export const registry: readonly AnyTool[] = [
   ...projectTools,
   ...userKeyTools,
   ...integrationTools,
+  ...executeTools,
 ];
 
 const names = new Set<string>();

@@ -1,18 +1,19 @@
 import type { Address, PublicClient } from 'viem';
 
 /**
- * Nonces per (chain, address). Sends for one sender are serialized through
- * a lock, and the next nonce is the larger of the chain's pending count and
- * the last one we used, so concurrent sends never collide. A send that never
- * reached the node hands its nonce back.
+ * Nonces per (chain, address). Sends for one sender are serialized through a
+ * lock, and each takes the node's pending transaction count after the
+ * previous send was accepted into its mempool, so concurrent sends never
+ * collide, and a transaction the node dropped leaves no gap behind it.
+ * (One process signs for a wallet; several gateway processes sharing one
+ * wallet would need the lock in the database.)
  */
 export interface NonceManager {
-  /** Runs `send` with the next nonce; `send` resolves true when the node accepted the transaction. */
-  withNonce<T>(client: PublicClient, address: Address, send: (nonce: number) => Promise<{ accepted: boolean; value: T }>): Promise<T>;
+  /** Runs `send` with the next nonce, holding the sender's lock until it returns. */
+  withNonce<T>(client: PublicClient, address: Address, send: (nonce: number) => Promise<T>): Promise<T>;
 }
 
 export function createNonceManager(): NonceManager {
-  const next = new Map<string, number>();
   const locks = new Map<string, Promise<unknown>>();
 
   return {
@@ -25,11 +26,7 @@ export function createNonceManager(): NonceManager {
       locks.set(key, chained);
       await previous;
       try {
-        const pending = await client.getTransactionCount({ address, blockTag: 'pending' });
-        const nonce = Math.max(pending, next.get(key) ?? 0);
-        const { accepted, value } = await send(nonce);
-        if (accepted) next.set(key, nonce + 1);
-        return value;
+        return await send(await client.getTransactionCount({ address, blockTag: 'pending' }));
       } finally {
         release();
         if (locks.get(key) === chained) locks.delete(key);

@@ -97,6 +97,8 @@ export interface Simulation {
 /** Dry run: estimate gas for the exact call; a revert is reported, not thrown. */
 export async function simulateTransaction(client: PublicClient, from: Address, request: TransactionRequest, abi?: Abi): Promise<Simulation> {
   try {
+    // eth_call checks the balance covers value + fees; some nodes' estimateGas does not.
+    await client.call({ account: from, to: request.to, data: request.data, value: request.value });
     const gasEstimate = await client.estimateGas({ account: from, to: request.to, data: request.data, value: request.value });
     return { gasEstimate, wouldRevert: false };
   } catch (error) {
@@ -152,14 +154,14 @@ export async function signAndBroadcast(
     try {
       await client.sendRawTransaction({ serializedTransaction: raw });
     } catch (error) {
-      if (isAlreadyKnown(error)) return { accepted: true, value: hash };
+      if (isAlreadyKnown(error)) return hash;
       // A JSON-RPC error answer means the node refused the bytes; anything else (timeout, lost connection) may have reached it.
       if (error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError)) {
         throw new BroadcastRejectedError(`The node rejected the transaction: ${error.shortMessage}`, hash);
       }
-      return { accepted: true, value: hash };
+      return hash;
     }
-    return { accepted: true, value: hash };
+    return hash;
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Services } from '../services.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from './graph.ts';
+import { settleWithVerification } from './verify-transactions.ts';
 import { appendTransactionHash, finishLog, startLog, writeFinishedLog, type Completion, type TransactionHashEntry } from './executions.ts';
 import { bindSqlTemplates, bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
 import { PARAM_TOKEN } from './runners/database-query.ts';
@@ -315,16 +316,13 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     if (await control.checkpoint(null)) throw new Cancelled();
   } catch (error) {
     if (error instanceof Cancelled || control.signal.aborted) {
-      return { status: 'cancelled', error: 'Cancelled at a node boundary', output: lastSuccess ? { result: dataOf(lastSuccess.output), nodeId: lastSuccess.nodeId } : null, transactionHashes: transactions };
+      return settleWithVerification(deps.services, { status: 'cancelled', error: 'Cancelled at a node boundary', output: lastSuccess ? { result: dataOf(lastSuccess.output), nodeId: lastSuccess.nodeId } : null, transactionHashes: transactions });
     }
     throw error;
   }
 
   const output = lastSuccess ? { result: dataOf(lastSuccess.output), nodeId: lastSuccess.nodeId } : { result: null };
-  if (failure) return { status: 'error', error: failure.message, output, errorContext: { nodeId: failure.nodeId }, transactionHashes: transactions };
-  // Onchain writes settle as success only once every hash is verified (the verifier arrives with direct execution).
-  if (transactions.some((t) => t.verified !== true)) {
-    return { status: 'unconfirmed', output, transactionHashes: transactions, errorContext: { reason: 'transactions_unverified' } };
-  }
-  return { status: 'success', output, transactionHashes: transactions };
+  if (failure) return settleWithVerification(deps.services, { status: 'error', error: failure.message, output, errorContext: { nodeId: failure.nodeId }, transactionHashes: transactions });
+  // Onchain writes settle as success only once every hash is re-fetched and verified.
+  return settleWithVerification(deps.services, { status: 'success', output, transactionHashes: transactions });
 }

@@ -4,6 +4,7 @@ import { cancelFlag, claimExecution, completeExecution, heartbeat, pendingExecut
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
+import { reverifyUnconfirmed } from './verify-transactions.ts';
 import type { RunEvents } from './run-events.ts';
 import type { NodeRunner } from './runners/types.ts';
 
@@ -111,6 +112,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   async function sweep() {
     for (const id of await reapExpired(services.store)) events.finished(id, 'system_error');
     for (const id of await pendingExecutionIds(services.store)) worker.enqueue(id);
+    for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
   }
 
   const worker: Worker = {

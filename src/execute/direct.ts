@@ -82,11 +82,12 @@ async function simulate(services: Services, caller: DirectCaller, write: Prepare
   };
   // Limits that would refuse the real call are reported too, with the limit.
   const stablecoin = stablecoinLimitViolation(services.stablecoins, services.config.spend.stablecoinCapMicroUsd, { chainId: write.chain.chainId, ...write.request });
-  if (stablecoin) Object.assign(body, { success: false, reason: stablecoin, limitMicroUsd: services.config.spend.stablecoinCapMicroUsd.toString() });
+  const refuse = (reason: string, limit: Record<string, string>) => Object.assign(body, { success: false, reason: body.reason ?? reason, ...limit });
+  if (stablecoin) refuse(stablecoin, { stablecoinLimitMicroUsd: services.config.spend.stablecoinCapMicroUsd.toString() });
   if (write.request.value > 0n) {
     const caps = await spendCapData(services.store, services.config, caller.organizationId);
     if (BigInt(caps.dailyUsedWei) + write.request.value > BigInt(caps.effectiveDailyCapWei)) {
-      Object.assign(body, { success: false, reason: 'Daily spending cap exceeded', dailyCapWei: caps.effectiveDailyCapWei, dailyUsedWei: caps.dailyUsedWei });
+      refuse('Daily spending cap exceeded', { dailyCapWei: caps.effectiveDailyCapWei, dailyUsedWei: caps.dailyUsedWei });
     }
   }
   if (sim.wouldRevert && write.type === 'transfer') {

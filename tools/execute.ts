@@ -1,0 +1,340 @@
+import { z } from 'zod';
+import { checkAndExecute, CONDITION_OPERATORS, type CheckAndExecuteInput } from '../src/execute/check-and-execute.ts';
+import { executeWrite, isRead, prepareContractCall, prepareTransfer, readCall, writeOf, type ContractCallInput, type DirectCaller, type DirectResponse, type TransferInput } from '../src/execute/direct.ts';
+import { refreshRecord } from '../src/execute/records.ts';
+import { spendCapData } from '../src/guards/spend-cap.ts';
+import { defineTool, type ToolContext } from './define.ts';
+import { requirePrincipal } from './authorize.ts';
+import { booleanish } from './inputs.ts';
+import { deprecate } from './deprecations.ts';
+
+/**
+ * Direct execution (SPEC "Direct execution"): REST routes in camelCase and
+ * MCP tools in snake_case, both calling the same services in src/execute.
+ * Every entry is rate-limited per API key (X-RateLimit-* on every response).
+ */
+
+const numberOrString = z.union([z.string(), z.number()]);
+const chainField = numberOrString.describe('EIP-155 chain id, number or numeric string (e.g. 8453); see GET /api/chains');
+const networkField = numberOrString.describe('Deprecated alias of chainId (a chain id or name); chainId wins when both are sent');
+const jsonText = (what: string) => z.union([z.string(), z.array(z.unknown())]).describe(what);
+
+const receiptSchema = z.object({
+  hash: z.string(),
+  verified: z.boolean(),
+  receiptStatus: z.enum(['success', 'reverted', 'not_found', 'timeout']).optional(),
+  blockNumber: z.number().optional(),
+  gasUsed: z.string().optional(),
+  effectiveGasPrice: z.string().optional(),
+  gasUsedWei: z.string().optional(),
+  verifiedAt: z.string(),
+});
+
+export const directRecordSchema = z.object({
+  executionId: z.string().describe('21-character opaque id; poll GET /api/execute/{executionId}/status'),
+  type: z.string(),
+  status: z.enum(['pending', 'completed', 'failed', 'unconfirmed']).describe('unconfirmed is not terminal: keep polling while pollIntervalHint > 0'),
+  chainId: z.number(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  value: z.string().describe('Native value in wei'),
+  transactionHash: z.string().optional(),
+  transactionLink: z.string().optional(),
+  sponsored: z.boolean(),
+  pollIntervalHint: z.number().describe('Seconds until the next useful poll; 0 means terminal'),
+  receipts: z.array(receiptSchema),
+  result: z.unknown().optional(),
+  error: z.string().optional(),
+  gasUsedWei: z.string().nullable(),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+  idempotentReplay: z.boolean().optional(),
+});
+
+/**
+ * What a write route answers: the direct execution record (202), the
+ * Simulation response (simulate: true), or for contract-call reads
+ * `{success, type:'read', result}`. One object schema, because MCP output
+ * schemas must be objects; `status` tells which it is.
+ */
+const writeResponse = directRecordSchema
+  .partial()
+  .extend({
+    status: z.string().describe('completed | failed | unconfirmed (record), simulated (dry run); absent on reads'),
+    success: z.boolean().optional().describe('Simulation: false when it would revert or a limit would refuse it'),
+    gasEstimate: z.string().optional(),
+    wouldRevert: z.boolean().optional(),
+    reason: z.string().optional().describe('Why the simulation would fail'),
+    conditionMet: z.boolean().optional(),
+    readResult: z.unknown().optional(),
+  })
+  .loose();
+
+const readOrWriteResponse = writeResponse.extend({
+  status: z.string().optional(),
+  type: z.string().optional().describe('"read" for view/pure calls, which return result without signing'),
+  contractAddress: z.string().optional(),
+  functionName: z.string().optional(),
+});
+
+function callerOf(ctx: ToolContext): DirectCaller {
+  const principal = requirePrincipal(ctx);
+  return {
+    organizationId: principal.organizationId,
+    apiKeyId: principal.keyId,
+    canBroadcast: principal.scope !== 'mcp:read',
+    idempotencyKey: ctx.idempotencyKey,
+  };
+}
+
+function respond(ctx: ToolContext, response: DirectResponse, usedNetwork: boolean) {
+  if (usedNetwork) deprecate(ctx, 'networkField');
+  ctx.setStatus(response.status);
+  return response.body as z.input<typeof writeResponse>;
+}
+
+/** The body the idempotency hash covers: everything except the dry-run switch. */
+const hashable = <T extends { simulate?: unknown }>(input: T) => Object.fromEntries(Object.entries(input).filter(([k, v]) => k !== 'simulate' && v !== undefined));
+
+async function transfer(input: TransferInput, ctx: ToolContext) {
+  const caller = callerOf(ctx);
+  const { write, usedNetwork } = await prepareTransfer(ctx.services, input);
+  return respond(ctx, await executeWrite(ctx.services, caller, 'transfer', hashable(input), write, input.simulate === true), usedNetwork);
+}
+
+async function contractCall(input: ContractCallInput, ctx: ToolContext) {
+  const caller = callerOf(ctx);
+  const call = await prepareContractCall(ctx.services, input);
+  if (isRead(call.fn)) {
+    if (call.usedNetwork) deprecate(ctx, 'networkField');
+    const result = await readCall(ctx.services, call);
+    return { success: true as const, type: 'read' as const, chainId: call.chain.chainId, contractAddress: call.contract, functionName: call.fn.name, result };
+  }
+  return respond(ctx, await executeWrite(ctx.services, caller, 'contract-call', hashable(input), writeOf(call), input.simulate === true), call.usedNetwork);
+}
+
+async function conditional(input: CheckAndExecuteInput & { simulate?: boolean }, ctx: ToolContext) {
+  const { response, usedNetwork } = await checkAndExecute(ctx.services, callerOf(ctx), input, input.simulate === true);
+  return respond(ctx, response, usedNetwork);
+}
+
+const WRITE_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;
+
+// ---- REST (camelCase, SPEC field names) ----------------------------------------
+
+const transferBody = z.object({
+  chainId: chainField.optional(),
+  network: networkField.optional(),
+  recipientAddress: z.string().describe('All-lowercase or exact EIP-55 checksummed address'),
+  amount: numberOrString.describe('Human units as a decimal string, e.g. "0.01" (not wei)'),
+  tokenAddress: z.string().optional().describe('ERC-20 to send; omit for the native token'),
+  tokenConfig: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('JSON string with decimals and symbol, e.g. {"decimals":6,"symbol":"USDC"}'),
+  gasLimitMultiplier: numberOrString.optional().describe('Gas limit = estimate × this (default 2; 1.5 on chain 999)'),
+  simulate: booleanish.optional().describe('Dry run: returns the Simulation response and reserves nothing'),
+});
+
+const contractCallFields = {
+  contractAddress: z.string(),
+  functionName: z.string().optional().describe('Function to call (alias abiFunction); or send raw calldata in data'),
+  abiFunction: z.string().optional().describe('Alias of functionName; when both are sent they must agree'),
+  functionArgs: jsonText('JSON array string of arguments, e.g. \'["0xabc…", "1000"]\'').optional(),
+  abi: jsonText('ABI as a JSON string; fetched from the chain explorer when omitted').optional(),
+  value: numberOrString.optional().describe('Native value in ether units, e.g. "0.01" (payable functions only)'),
+};
+
+const contractCallBody = z.object({
+  ...contractCallFields,
+  chainId: chainField.optional(),
+  network: networkField.optional(),
+  errorAbis: z.union([z.string(), z.array(z.unknown())]).optional().describe('Up to 4 ABI documents (16 KB each) whose errors decode reverts; cannot change calldata'),
+  gasLimitMultiplier: numberOrString.optional(),
+  simulate: booleanish.optional(),
+  data: z.string().optional().describe('Raw calldata in place of functionName + functionArgs; decoded against the ABI'),
+});
+
+const conditionSchema = z.object({
+  operator: z.enum(CONDITION_OPERATORS),
+  value: z.union([z.string(), z.number(), z.boolean()]),
+});
+
+const checkAndExecuteBody = contractCallBody.omit({ data: true, errorAbis: true, value: true }).extend({
+  condition: conditionSchema.describe('Compared with the read result; the action runs only when it holds'),
+  action: z.object(contractCallFields).describe('The write to send when the condition holds (same chain)'),
+});
+
+const executeTransferRest = defineTool({
+  name: 'direct_transfer',
+  title: 'Transfer native token or ERC-20',
+  description: 'Sends native token or an ERC-20 from the organization wallet and waits for the receipt. Answers 202 with the direct execution record (status completed, failed or unconfirmed). simulate:true dry-runs it. Idempotency-Key makes retries safe.',
+  input: transferBody,
+  output: writeResponse,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  rest: { method: 'POST', path: '/api/execute/transfer', status: 202 },
+  mcp: false,
+  handler: (input, ctx) => transfer(input, ctx),
+});
+
+const executeContractCallRest = defineTool({
+  name: 'direct_contract_call',
+  title: 'Call a contract function',
+  description: 'Reads return the decoded result (200, no signing); writes are signed by the organization wallet and answer 202 with the direct execution record, like transfer.',
+  input: contractCallBody,
+  output: readOrWriteResponse,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  rest: { method: 'POST', path: '/api/execute/contract-call', status: 202 },
+  mcp: false,
+  handler(input, ctx) {
+    return contractCall(input, ctx).then((out) => {
+      if ((out as { type?: string }).type === 'read') ctx.setStatus(200);
+      return out;
+    });
+  },
+});
+
+const checkAndExecuteRest = defineTool({
+  name: 'direct_check_and_execute',
+  title: 'Read, compare, then write',
+  description: 'Reads a view function, compares the result with condition {operator, value}, and sends the action write only when it holds. Always returns an execution id; result.conditionMet says whether the write was sent.',
+  input: checkAndExecuteBody,
+  output: writeResponse,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  rest: { method: 'POST', path: '/api/execute/check-and-execute', status: 202 },
+  mcp: false,
+  handler: (input, ctx) => conditional(input as CheckAndExecuteInput & { simulate?: boolean }, ctx),
+});
+
+const getStatus = defineTool({
+  name: 'get_direct_execution_status',
+  title: 'Direct execution status',
+  description: 'Returns the direct execution record: status, transactionHash, transactionLink, receipts re-fetched from chain (an unconfirmed execution is re-verified on every read), pollIntervalHint (seconds; 0 = terminal). Poll with bounded backoff while pollIntervalHint > 0.',
+  input: z.object({ executionId: z.string().trim().min(1).max(64) }),
+  output: directRecordSchema,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  rest: { method: 'GET', path: '/api/execute/:executionId/status' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true } },
+  async handler({ executionId }, ctx) {
+    const record = await refreshRecord(ctx.services, requirePrincipal(ctx).organizationId, executionId);
+    ctx.setHeader('X-Poll-Interval-Hint', String(record.pollIntervalHint));
+    return record;
+  },
+});
+
+const spendCapSchema = z.object({
+  dailyCapWei: z.string().nullable(),
+  dailyUsedWei: z.string(),
+  dailySolanaCapLamports: z.string().nullable(),
+  dailySolanaUsedLamports: z.string(),
+  effectiveDailyCapWei: z.string(),
+  effectiveDailySolanaCapLamports: z.string(),
+  usingDefaultDailyCap: z.boolean(),
+  usingDefaultDailySolanaCap: z.boolean(),
+});
+
+const getSpendingLimits = defineTool({
+  name: 'get_spending_limits',
+  title: 'Daily spending caps and usage',
+  description: "Today's (UTC) native-value caps and usage for the organization, shared by direct execution and workflow runs: dailyUsedWei against effectiveDailyCapWei (and the Solana figures). Gas does not count. Check before large transfers.",
+  input: z.object({}),
+  output: spendCapSchema,
+  scope: 'mcp:read',
+  rest: { method: 'GET', path: '/api/analytics/spend-cap' },
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+  handler: (_input, ctx) => spendCapData(ctx.services.store, ctx.services.config, requirePrincipal(ctx).organizationId),
+});
+
+// ---- MCP (snake_case arguments, REFERENCE "MCP tools an agent expects") ----------
+
+const idempotencyKey = z.string().trim().min(1).max(255).optional().describe('Reuse the same key on every retry of the same intent; a new key for a new intent');
+const snakeChain = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
+
+const executeTransferMcp = defineTool({
+  name: 'execute_transfer',
+  title: 'Transfer tokens',
+  description: 'Sends native token (omit token_address) or an ERC-20 from the organization wallet. First call with simulate:true and continue only if success && !wouldRevert; then send with a fresh idempotency_key and poll get_direct_execution_status while pollIntervalHint > 0. amount is in human units ("0.01"), never wei.',
+  input: z.object({
+    chain_id: snakeChain,
+    to_address: z.string().describe('Recipient: all-lowercase or exact EIP-55 checksum'),
+    amount: numberOrString.describe('Human units, e.g. "0.01"'),
+    token_address: z.string().optional(),
+    token_config: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('{"decimals":6,"symbol":"USDC"} when the token cannot be read'),
+    gas_limit_multiplier: numberOrString.optional(),
+    simulate: booleanish.optional(),
+    idempotency_key: idempotencyKey,
+  }),
+  output: writeResponse,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  mcp: { annotations: WRITE_ANNOTATIONS },
+  handler: (a, ctx) =>
+    transfer({ chainId: a.chain_id, recipientAddress: a.to_address, amount: a.amount, tokenAddress: a.token_address, tokenConfig: a.token_config, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate }, ctx),
+});
+
+const snakeCallFields = {
+  contract_address: z.string(),
+  function_name: z.string().optional().describe('Function to call, e.g. "balanceOf"; or pass data'),
+  function_args: jsonText('JSON array (or JSON array string) of arguments').optional(),
+  abi: jsonText('ABI JSON; fetched from the explorer when omitted').optional(),
+  value: numberOrString.optional().describe('Native value in ether units'),
+};
+
+const toCallInput = (a: { contract_address: string; function_name?: string; function_args?: string | unknown[]; abi?: string | unknown[]; value?: string | number }) => ({
+  contractAddress: a.contract_address,
+  functionName: a.function_name,
+  functionArgs: a.function_args,
+  abi: a.abi,
+  value: a.value,
+});
+
+const executeContractCallMcp = defineTool({
+  name: 'execute_contract_call',
+  title: 'Call a contract',
+  description: 'Calls a contract function on chain_id. View/pure functions return {type:"read", result} without signing. Writes are signed by the organization wallet: simulate first (simulate:true), then send with an idempotency_key and poll get_direct_execution_status.',
+  input: z.object({
+    ...snakeCallFields,
+    chain_id: snakeChain,
+    error_abis: z.union([z.string(), z.array(z.unknown())]).optional(),
+    gas_limit_multiplier: numberOrString.optional(),
+    simulate: booleanish.optional(),
+    data: z.string().optional().describe('Raw calldata instead of function_name + function_args'),
+    idempotency_key: idempotencyKey,
+  }),
+  output: readOrWriteResponse,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  mcp: { annotations: WRITE_ANNOTATIONS },
+  handler: (a, ctx) => contractCall({ ...toCallInput(a), chainId: a.chain_id, errorAbis: a.error_abis, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate, data: a.data }, ctx),
+});
+
+const executeCheckAndExecuteMcp = defineTool({
+  name: 'execute_check_and_execute',
+  title: 'Read, compare, then write',
+  description: 'Reads function_name on contract_address, compares the result with condition {operator: eq|neq|gt|lt|gte|lte, value}, and sends action only when it holds. Returns an execution id either way (result.conditionMet).',
+  input: z.object({
+    ...snakeCallFields,
+    chain_id: snakeChain,
+    condition: conditionSchema,
+    action: z.object(snakeCallFields),
+    simulate: booleanish.optional(),
+    idempotency_key: idempotencyKey,
+  }),
+  output: writeResponse,
+  scope: 'mcp:read',
+  rateLimit: 'executePerKey',
+  mcp: { annotations: WRITE_ANNOTATIONS },
+  handler: (a, ctx) => conditional({ ...toCallInput(a), chainId: a.chain_id, condition: a.condition, action: toCallInput(a.action), simulate: a.simulate }, ctx),
+});
+
+export const executeTools = [
+  executeTransferRest,
+  executeContractCallRest,
+  checkAndExecuteRest,
+  getStatus,
+  getSpendingLimits,
+  executeTransferMcp,
+  executeContractCallMcp,
+  executeCheckAndExecuteMcp,
+];
