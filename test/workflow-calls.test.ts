@@ -219,3 +219,25 @@ describe('discovery of paid calls', () => {
     expect(body.components.securitySchemes.payment).toMatchObject({ type: 'http', scheme: 'Payment' });
   });
 });
+
+describe('rate limits on the per-workflow servers', () => {
+  it('anonymous tools/call beyond the per-IP budget is HTTP 429 with JSON-RPC -32029 and Retry-After', async () => {
+    const limited = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP: '2' } });
+    try {
+      const rpc = (id: number) =>
+        fetchJson(`${limited.url}/mcp/w/helloworld`, {
+          method: 'POST',
+          headers: { accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'helloworld', arguments: {} } }),
+        });
+      expect((await rpc(1)).status).toBe(200);
+      expect((await rpc(2)).status).toBe(200);
+      const refused = await rpc(3);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe(-32029);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});
