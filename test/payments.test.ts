@@ -144,6 +144,14 @@ describe('paying with x402 (@x402/fetch)', () => {
     expect(await balance(payer.address)).toBe(payerBefore - 10000n);
     const runs = await gw.gateway.services.store.selectFrom('payments').select('execution_id').where('execution_id', '=', body.executionId).execute();
     expect(runs).toHaveLength(1);
+
+    // Payer and nonce are public on chain once settled: knowing them (without the signature) gets nothing back.
+    const forged = decodePaymentSignatureHeader(signature) as unknown as { payload: { signature: string } };
+    forged.payload.signature = `0x${'11'.repeat(65)}`;
+    const stolen = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(forged as never) } });
+    expect(stolen.status).toBe(402);
+    expect(stolen.body.reason).toMatch(/already used/);
+    expect(stolen.body.executionId).toBeUndefined();
   });
 
   it('refuses a payer without funds with 402 and a reason, running nothing', async () => {

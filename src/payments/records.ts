@@ -1,5 +1,6 @@
 import type { Store } from '../store/db.ts';
 import type { PaymentsTable } from '../store/schema.ts';
+import { createHash } from 'node:crypto';
 import { newId, nowIso } from '../ids.ts';
 
 /**
@@ -18,12 +19,15 @@ export interface AuthorizationRef {
 
 export const authorizationKey = (ref: AuthorizationRef) => [ref.chainId, ref.asset, ref.payer, ref.nonce].join(':').toLowerCase();
 
+export const signatureHash = (signature: string) => createHash('sha256').update(signature.toLowerCase()).digest('hex');
+
 export async function findPayment(store: Store, key: string): Promise<PaymentsTable | undefined> {
   return store.selectFrom('payments').selectAll().where('authorization_key', '=', key).executeTakeFirst();
 }
 
 export interface NewPayment {
   key: string;
+  signatureHash: string;
   protocol: 'x402' | 'mpp';
   slug: string;
   network: string;
@@ -42,6 +46,7 @@ export async function claimPayment(store: Store, payment: NewPayment): Promise<{
     .values({
       id,
       authorization_key: payment.key,
+      signature_hash: payment.signatureHash,
       protocol: payment.protocol,
       listing_slug: payment.slug,
       execution_id: null,

@@ -9,7 +9,7 @@ import type { Store } from '../store/db.ts';
 import { ServiceError } from '../errors.ts';
 import { toAtomicUnits } from './amount.ts';
 import type { Facilitator } from './facilitator.ts';
-import { attachExecution, authorizationKey, claimPayment, findPayment, markFailed, markSettled, releasePayment } from './records.ts';
+import { attachExecution, authorizationKey, claimPayment, findPayment, markFailed, markSettled, releasePayment, signatureHash } from './records.ts';
 import { readTokenInfo, type PaymentSettings, type TokenInfo } from './settings.ts';
 
 /**
@@ -229,9 +229,11 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
   }
 
   /** The record of an authorization seen before: its original execution, or a clear refusal. */
-  async function replay(resource: PaidResource, key: string): Promise<ChargeResult | undefined> {
+  async function replay(resource: PaidResource, key: string, sigHash: string): Promise<ChargeResult | undefined> {
     const existing = await findPayment(store, key);
     if (!existing) return undefined;
+    // Payer and nonce are public once settled; only the holder of the exact signed payment gets its execution back.
+    if (existing.signature_hash !== sigHash) throw await paymentRequired(resource, 'this authorization (payer and nonce) was already used');
     if (existing.listing_slug !== resource.slug) throw await paymentRequired(resource, `this payment was already used for a call to ${existing.listing_slug}`);
     if (existing.status === 'failed') throw await paymentRequired(resource, `this payment failed to settle earlier (${existing.error ?? 'unknown reason'})`);
     if (existing.status !== 'settled' || !existing.execution_id || !existing.receipt) {
@@ -250,7 +252,7 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
   ): Promise<ChargeResult> {
     const claimed = await claimPayment(store, claim);
     if (!claimed) {
-      const replayed = await replay(resource, claim.key);
+      const replayed = await replay(resource, claim.key, claim.signatureHash);
       if (replayed) return replayed;
       throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment.', { retryable: true });
     }
@@ -289,7 +291,8 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     }
     const token = await init();
     const key = authorizationKey({ chainId: settings.chainId, asset: token.address, payer: authorization.from, nonce: authorization.nonce });
-    const seen = await replay(resource, key);
+    const sigHash = signatureHash(String(payload.payload.signature ?? ''));
+    const seen = await replay(resource, key, sigHash);
     if (seen) return seen;
 
     const requirements = resourceServer.findMatchingRequirements(await requirementsFor(resource, token), payload);
@@ -301,7 +304,7 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     }
     return settleAndRun(
       resource,
-      { key, protocol: 'x402', slug: resource.slug, network: settings.network, asset: token.address, amount: requirements.amount, payer: getAddress(authorization.from), payTo: resource.payTo },
+      { key, signatureHash: sigHash, protocol: 'x402', slug: resource.slug, network: settings.network, asset: token.address, amount: requirements.amount, payer: getAddress(authorization.from), payTo: resource.payTo },
       run,
       async () => {
         const settlement = await resourceServer.settlePayment(payload, requirements);
@@ -324,7 +327,8 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     }
     const token = await init();
     const key = authorizationKey({ chainId: settings.chainId, asset: token.address, payer: payload.from, nonce: payload.nonce });
-    const seen = await replay(resource, key);
+    const sigHash = signatureHash(String(payload.signature ?? ''));
+    const seen = await replay(resource, key, sigHash);
     if (seen) return seen;
 
     const mpp = mppFor(token, resource.payTo);
@@ -337,7 +341,7 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     }
     return settleAndRun(
       resource,
-      { key, protocol: 'mpp', slug: resource.slug, network: settings.network, asset: token.address, amount: String(payload.value), payer: getAddress(payload.from), payTo: resource.payTo },
+      { key, signatureHash: sigHash, protocol: 'mpp', slug: resource.slug, network: settings.network, asset: token.address, amount: String(payload.value), payer: getAddress(payload.from), payTo: resource.payTo },
       run,
       async () => {
         const receipt = await mpp.broadcastCredential(parsed, expected);

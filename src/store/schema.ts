@@ -276,6 +276,7 @@ export interface WorkflowListingsTable {
 export interface PaymentsTable {
   id: string;
   authorization_key: string;
+  signature_hash: string;
   protocol: 'x402' | 'mpp';
   listing_slug: string;
   execution_id: string | null;

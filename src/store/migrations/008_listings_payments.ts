@@ -37,6 +37,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     /** `<chainId>:<token>:<payer>:<nonce>`, lowercase: one EIP-3009 authorization, whichever protocol carried it. */
     .addColumn('authorization_key', 'text', (c) => c.notNull().unique())
+    /** SHA-256 of the signature: a replay must present the same signed payment, not just its (public) payer and nonce. */
+    .addColumn('signature_hash', 'text', (c) => c.notNull())
     .addColumn('protocol', 'text', (c) => c.notNull())
     .addColumn('listing_slug', 'text', (c) => c.notNull())
     .addColumn('execution_id', 'text')
