@@ -70,6 +70,15 @@ export interface Config {
   allowedHosts: string[];
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
   agentRegistration: { agentId: string; agentRegistry: string } | undefined;
+  /** Paid workflow calls; unset values are defaulted in src/payments/settings.ts (devnet or Base USDC). */
+  payments: {
+    chainId: number | undefined;
+    token: `0x${string}` | undefined;
+    /** An http(s) facilitator URL, or `local` for the in-process facilitator. */
+    facilitatorUrl: string | undefined;
+    /** Gas-paying key of the in-process facilitator (hex); derived from the master key when unset. */
+    facilitatorKey: `0x${string}` | undefined;
+  };
 }
 
 function read<T>(env: NodeJS.ProcessEnv, variable: string, schema: z.ZodType<T>, fallback: string): T {
@@ -157,6 +166,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? read(env, 'FLOWGATE_INTERNAL_SERVICE_SECRET', z.string().min(32, 'must be at least 32 characters'), '')
       : undefined,
     bodyLimitBytes: read(env, 'FLOWGATE_BODY_LIMIT_BYTES', positiveInt, String(1024 * 1024)),
+    payments: {
+      chainId: env.FLOWGATE_PAYMENT_CHAIN_ID ? read(env, 'FLOWGATE_PAYMENT_CHAIN_ID', positiveInt, '') : undefined,
+      token: env.FLOWGATE_PAYMENT_TOKEN
+        ? (read(env, 'FLOWGATE_PAYMENT_TOKEN', z.string().trim().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x token address'), '') as `0x${string}`)
+        : undefined,
+      facilitatorUrl: env.FLOWGATE_FACILITATOR_URL
+        ? read(env, 'FLOWGATE_FACILITATOR_URL', z.union([z.literal('local'), httpUrl], { error: 'must be an http(s) URL or "local"' }), '')
+        : undefined,
+      facilitatorKey: env.FLOWGATE_FACILITATOR_PRIVATE_KEY
+        ? (read(env, 'FLOWGATE_FACILITATOR_PRIVATE_KEY', z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key'), '') as `0x${string}`)
+        : undefined,
+    },
     allowedHosts: read(env, 'FLOWGATE_ALLOWED_HOSTS', z.string(), '')
       .split(',')
       .map((h) => h.trim().toLowerCase())

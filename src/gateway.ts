@@ -19,6 +19,11 @@ import type { Services } from './services.ts';
 import { createEngine } from './engine/engine.ts';
 import { databaseFile, kyselyOverSqlite, migrate, openSqlite } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
+import { createPaymentsService } from './payments/service.ts';
+import { createFacilitator } from './payments/facilitator.ts';
+import { resolvePaymentSettings } from './payments/settings.ts';
+import { loadCatalog } from './catalog/load.ts';
+import { syncCatalog } from './catalog/sync.ts';
 
 /** Wires config → store → domain services. Used by `flowgate serve`, the CLI and tests. */
 
@@ -37,11 +42,13 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     await store.destroy();
     throw error;
   }
-  const box = createSecretBox(loadMasterKey(config.dataDir, config.masterKey));
+  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+  const box = createSecretBox(masterKey);
   const chains = createChainCatalog(config);
   const devnet = options.devnet ?? null;
   const stablecoins = createStablecoinRegistry();
   if (devnet) stablecoins.register(devnet.chainId, { address: devnet.usdcAddress, symbol: TEST_USDC.symbol, decimals: TEST_USDC.decimals });
+  const paymentSettings = resolvePaymentSettings(config, chains, masterKey, devnet);
   const base = {
     config,
     store,
@@ -55,6 +62,7 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     devnet,
     chainClients: createChainClients(chains),
     nonces: createNonceManager(),
+    payments: createPaymentsService({ store, settings: paymentSettings, facilitator: createFacilitator(paymentSettings), rpcUrl: chains.rpcUrl(paymentSettings.chainId) }),
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;
@@ -94,6 +102,8 @@ export async function createGateway(config: Config, options: { tools?: readonly 
     runtime = await openRuntime(config, { devnet: devnet?.devnet ?? null });
     firstStart = await bootstrapDefaultOrganization(runtime.services);
     if (devnet) await fundDefaultWallet(runtime.services, devnet.devnet);
+    await syncCatalog(runtime.services, loadCatalog());
+    if (devnet) await fundFacilitator(runtime.services, devnet.devnet);
   } catch (error) {
     await devnet?.stop();
     throw error;
@@ -128,4 +138,11 @@ async function fundDefaultWallet(services: Services, devnet: Devnet) {
   const { organization } = await services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
   const wallet = await services.organizations.wallet(organization.id);
   if (wallet) await fundIfEmpty(devnet, wallet.walletAddress);
+}
+
+/** The in-process facilitator pays the gas of settling payments on the devnet. */
+async function fundFacilitator(services: Services, devnet: Devnet) {
+  const address = services.payments.facilitatorAddress;
+  if (!address || services.payments.settings.chainId !== devnet.chainId) return;
+  if ((await devnet.balances(address)).eth === '0') await devnet.fund(address, { eth: '10' });
 }

@@ -11,6 +11,7 @@ import type { StablecoinRegistry } from './chains/stablecoins.ts';
 import type { Devnet } from './chains/devnet/devnet.ts';
 import type { ChainClients } from './chains/clients.ts';
 import type { NonceManager } from './chains/nonces.ts';
+import type { PaymentsService } from './payments/service.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -33,4 +34,6 @@ export interface Services {
   chainClients: ChainClients;
   /** Nonces per (chain, sender) for this process's signers. */
   nonces: NonceManager;
+  /** Paid workflow calls: dual 402, verification, settlement (src/payments). */
+  payments: PaymentsService;
 }

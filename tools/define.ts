@@ -46,6 +46,14 @@ export interface ToolContext {
   setStatus(status: number): void;
   /** The HTTP request as a trigger sees it (REST only): method, non-secret headers, query. */
   request?: { method: string; headers: Record<string, string>; query: Record<string, unknown> };
+  /**
+   * Payment credentials of a paid workflow call: the x402 `PAYMENT-SIGNATURE` and MPP
+   * `Authorization: Payment` headers (REST), or `_meta["x402/payment"]` and
+   * `_meta["org.paymentauth/credential"]` (MCP).
+   */
+  payment?: { x402?: unknown; mpp?: unknown };
+  /** Adds an entry to the MCP result's `_meta` (payment receipts); ignored on REST. */
+  setResultMeta?(key: string, value: unknown): void;
   /** Progress notifications for long calls (MCP with a progress token); absent elsewhere. */
   notifyProgress?(progress: number, total?: number, message?: string): void;
 }
@@ -78,6 +86,11 @@ export interface McpBinding {
    * (a bare REST list) is returned over MCP as `{[resultKey]: output}`.
    */
   resultKey?: string;
+  /**
+   * false: publish no outputSchema. For tools whose error results carry structured
+   * content (a payment challenge), which MCP clients validate against the schema.
+   */
+  outputSchema?: false;
 }
 
 /** The annotations of a tool that only reads this gateway's own data. */

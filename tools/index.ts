@@ -17,6 +17,7 @@ import { executionTools } from './executions.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
 import { executeTools } from './execute.ts';
 import { executeNodeTools } from './execute-node.ts';
+import { workflowCallTools } from './workflow-calls.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -29,6 +30,7 @@ export const registry: readonly AnyTool[] = [
   ...accountTools,
   ...workflowTools,
   ...publicWorkflowTools,
+  ...workflowCallTools,
   ...executionTools,
   ...validationTools,
   ...tagTools,

@@ -133,6 +133,8 @@ export interface NewExecution {
   idempotencyKey?: string;
   requestHash?: string;
   scheduledFor?: string;
+  /** `awaiting_payment`: written but not runnable until released (paid workflow calls settle first). */
+  initialStatus?: 'pending' | 'awaiting_payment';
 }
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -171,7 +173,7 @@ export async function createExecution(store: Store, input: NewExecution): Promis
         workflow_id: input.workflowId,
         organization_id: input.organizationId,
         user_id: input.userId,
-        status: 'pending',
+        status: input.initialStatus ?? 'pending',
         input: JSON.stringify(input.input),
         output: null,
         error: null,
@@ -193,7 +195,7 @@ export async function createExecution(store: Store, input: NewExecution): Promis
         current_node_id: null,
       })
       .execute();
-    return { id, replayed: false, status: 'pending' };
+    return { id, replayed: false, status: input.initialStatus ?? 'pending' };
   });
 }
 

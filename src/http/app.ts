@@ -16,6 +16,9 @@ import { buildDocsSite } from '../docs/site.ts';
 import { TOOL_FAMILIES } from '../../tools/families.ts';
 import { serviceVersion } from './versioning.ts';
 import { isInternalService } from './internal-service.ts';
+import { getListing, listListings } from '../catalog/listings.ts';
+import { listingOperations, paymentSecuritySchemes } from './openapi-listings.ts';
+import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
 
@@ -46,6 +49,15 @@ function publicHeaders(headers: Record<string, string | string[] | undefined>): 
   );
 }
 
+function paymentHeaders(req: Request): ToolContext['payment'] {
+  const signature = req.headers['payment-signature'];
+  const authorization = req.headers.authorization;
+  return {
+    x402: typeof signature === 'string' ? signature : undefined,
+    mpp: typeof authorization === 'string' && /^Payment\s/i.test(authorization) ? authorization : undefined,
+  };
+}
+
 export function createHttpApp(services: Services, registry: readonly AnyTool[]): express.Express {
   const { config } = services;
   const app = express();
@@ -73,6 +85,8 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
     setStatus: transport === 'rest' ? (status) => void (res.locals.status = status) : () => {},
     request: transport === 'rest' ? { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } } : undefined,
+    // MCP carries payment credentials in `_meta` (src/mcp/toolset.ts), REST in these two headers.
+    payment: transport === 'rest' ? paymentHeaders(req) : undefined,
   });
 
   // /.well-known/mcp is the same transport for clients that look there; its GET is a discovery document (tools/discovery.ts).
@@ -92,12 +106,44 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     );
   }
 
+  // One MCP server per listed workflow, generated from the same listing data as REST and /mcp.
+  const callTool = registry.find((t) => t.name === 'call_workflow');
+  if (callTool) {
+    const mcpContext = contextFor('mcp');
+    app.use(
+      mcpRouter({
+        path: '/mcp/w/:slug',
+        info: { name: 'flowgate-workflow', title: 'Flowgate workflow', version: GATEWAY_VERSION, instructions: '' },
+        registry,
+        rateLimiter: services.rateLimiter,
+        baseUrl: config.baseUrl,
+        resourceMetadataUrl,
+        bodyLimitBytes: config.bodyLimitBytes,
+        contextFor: mcpContext,
+        async serverFor(req, res) {
+          const listing = await getListing(services.store, String(req.params.slug));
+          return { info: workflowServerInfo(listing, GATEWAY_VERSION), tools: workflowToolSet(listing, callTool, () => mcpContext(req, res)) };
+        },
+      }),
+    );
+  }
+
   app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
 
   const openApi = buildOpenApi(registry, config);
-  app.get('/openapi.json', (_req, res) => {
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.json(openApi);
+  app.get('/openapi.json', async (_req, res, next) => {
+    try {
+      // Listed workflows change with the catalog and publishing: their operations are added per request.
+      const listed = listingOperations(await listListings(services.store), services.payments);
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.json({
+        ...openApi,
+        paths: { ...openApi.paths, ...listed },
+        components: { ...openApi.components, securitySchemes: { ...openApi.components.securitySchemes, ...paymentSecuritySchemes } },
+      });
+    } catch (error) {
+      next(error);
+    }
   });
 
   app.use(docsRouter(buildDocsSite({ config, registry, families: TOOL_FAMILIES })));

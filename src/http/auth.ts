@@ -28,6 +28,8 @@ export function bearerAuth(keys: KeyService, store: Store, resourceMetadataUrl: 
     req.principal = null;
     const header = req.headers.authorization;
     if (!header) return next();
+    // `Authorization: Payment <credential>` is an MPP payment for a paid workflow call, not an identity: the caller stays anonymous.
+    if (/^Payment\s/i.test(header)) return next();
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
       return next(unauthorized(resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));

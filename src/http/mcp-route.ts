@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
 import type { RateLimiter } from '../guards/rate-limit.ts';
-import { answerMcpPost, type McpServerInfo } from '../mcp/sdk.ts';
+import { answerMcpPost, type McpServerInfo, type McpToolSet } from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 import { unauthorized } from '../../tools/authorize.ts';
@@ -76,6 +76,8 @@ export interface McpRouteDeps {
   contextFor(req: Request, res: Response): ToolContext;
   /** Answer GET/DELETE with 405 (false where another route serves GET on the same path). */
   refuseOtherMethods?: boolean;
+  /** A server of its own for the request (the per-workflow servers at /mcp/w/:slug); the registry's tools otherwise. */
+  serverFor?(req: Request, res: Response, principal: Principal | null): Promise<{ info: McpServerInfo; tools: McpToolSet }>;
 }
 
 export function mcpRouter(deps: McpRouteDeps): Router {
@@ -113,8 +115,10 @@ export function mcpRouter(deps: McpRouteDeps): Router {
         });
       }
 
-      const tools = createToolSet(deps.registry, principal, () => deps.contextFor(req, res));
-      const response = await answerMcpPost(deps.info, tools, toWebRequest(req, deps.baseUrl), req.body, wantsStream(req));
+      const { info, tools } = deps.serverFor
+        ? await deps.serverFor(req, res, principal)
+        : { info: deps.info, tools: createToolSet(deps.registry, principal, () => deps.contextFor(req, res)) };
+      const response = await answerMcpPost(info, tools, toWebRequest(req, deps.baseUrl), req.body, wantsStream(req));
       await sendWebResponse(res, response);
     } catch (error) {
       next(error);

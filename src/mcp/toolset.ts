@@ -23,26 +23,57 @@ export function toMcpDescriptor(tool: AnyTool): McpToolDescriptor {
     title: tool.title,
     description: tool.description,
     inputSchema: inputJsonSchema(tool) as McpToolDescriptor['inputSchema'],
-    outputSchema,
+    ...(tool.mcp.outputSchema === false ? {} : { outputSchema }),
     annotations: { title: tool.title, ...tool.mcp.annotations },
   };
   descriptorCache.set(tool, descriptor);
   return descriptor;
 }
 
+/** A ServiceError that also says how it looks as an MCP result (a payment challenge: structured content and `_meta`). */
+interface McpShapedError {
+  mcp: { structuredContent: Record<string, unknown>; meta: Record<string, unknown> };
+}
+const hasMcpShape = (error: unknown): error is McpShapedError =>
+  typeof error === 'object' && error !== null && 'mcp' in error && typeof (error as McpShapedError).mcp?.structuredContent === 'object';
+
 export function errorResult(error: unknown): McpCallResult {
   const body = isServiceError(error)
     ? error.toBody()
     : { error: 'The gateway failed to complete this call; it has been logged.', code: 'internal_error' };
   if (!isServiceError(error)) console.error('[flowgate] MCP tool failed:', error);
+  if (isServiceError(error) && hasMcpShape(error)) {
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: error.mcp.structuredContent, _meta: error.mcp.meta };
+  }
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+/** MCP `_meta` keys that carry payment credentials (x402 and MPP conventions). */
+const X402_PAYMENT_META = 'x402/payment';
+const MPP_CREDENTIAL_META = 'org.paymentauth/credential';
+
+/** Runs one registry tool for an MCP call: payment credentials in from `_meta`, receipts out to the result's `_meta`. */
+export async function callRegistryTool(tool: AnyTool, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, context: ToolContext): Promise<McpCallResult> {
+  const resultMeta: Record<string, unknown> = {};
+  try {
+    const payment = { x402: meta?.[X402_PAYMENT_META], mpp: meta?.[MPP_CREDENTIAL_META] };
+    const output = await invokeTool(tool, args, { ...context, payment, setResultMeta: (key, value) => void (resultMeta[key] = value) });
+    const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
+    return {
+      content: [{ type: 'text', text: JSON.stringify(structured) }],
+      structuredContent: structured,
+      ...(Object.keys(resultMeta).length > 0 ? { _meta: resultMeta } : {}),
+    };
+  } catch (error) {
+    return errorResult(error);
+  }
 }
 
 export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
   const exposed = registry.filter((t) => t.mcp);
   return {
     list: () => exposed.filter((t) => canUse(principal, t)).map(toMcpDescriptor),
-    async call(name, args, _meta, progress) {
+    async call(name, args, meta, progress) {
       const tool = exposed.find((t) => t.name === name);
       if (!tool) {
         const suggestion = suggest(name, exposed.filter((t) => canUse(principal, t)).map((t) => t.name));
@@ -50,15 +81,9 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
           new ServiceError(404, 'unknown_tool', `Unknown tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Call tools/list for the tools available to you.`),
         );
       }
-      try {
-        // MCP callers pass the idempotency key as an argument; REST sends it as a header.
-        const idempotencyKey = typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
-        const output = await invokeTool(tool, args, { ...makeContext(), ...(idempotencyKey ? { idempotencyKey } : {}), notifyProgress: progress });
-        const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
-        return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
-      } catch (error) {
-        return errorResult(error);
-      }
+      // MCP callers pass the idempotency key as an argument; REST sends it as a header.
+      const idempotencyKey = typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
+      return callRegistryTool(tool, args, meta, { ...makeContext(), ...(idempotencyKey ? { idempotencyKey } : {}), notifyProgress: progress });
     },
   };
 }

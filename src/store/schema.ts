@@ -254,6 +254,45 @@ export interface SpendReservationsTable {
   created_at: string;
 }
 
+export interface WorkflowListingsTable {
+  slug: string;
+  workflow_id: string;
+  organization_id: string;
+  source: 'catalog' | 'published';
+  title: string;
+  description: string;
+  workflow_type: 'read' | 'write';
+  chain_id: number | null;
+  price: string | null;
+  input_schema: string;
+  output_fields: string;
+  result_source: string | null;
+  protocols: string;
+  listed: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PaymentsTable {
+  id: string;
+  authorization_key: string;
+  signature_hash: string;
+  protocol: 'x402' | 'mpp';
+  listing_slug: string;
+  execution_id: string | null;
+  status: 'verified' | 'settled' | 'failed';
+  network: string;
+  asset: string;
+  amount: string;
+  payer: string;
+  pay_to: string;
+  transaction_hash: string | null;
+  receipt: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -275,6 +314,8 @@ export interface Database {
   direct_executions: DirectExecutionsTable;
   idempotency_records: IdempotencyRecordsTable;
   spend_reservations: SpendReservationsTable;
+  workflow_listings: WorkflowListingsTable;
+  payments: PaymentsTable;
 }
 
 export type { Generated };

@@ -6,6 +6,7 @@ import * as workflows from './004_workflows.ts';
 import * as executionEngine from './005_execution_engine.ts';
 import * as integrations from './006_integrations.ts';
 import * as directExecution from './007_direct_execution.ts';
+import * as listingsPayments from './008_listings_payments.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '005_execution_engine': executionEngine,
   '006_integrations': integrations,
   '007_direct_execution': directExecution,
+  '008_listings_payments': listingsPayments,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,116 @@
+import type { Services } from '../services.ts';
+import { ServiceError } from '../errors.ts';
+import { startWorkflowRun } from '../engine/run-workflow.ts';
+import { abandonGatedRun, prepareGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';
+import { isTerminal } from '../engine/executions.ts';
+import { toWorkflowRecord, type WorkflowRecord } from '../engine/workflows.ts';
+import type { PaymentCredentials, PaymentReceipt } from '../payments/service.ts';
+import { buildCalldata, type Calldata } from './calldata.ts';
+import { validateCallInput } from './input.ts';
+import { getListing, type Listing } from './listings.ts';
+
+/**
+ * Calling a listed workflow: validate the body against the listing's schema,
+ * then answer calldata (write), run it (free read) or charge and run it (paid
+ * read), waiting a bounded time for the result.
+ */
+
+/** How long a call waits for its run before answering `running` (MCP clients give up after about a minute). */
+export const CALL_WAIT_MS = 15_000;
+
+export interface RunAnswer {
+  executionId: string;
+  status: string;
+  output?: { result: unknown };
+  error?: string | null;
+  hint?: string;
+  paymentReplay?: true;
+}
+
+export type CallOutcome = { kind: 'calldata'; body: Calldata } | { kind: 'run'; body: RunAnswer; receipt?: PaymentReceipt };
+
+export const callUrl = (baseUrl: string, slug: string) => `${baseUrl}/api/mcp/workflows/${slug}/call`;
+
+async function loadWorkflow(services: Services, listing: Listing): Promise<WorkflowRecord> {
+  const row = await services.store.selectFrom('workflows').selectAll().where('id', '=', listing.workflowId).executeTakeFirst();
+  if (!row || !row.enabled) throw new ServiceError(410, 'workflow_disabled', `The workflow behind ${listing.slug} is disabled; nothing was run or charged.`);
+  return toWorkflowRecord(row);
+}
+
+function walk(value: unknown, path: string): unknown {
+  if (path === '') return value;
+  let current = value;
+  for (const key of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+/** The documented result: `path` inside the data of the listing's result node. */
+function resultOf(listing: Listing, output: Record<string, unknown> | null): unknown {
+  if (!output) return null;
+  const data = output.result;
+  if (!listing.result) return data ?? null;
+  if (output.nodeId !== undefined && output.nodeId !== listing.result.nodeId) return null;
+  return walk(data, listing.result.path) ?? null;
+}
+
+export async function answerFor(services: Services, listing: Listing, executionId: string, waitMs: number): Promise<RunAnswer> {
+  const read = () => services.store.selectFrom('workflow_executions').select(['status', 'output', 'error']).where('id', '=', executionId).executeTakeFirstOrThrow();
+  let row = await read();
+  if (!isTerminal(row.status) && waitMs > 0) {
+    await services.engine.events.waitFor(executionId, waitMs);
+    row = await read();
+  }
+  if (!isTerminal(row.status)) {
+    return {
+      executionId,
+      status: 'running',
+      hint: 'Still running: follow it with GET /api/workflows/executions/{executionId}/wait (MCP: wait_for_execution); the result will be in output.result.',
+    };
+  }
+  const output = row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null;
+  return { executionId, status: row.status, output: { result: resultOf(listing, output) }, ...(row.status === 'success' ? {} : { error: row.error }) };
+}
+
+export async function callListing(
+  services: Services,
+  slug: string,
+  body: Record<string, unknown>,
+  options: { credentials: PaymentCredentials; waitMs?: number },
+): Promise<CallOutcome> {
+  const listing = await getListing(services.store, slug);
+  const inputs = validateCallInput(slug, listing.inputSchema, body);
+  const workflow = await loadWorkflow(services, listing);
+  if (listing.type === 'write') return { kind: 'calldata', body: buildCalldata(workflow.nodes, inputs) };
+
+  const waitMs = options.waitMs ?? CALL_WAIT_MS;
+  if (listing.price === null) {
+    const run = await startWorkflowRun(services, workflow, { userId: null, input: inputs, triggerType: 'Manual' });
+    return { kind: 'run', body: await answerFor(services, listing, run.executionId, waitMs) };
+  }
+
+  const wallet = await services.organizations.wallet(listing.organizationId);
+  if (!wallet) throw new ServiceError(503, 'payments_unavailable', `The organization listing ${slug} has no wallet to be paid into; nothing was charged.`);
+  const charged = await services.payments.charge(
+    {
+      slug,
+      title: listing.title,
+      description: listing.description,
+      price: listing.price,
+      payTo: wallet.walletAddress as `0x${string}`,
+      url: callUrl(services.config.baseUrl, slug),
+      inputSchema: listing.inputSchema,
+      outputFields: listing.outputFields,
+    },
+    options.credentials,
+    {
+      prepare: () => prepareGatedRun(services, workflow, inputs, 'Manual'),
+      release: (executionId) => releaseGatedRun(services, executionId),
+      abandon: (executionId, reason) => abandonGatedRun(services, executionId, reason),
+    },
+  );
+  const answer = await answerFor(services, listing, charged.executionId, waitMs);
+  return { kind: 'run', body: charged.replayed ? { ...answer, paymentReplay: true } : answer, receipt: charged.receipt };
+}

@@ -1,0 +1,52 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { ServiceError } from '../errors.ts';
+
+/**
+ * A listing's input schema is JSON Schema (what the listing, OpenAPI and the
+ * per-workflow MCP tool publish), so calls are checked against exactly that
+ * document. Defaults declared in the schema are filled in.
+ */
+
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false });
+// `format: email` and friends: keep the check without pulling ajv-formats.
+ajv.addFormat('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+
+const cache = new Map<string, ValidateFunction>();
+
+export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = cache.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    cache.set(key, validate);
+  }
+  return validate;
+}
+
+function fieldOf(e: ErrorObject): string {
+  const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const extra = e.params as { missingProperty?: string; additionalProperty?: string };
+  const name = extra.missingProperty ?? extra.additionalProperty;
+  return [base, name].filter(Boolean).join('.') || '(body)';
+}
+
+function messageOf(e: ErrorObject): string {
+  const params = e.params as { additionalProperty?: string; allowedValues?: unknown[] };
+  if (e.keyword === 'additionalProperties') return 'is not accepted by this workflow (no other properties allowed)';
+  if (e.keyword === 'required') return 'is required';
+  if (e.keyword === 'enum') return `must be one of ${params.allowedValues?.map((v) => JSON.stringify(v)).join(', ')}`;
+  return e.message ?? 'is invalid';
+}
+
+/** Validates (and fills defaults into a copy of) a call body; 400 naming every bad field otherwise. */
+export function validateCallInput(slug: string, schema: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
+  const copy = structuredClone(body);
+  const validate = compileInputSchema(schema);
+  if (validate(copy)) return copy;
+  const issues = (validate.errors ?? []).map((e) => ({ path: fieldOf(e), message: messageOf(e), code: e.keyword }));
+  const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ');
+  throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${summary}. The expected body is the listing's inputSchema (GET /api/mcp/workflows/${slug}).`, {
+    issues,
+    inputSchema: schema,
+  });
+}

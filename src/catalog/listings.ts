@@ -1,0 +1,61 @@
+import type { Store } from '../store/db.ts';
+import type { WorkflowListingsTable } from '../store/schema.ts';
+import { ServiceError } from '../errors.ts';
+
+/** Listings as the domain sees them: a workflow callable by slug, with its price and contract. */
+
+export interface Listing {
+  slug: string;
+  workflowId: string;
+  organizationId: string;
+  source: 'catalog' | 'published';
+  title: string;
+  description: string;
+  type: 'read' | 'write';
+  chainId: number | null;
+  /** Decimal USD string; null = free. */
+  price: string | null;
+  inputSchema: Record<string, unknown>;
+  outputFields: Record<string, string>;
+  result: { nodeId: string; path: string } | null;
+  protocols: string[];
+}
+
+export function toListing(row: WorkflowListingsTable): Listing {
+  return {
+    slug: row.slug,
+    workflowId: row.workflow_id,
+    organizationId: row.organization_id,
+    source: row.source,
+    title: row.title,
+    description: row.description,
+    type: row.workflow_type,
+    chainId: row.chain_id,
+    price: row.price,
+    inputSchema: JSON.parse(row.input_schema),
+    outputFields: JSON.parse(row.output_fields),
+    result: row.result_source ? JSON.parse(row.result_source) : null,
+    protocols: JSON.parse(row.protocols),
+  };
+}
+
+export const listingNotFound = (slug: string) =>
+  new ServiceError(404, 'listing_not_found', `No listed workflow has the slug "${slug}". List the callable workflows with GET /api/mcp/workflows (MCP: search_workflows).`, {
+    hint: 'GET /api/mcp/workflows',
+  });
+
+export async function listListings(store: Store): Promise<Listing[]> {
+  const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
+  return rows.map(toListing);
+}
+
+export async function getListing(store: Store, slug: string): Promise<Listing> {
+  const row = await store.selectFrom('workflow_listings').selectAll().where('slug', '=', slug).where('listed', '=', 1).executeTakeFirst();
+  if (!row) throw listingNotFound(slug);
+  return toListing(row);
+}
+
+export async function findListingByWorkflow(store: Store, workflowId: string): Promise<Listing | undefined> {
+  const row = await store.selectFrom('workflow_listings').selectAll().where('workflow_id', '=', workflowId).executeTakeFirst();
+  return row && toListing(row);
+}

@@ -1,0 +1,42 @@
+import type { Services } from '../services.ts';
+import { ServiceError } from '../errors.ts';
+import { nowIso } from '../ids.ts';
+import { createExecution } from './executions.ts';
+import type { WorkflowRecord } from './workflows.ts';
+
+/**
+ * Runs that wait for something outside the engine (a payment settling)
+ * before they may start. The row is written first as `awaiting_payment`,
+ * which no worker claims; `release` makes it pending and enqueues it,
+ * `abandon` ends it as an error without running a step.
+ */
+
+export async function prepareGatedRun(services: Services, workflow: WorkflowRecord, input: Record<string, unknown>, triggerType: string): Promise<string> {
+  if (!workflow.organizationId) throw new ServiceError(409, 'conflict', 'An anonymous workflow cannot run; claim it into an organization first.');
+  const { id } = await createExecution(services.store, {
+    workflowId: workflow.id,
+    organizationId: workflow.organizationId,
+    userId: null,
+    graph: { nodes: workflow.nodes, edges: workflow.edges },
+    input,
+    triggerType,
+    initialStatus: 'awaiting_payment',
+  });
+  return id;
+}
+
+export async function releaseGatedRun(services: Services, executionId: string): Promise<void> {
+  await services.store.updateTable('workflow_executions').set({ status: 'pending' }).where('id', '=', executionId).where('status', '=', 'awaiting_payment').execute();
+  services.engine.enqueue(executionId);
+}
+
+export async function abandonGatedRun(services: Services, executionId: string, reason: string): Promise<void> {
+  const now = nowIso();
+  await services.store
+    .updateTable('workflow_executions')
+    .set({ status: 'error', error: reason, error_context: JSON.stringify({ reason: 'payment_not_settled' }), completed_at: now })
+    .where('id', '=', executionId)
+    .where('status', '=', 'awaiting_payment')
+    .execute();
+  services.engine.events.finished(executionId, 'error');
+}

@@ -1,0 +1,309 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Address } from 'viem';
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
+import { x402Client } from '@x402/core/client';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { Mppx, evm } from 'mppx/client';
+import { Receipt } from 'mppx';
+import { McpClient } from 'mppx/mcp/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { testUsdcAbi, TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
+import { CATALOG_ORGANIZATION_SLUG } from '../src/catalog/sync.ts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * Paid calls against a real devnet (anvil + the test USDC), paid with client
+ * libraries nobody here wrote: @x402/fetch and mppx/client. Balances are read
+ * back from the chain.
+ */
+
+let chain: TestChain;
+let gw: TestGateway;
+let usdc: Address;
+let payee: Address;
+const NETWORK = 'eip155:31337';
+
+beforeAll(async () => {
+  chain = await startTestChain(31337);
+  gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: chain.url, FLOWGATE_RATE_LIMITS: 'off' } });
+  usdc = gw.gateway.services.devnet!.usdcAddress;
+  const { organization } = await gw.gateway.services.organizations.ensure(CATALOG_ORGANIZATION_SLUG);
+  payee = (await gw.gateway.services.organizations.wallet(organization.id))!.walletAddress as Address;
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  await chain?.stop();
+});
+
+const url = (slug: string) => `${gw.url}/api/mcp/workflows/${slug}/call`;
+const balance = (address: Address) => chain.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [address] }) as Promise<bigint>;
+const authorizationUsed = (payer: Address, nonce: `0x${string}`) =>
+  chain.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'authorizationState', args: [payer, nonce] }) as Promise<boolean>;
+
+async function fundedPayer(usdcAmount = '100'): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  if (usdcAmount !== '0') await gw.gateway.services.devnet!.fund(account.address, { usdc: usdcAmount });
+  return account;
+}
+
+/** @x402/fetch, allowed to pay the devnet token; records the PAYMENT-SIGNATURE it sent. */
+function x402Fetch(account: PrivateKeyAccount) {
+  const sent: string[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const signature = request.headers.get('payment-signature');
+    if (signature) sent.push(signature);
+    return fetch(request);
+  };
+  const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
+  client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc, maxAmountPerPayment: '10000000' }] });
+  return { fetch: wrapFetchWithPayment(recording, client), sent, client };
+}
+
+function mppFetch(account: PrivateKeyAccount) {
+  const sent: string[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const authorization = request.headers.get('authorization');
+    if (authorization) sent.push(authorization);
+    return fetch(request);
+  };
+  const mppx = Mppx.create({
+    polyfill: false,
+    fetch: recording,
+    methods: [evm.charge({ account, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+  });
+  return { fetch: (input: string, init?: RequestInit) => mppx.fetch(input, init), sent };
+}
+
+const post = (body: unknown = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('the unpaid call', () => {
+  it('answers 402 with PAYMENT-REQUIRED (x402 v2) and WWW-Authenticate: Payment (MPP) plus an actionable body', async () => {
+    const res = await fetch(url('stablecoin-yield-compare-base'), post());
+    expect(res.status).toBe(402);
+    const required = decodePaymentRequiredHeader(res.headers.get('payment-required')!);
+    expect(required).toMatchObject({
+      x402Version: 2,
+      resource: { url: url('stablecoin-yield-compare-base'), mimeType: 'application/json' },
+      accepts: [{ scheme: 'exact', network: NETWORK, amount: '50000', asset: usdc, payTo: payee, extra: { name: 'USD Coin', version: '2' } }],
+    });
+    expect(required.extensions?.bazaar).toMatchObject({ info: { input: { method: 'POST' } } });
+    const challenge = res.headers.get('www-authenticate')!;
+    expect(challenge).toMatch(/^Payment /);
+    expect(challenge).toContain('method="evm"');
+    expect(challenge).toContain('intent="charge"');
+    const body = await res.json();
+    expect(body).toMatchObject({
+      code: 'payment_required',
+      price: { mode: 'fixed', amount: '0.05', currency: 'USD' },
+      offers: [
+        { protocol: 'x402', retryHeader: 'PAYMENT-SIGNATURE', amount: '50000', payTo: payee },
+        { protocol: 'mpp', method: 'evm', intent: 'charge', currency: 'USDC', retryHeader: 'Authorization: Payment <credential>' },
+      ],
+      howToPay: expect.stringContaining('PAYMENT-SIGNATURE'),
+    });
+    // Nothing ran.
+    const rows = await gw.gateway.services.store.selectFrom('payments').selectAll().execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('validates the body before asking for payment', async () => {
+    const res = await fetchJson(url('eu-ai-act-audit'), post({}));
+    expect(res.status).toBe(400);
+    expect(res.body.issues[0].path).toBe('agentName');
+  });
+});
+
+describe('paying with x402 (@x402/fetch)', () => {
+  it('settles on chain, runs once, and a replayed payment returns the original execution', async () => {
+    const payer = await fundedPayer();
+    const [payerBefore, payeeBefore] = [await balance(payer.address), await balance(payee)];
+    const { fetch: pay, sent } = x402Fetch(payer);
+    const res = await pay(url('microtip'), post());
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ executionId: expect.any(String), status: 'success', output: { result: { thanks: true } } });
+    const settlement = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+    expect(settlement).toMatchObject({ success: true, network: NETWORK, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), payer: payer.address });
+
+    expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+    expect(await balance(payee)).toBe(payeeBefore + 10000n);
+    const signature = sent.at(-1)!;
+    const nonce = (decodePaymentSignatureHeader(signature).payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
+    expect(await authorizationUsed(payer.address, nonce)).toBe(true);
+
+    const replay = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': signature } });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ executionId: body.executionId, paymentReplay: true });
+    expect(replay.headers.get('payment-response')).toBeTruthy();
+    expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+    const runs = await gw.gateway.services.store.selectFrom('payments').select('execution_id').where('execution_id', '=', body.executionId).execute();
+    expect(runs).toHaveLength(1);
+
+    // Payer and nonce are public on chain once settled: knowing them (without the signature) gets nothing back.
+    const forged = decodePaymentSignatureHeader(signature) as unknown as { payload: { signature: string } };
+    forged.payload.signature = `0x${'11'.repeat(65)}`;
+    const stolen = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(forged as never) } });
+    expect(stolen.status).toBe(402);
+    expect(stolen.body.reason).toMatch(/already used/);
+    expect(stolen.body.executionId).toBeUndefined();
+  });
+
+  it('refuses a payer without funds with 402 and a reason, running nothing', async () => {
+    const broke = await fundedPayer('0');
+    const { fetch: pay } = x402Fetch(broke);
+    const res = await pay(url('microtip'), post());
+    expect(res.status).toBe(402);
+    const body = await res.json();
+    expect(body.reason).toMatch(/verification failed/);
+    expect(body.reason.toLowerCase()).toMatch(/insufficient|balance|funds/);
+  });
+
+  it('refuses a tampered signature and a payment signed for another amount', async () => {
+    const payer = await fundedPayer();
+    const unpaid = await fetch(url('microtip'), post());
+    const required = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!);
+    const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
+    const payload = await client.createPaymentPayload(required);
+    const send = (slug: string, p: unknown) => fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
+
+    const tampered = structuredClone(payload) as unknown as { payload: { signature: string } };
+    tampered.payload.signature = tampered.payload.signature.slice(0, -4) + (tampered.payload.signature.endsWith('1b') ? '1c1c' : '1b1b');
+    const bad = await send('microtip', tampered);
+    expect(bad.status).toBe(402);
+    expect(bad.body.reason).toMatch(/verification failed/);
+
+    // Signed for 0.01 USD, presented to a 3 USD workflow.
+    const wrongAmount = await send('buy-me-a-coffee', payload);
+    expect(wrongAmount.status).toBe(402);
+    expect(wrongAmount.body.reason).toMatch(/does not match this offer/);
+
+    expect(await balance(payer.address)).toBe(100_000_000n);
+  });
+
+  it('garbage in PAYMENT-SIGNATURE is a 402 with a reason; both credentials at once is a 400', async () => {
+    const garbage = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': '%%%not-base64%%%' } });
+    expect(garbage.status).toBe(402);
+    expect(garbage.body.reason).toMatch(/PAYMENT-SIGNATURE/);
+    expect(garbage.headers.get('payment-required')).toBeTruthy();
+    const both = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': 'abc', authorization: 'Payment abc' } });
+    expect(both.status).toBe(400);
+    expect(both.body.code).toBe('conflicting_payment_credentials');
+    const mppGarbage = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', authorization: 'Payment !!!' } });
+    expect(mppGarbage.status).toBe(402);
+    expect(mppGarbage.body.reason).toMatch(/Authorization: Payment/);
+  });
+});
+
+describe('paying with MPP (mppx/client)', () => {
+  it('settles on chain, runs once, and a replayed credential returns the original execution', async () => {
+    const payer = await fundedPayer();
+    const [payerBefore, payeeBefore] = [await balance(payer.address), await balance(payee)];
+    const { fetch: pay, sent } = mppFetch(payer);
+    const res = await pay(url('agent-task'), post({ task: 'think' }));
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ status: 'success', output: { result: { task: 'think', accepted: true } } });
+    const receipt = Receipt.deserialize(res.headers.get('payment-receipt')!);
+    expect(receipt).toMatchObject({ status: 'success', method: 'evm', reference: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+    expect(await balance(payee)).toBe(payeeBefore + 10000n);
+
+    const credential = sent.at(-1)!;
+    const replay = await fetchJson(url('agent-task'), { ...post({ task: 'think' }), headers: { 'content-type': 'application/json', authorization: credential } });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ executionId: body.executionId, paymentReplay: true });
+    expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+  });
+
+  it('refuses a credential minted for another workflow', async () => {
+    const payer = await fundedPayer();
+    const { fetch: pay, sent } = mppFetch(payer);
+    await pay(url('microtip'), post());
+    const credentialForMicrotip = sent.at(-1)!;
+    // Pay again for a fresh credential we never let reach the gateway.
+    const challenge = await fetch(url('microtip'), post());
+    expect(challenge.status).toBe(402);
+    const reused = await fetchJson(url('agent-task'), { ...post({ task: 'think' }), headers: { 'content-type': 'application/json', authorization: credentialForMicrotip } });
+    expect(reused.status).toBe(402);
+    expect(reused.body.reason).toMatch(/already used for a call to microtip/);
+  });
+});
+
+describe('paying over MCP', () => {
+  async function connect(slug: string) {
+    const client = new Client({ name: 'paying-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/${slug}`)));
+    return client;
+  }
+
+  it('x402: the unpaid call is an isError result whose structuredContent is the PaymentRequired; _meta["x402/payment"] pays', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    const client = await connect('microtip');
+    const unpaid = await client.callTool({ name: 'microtip', arguments: {} });
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent as { x402Version: number; accepts: { amount: string; payTo: string }[] };
+    expect(required).toMatchObject({ x402Version: 2, accepts: [{ amount: '10000', payTo: payee }] });
+    expect((unpaid._meta?.['org.paymentauth/payment-required'] as { challenges: unknown[] }).challenges).toHaveLength(1);
+
+    const x402 = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    x402.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
+    const payment = await x402.createPaymentPayload(required as never);
+    const paid = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
+    expect(paid.isError).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ status: 'success', output: { result: { thanks: true } } });
+    expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true, network: NETWORK });
+    expect(await balance(payer.address)).toBe(before - 10000n);
+
+    const again = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
+    expect((again.structuredContent as { executionId: string }).executionId).toBe((paid.structuredContent as { executionId: string }).executionId);
+    expect(await balance(payer.address)).toBe(before - 10000n);
+    await client.close();
+  });
+
+  it('MPP: mppx McpClient reads the challenge from _meta and pays with _meta["org.paymentauth/credential"]', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    const client = await connect('agent-task');
+    McpClient.wrap(client, {
+      methods: [evm.charge({ account: payer, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+    });
+    const result = (await client.callTool({ name: 'agent-task', arguments: { task: 'monitor' } })) as Awaited<ReturnType<Client['callTool']>> & { receipt?: unknown };
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'success', output: { result: { task: 'monitor' } } });
+    expect(result.receipt).toMatchObject({ status: 'success', method: 'evm' });
+    expect(await balance(payer.address)).toBe(before - 10000n);
+    await client.close();
+  });
+});
+
+describe('expiry (last: it moves the chain clock forward)', () => {
+  it('refuses an x402 authorization presented after validBefore', async () => {
+    const payer = await fundedPayer();
+    const unpaid = await fetch(url('microtip'), post());
+    const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
+    const payload = await client.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!));
+    const send = (slug: string, p: unknown) => fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
+    // Past validBefore on chain and on the clock the facilitator reads.
+    await chain.testClient.increaseTime({ seconds: 3600 });
+    await chain.testClient.mine({ blocks: 1 });
+    const realNow = Date.now;
+    Date.now = () => realNow() + 3_600_000;
+    try {
+      const expired = await send('microtip', payload);
+      expect(expired.status).toBe(402);
+      expect(expired.body.reason).toMatch(/verification failed/);
+    } finally {
+      Date.now = realNow;
+    }
+    expect(await balance(payer.address)).toBe(100_000_000n);
+  });
+});

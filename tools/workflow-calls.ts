@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { callListing, type CallOutcome } from '../src/catalog/call.ts';
+import { getListing, listListings } from '../src/catalog/listings.ts';
+
+import { listingView } from '../src/catalog/views.ts';
+import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
+
+/** The pay-per-call surface: listings and calls by slug (REST and MCP), free or paid with x402 / MPP. */
+
+const slugParam = z.string().trim().min(1, 'slug is required').max(80);
+
+const listingSchema = z.object({
+  slug: z.string(),
+  title: z.string(),
+  description: z.string(),
+  type: z.enum(['read', 'write']),
+  chainId: z.number().nullable(),
+  workflowId: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  outputFields: z.record(z.string(), z.string()),
+  free: z.boolean(),
+  price: z.object({ mode: z.literal('fixed'), amount: z.string(), currency: z.literal('USD') }).nullable(),
+  protocols: z.array(z.record(z.string(), z.unknown())),
+  protocolsUsed: z.array(z.string()),
+  call: z.object({ method: z.literal('POST'), url: z.string() }),
+  mcpUrl: z.string(),
+});
+
+const calldataSchema = z.object({ type: z.literal('calldata'), to: z.string(), data: z.string(), value: z.string() });
+const runSchema = z.object({
+  executionId: z.string(),
+  status: z.string(),
+  output: z.object({ result: z.unknown() }).optional(),
+  error: z.string().nullable().optional(),
+  hint: z.string().optional(),
+  /** The payment was presented before: this is its original execution; nothing ran or was charged again. */
+  paymentReplay: z.literal(true).optional(),
+});
+export const callOutputSchema = z.union([calldataSchema, runSchema]);
+
+/** Shared by REST and MCP: receipts go out as headers (REST) or result `_meta` (MCP). */
+export async function callForCaller(slug: string, inputs: Record<string, unknown>, ctx: ToolContext) {
+  const outcome: CallOutcome = await callListing(ctx.services, slug, inputs, { credentials: ctx.payment ?? {} });
+  if (outcome.kind === 'run' && outcome.receipt) {
+    for (const [name, value] of Object.entries(ctx.services.payments.receiptHeaders(outcome.receipt))) ctx.setHeader(name, value);
+    for (const [key, value] of Object.entries(ctx.services.payments.receiptMeta(outcome.receipt))) ctx.setResultMeta?.(key, value);
+  }
+  return outcome.body;
+}
+
+export const listListingsTool = defineTool({
+  name: 'list_workflow_listings',
+  title: 'List callable workflows',
+  description:
+    'Every listed workflow callable by slug, with its input schema, documented result fields, read or write type, chain and pricing (price {mode, amount, currency} and the x402 and MPP offers). Free; no credential needed. Call one with POST /api/mcp/workflows/{slug}/call.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.object({ count: z.number(), workflows: z.array(listingSchema) }),
+  rest: { method: 'GET', path: '/api/mcp/workflows' },
+  mcp: false,
+  async handler(_input, ctx) {
+    const workflows = (await listListings(ctx.services.store)).map((l) => listingView(l, ctx.services.payments, ctx.services.config.baseUrl));
+    return { count: workflows.length, workflows };
+  },
+});
+
+export const getListingTool = defineTool({
+  name: 'get_workflow_listing',
+  title: 'Get a workflow listing',
+  description:
+    'One listed workflow by slug: what it does, its input schema, result fields, type, chain and price with the accepted payment offers. Then call it with call_workflow {slug, inputs}, or connect to its own MCP server at mcpUrl.',
+  scope: 'public',
+  input: z.object({ slug: slugParam }),
+  output: listingSchema,
+  rest: { method: 'GET', path: '/api/mcp/workflows/:slug' },
+  mcp: { annotations: READ_ONLY_LOCAL },
+  handler: async ({ slug }, ctx) => listingView(await getListing(ctx.services.store, slug), ctx.services.payments, ctx.services.config.baseUrl),
+});
+
+export const callWorkflowTool = defineTool({
+  name: 'call_workflow',
+  title: 'Call a listed workflow',
+  description:
+    'Calls a listed workflow by slug with `inputs` matching its input schema (get_workflow_listing). Read workflows answer {executionId, status, output: {result}} (status "running" when they take longer; then use wait_for_execution); write workflows answer unsigned calldata {type, to, data, value}. Paid workflows answer the first call with a payment challenge (isError, structuredContent = x402 PaymentRequired, MPP challenges in _meta["org.paymentauth/payment-required"]); pay and retry the same call with _meta["x402/payment"] (x402 PaymentPayload) or _meta["org.paymentauth/credential"] (MPP credential), never both. A replayed payment returns its original executionId.',
+  scope: 'public',
+  input: z.object({ slug: slugParam, inputs: z.record(z.string(), z.unknown()).default({}) }),
+  output: callOutputSchema,
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }, outputSchema: false },
+  handler: ({ slug, inputs }, ctx) => callForCaller(slug, inputs, ctx),
+});
+
+export const callWorkflowRestTool = defineTool({
+  name: 'call_workflow_by_slug',
+  title: 'Call a listed workflow (REST)',
+  description:
+    'The JSON body is the workflow\'s input (see GET /api/mcp/workflows/{slug}). Free read workflows answer {executionId, status, output: {result}}; write workflows answer {type: "calldata", to, data, value}. Paid workflows answer an unpaid call with 402 carrying PAYMENT-REQUIRED (x402 v2) and WWW-Authenticate: Payment (MPP); retry with PAYMENT-SIGNATURE or Authorization: Payment (one of them), and read PAYMENT-RESPONSE or Payment-Receipt on success.',
+  scope: 'public',
+  input: z.looseObject({ slug: slugParam }),
+  output: callOutputSchema,
+  rest: { method: 'POST', path: '/api/mcp/workflows/:slug/call', summary: 'Call a listed workflow (free, paid with x402 or MPP, or calldata)' },
+  mcp: false,
+  handler: ({ slug, ...body }, ctx) => callForCaller(slug, body, ctx),
+});
+
+export const x402DirectoryTool = defineTool({
+  name: 'x402_directory',
+  title: 'x402 resource directory',
+  description: 'The /.well-known/x402 directory: {version: 1, resources: ["POST <base>/api/mcp/workflows/<slug>/call", ...]} for every paid listed workflow. Prices and offers: GET /api/mcp/workflows or the 402 itself.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.object({ version: z.literal(1), resources: z.array(z.string()) }),
+  rest: { method: 'GET', path: '/.well-known/x402', cacheControl: 'public, max-age=300' },
+  mcp: false,
+  async handler(_input, ctx) {
+    const paid = (await listListings(ctx.services.store)).filter((l) => l.price !== null && l.type === 'read');
+    return { version: 1 as const, resources: paid.map((l) => `POST ${ctx.services.config.baseUrl}/api/mcp/workflows/${l.slug}/call`) };
+  },
+});
+
+export const workflowCallTools = [listListingsTool, getListingTool, callWorkflowTool, callWorkflowRestTool, x402DirectoryTool];
