@@ -144,7 +144,7 @@ describe('x-api-versioning', () => {
     const byName = Object.fromEntries(versioning.deprecations.map((d: { name: string }) => [d.name, d]));
     expect(byName['legacy-execute-path']).toMatchObject({ kind: 'path', operations: ['execute_workflow_legacy_path'], docs: `${gw.url}/docs/versioning#legacy-execute-path` });
     expect(byName['function-name-fields'].operations.sort()).toEqual(['create_workflow', 'update_workflow', 'validate_workflow']);
-    expect(byName['network-field'].operations).toEqual(['test_chain_probe']);
+    expect(byName['network-field'].operations.sort()).toEqual(['direct_check_and_execute', 'direct_contract_call', 'direct_transfer', 'test_chain_probe']);
     for (const d of versioning.deprecations) expect(Date.parse(d.sunsetAt) - Date.parse(d.deprecatedAt)).toBeGreaterThanOrEqual(MIN_SUNSET_LEAD_DAYS * DAY);
 
     expect(body.paths['/api/workflow/{workflowId}/execute'].post.deprecated).toBe(true);

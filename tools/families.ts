@@ -12,6 +12,9 @@ import { schemaTools } from './schemas.ts';
 import { tagTools } from './tags.ts';
 import { validationTools } from './validation.ts';
 import { workflowTools } from './workflows.ts';
+import { executeTools } from './execute.ts';
+import { executeNodeTools } from './execute-node.ts';
+import { workflowCallTools } from './workflow-calls.ts';
 
 /**
  * How the registry's families read to a person or agent deciding whether to
@@ -68,6 +71,22 @@ export const TOOL_FAMILIES: readonly ToolFamily[] = [
     tags: ['executions', 'runs', 'onchain'],
     examples: ['Run workflow <id> and tell me whether it succeeded'],
     tools: executionTools,
+  },
+  {
+    id: 'direct-execution',
+    name: 'Send transactions directly',
+    description: 'Transfers, contract calls and check-then-write from the organization wallet: simulate first, send with an idempotency key, poll the verified status; daily caps and the stablecoin limit apply.',
+    tags: ['onchain', 'transfers', 'contract-calls', 'idempotency'],
+    examples: ['Send 0.01 ETH to 0xabc… on Base', 'Read balanceOf on this token contract'],
+    tools: [...executeTools, ...executeNodeTools],
+  },
+  {
+    id: 'paid-workflow-calls',
+    name: 'Call listed workflows (free or paid per call)',
+    description: 'Discover listed workflows with their prices and input schemas, and call them; paid ones answer 402 with x402 and MPP offers.',
+    tags: ['marketplace', 'payments', 'x402', 'mpp'],
+    examples: ['Compare stablecoin yields on Base', 'Check the health of this Aave position'],
+    tools: workflowCallTools,
   },
   {
     id: 'marketplace',
