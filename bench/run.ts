@@ -17,6 +17,8 @@ import { chainGraph } from '../test/helpers/workflows.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/** `BENCH_ONLY=engine` runs the baseline and the engine rows only (for iterating on the engine). */
+const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
 
 interface Row {
   name: string;
@@ -57,8 +59,10 @@ async function measureLoop(name: string, iteration: () => Promise<boolean>): Pro
   return { name, requestsPerSecond: samples.length / DURATION_SECONDS, p50: at(0.5), p99: at(0.99), non2xx: failures };
 }
 
+type Gateway = Awaited<ReturnType<typeof createGateway>>;
+
 /** 10,000 stored workflows for the list benchmark, inserted in one transaction. */
-async function seedWorkflows(gateway: Awaited<ReturnType<typeof createGateway>>, organizationId: string, count: number) {
+async function seedWorkflows(gateway: Gateway, organizationId: string, count: number) {
   const graph = chainGraph(3);
   const nodes = JSON.stringify(graph.nodes);
   const edges = JSON.stringify(graph.edges);
@@ -77,24 +81,11 @@ async function seedWorkflows(gateway: Awaited<ReturnType<typeof createGateway>>,
   });
 }
 
-async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
-  const gateway = await createGateway(
-    loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
-  );
-  const gatewayUrl = await gateway.listen();
-
-  // Baseline: the smallest express JSON route, same process, same machine.
-  const bare = express();
-  const payload = { ok: true, chains: [{ chainId: 1, name: 'Ethereum' }] };
-  bare.get('/bare', (_req, res) => res.json(payload));
-  const bareServer = http.createServer(bare);
-  await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
-  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
-
+/** The gateway's hot read paths and workflow writes (skipped with BENCH_ONLY=engine). */
+async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Record<string, string>): Promise<Row[]> {
+  const rows: Row[] = [];
   const mcpCall = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_chains', arguments: {} } });
-  const rows = [
-    await measure('bare express JSON route (baseline)', { url: `${bareUrl}/bare` }),
+  rows.push(
     await measure('GET /api/chains', { url: `${gatewayUrl}/api/chains` }),
     await measure('MCP tools/call list_chains', {
       url: `${gatewayUrl}/mcp`,
@@ -102,11 +93,9 @@ async function main() {
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: mcpCall,
     }),
-  ];
+  );
 
   // Workflows: create + get of a 20-node graph, and a 50-row page over 10,000 stored workflows.
-  const key = gateway.firstStart!.ownerKey;
-  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const createBody = JSON.stringify({ name: 'Bench 20 nodes', ...chainGraph(20) });
   rows.push(
     await measureLoop('create + get 20-node workflow (one sample = both)', async () => {
@@ -122,6 +111,28 @@ async function main() {
   const benchKey = (await gateway.services.keys.create({ organizationId: benchOrg.organization.id, userId: benchOrg.owner.id, name: 'bench', scope: null })).key;
   await seedWorkflows(gateway, benchOrg.organization.id, 10_000);
   rows.push(await measure('GET /api/workflows?limit=50 (10,000 stored)', { url: `${gatewayUrl}/api/workflows?limit=50&offset=5000`, headers: { authorization: `Bearer ${benchKey}` } }));
+  return rows;
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
+  const gateway = await createGateway(
+    loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
+  );
+  const gatewayUrl = await gateway.listen();
+
+  // Baseline: the smallest express JSON route, same process, same machine.
+  const bare = express();
+  const payload = { ok: true, chains: [{ chainId: 1, name: 'Ethereum' }] };
+  bare.get('/bare', (_req, res) => res.json(payload));
+  const bareServer = http.createServer(bare);
+  await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+
+  const rows = [await measure('bare express JSON route (baseline)', { url: `${bareUrl}/bare` })];
+  const key = gateway.firstStart!.ownerKey;
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
   // Engine: executions/s end to end (execute + wait), and per-step overhead from the stored runs.
   const engineRows: { name: string; executionsPerSecond: number; stepP50: number; stepP99: number; failures: number }[] = [];
