@@ -133,8 +133,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   if (!trigger) return { status: 'error', error: 'The workflow has no trigger node.', output: null };
   const now = new Date();
   const triggerOutput = { success: true, data: { triggered: true, triggeredAt: now.toISOString(), timestamp: now.getTime(), ...input } };
-  const triggerLog = await startLog(store, { executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input });
-  await finishLog(store, triggerLog, 'success', triggerOutput, null, now.getTime());
+  // Steps that finish as they start (trigger, skipped nodes, Collect) are logged in one write.
+  await writeFinishedLog(store, { executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input }, 'success', triggerOutput, null, now.getTime());
   outputs.set(trigger.id, triggerOutput);
   states.set(trigger.id, 'done');
 
@@ -176,13 +176,18 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       }
       const runner = deps.runners[actionType];
       if (!runner) throw new NodeError(`The action ${actionType} cannot run on this gateway yet.`);
-      const signal = AbortSignal.any([control.signal, AbortSignal.timeout(NODE_TIMEOUT_MS)]);
+      const deadline = Date.now() + NODE_TIMEOUT_MS;
+      let signal: AbortSignal | undefined;
       const result = await runner(config, {
         executionId: row.id,
         workflowId: row.workflow_id,
         organizationId: row.organization_id,
         node: { id: node.id, label: labelOf(node), actionType },
-        signal,
+        // Built on first read: most steps (Condition, math) never look, and a timer plus a combined signal per step is measurable in For Each loops.
+        get signal() {
+          signal ??= AbortSignal.any([control.signal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
+          return signal;
+        },
         services: deps.services,
         recordTransaction: async (tx) => {
           const entry: TransactionHashEntry = { hash: tx.hash, nodeId: node.id, nodeName: labelOf(node), chainId: tx.chainId, network: tx.network, ...(iteration ? { iterationIndex: iteration.index } : {}) };
@@ -202,8 +207,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   }
 
   async function logSkipped(node: WorkflowNode, reason: string) {
-    const id = await startLog(store, { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionTypeOf(node) || 'action', input: null, status: 'cancelled' });
-    await finishLog(store, id, 'cancelled', { success: false, skipped: true, reason }, null, Date.now());
+    const entry = { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionTypeOf(node) || 'action', input: null };
+    await writeFinishedLog(store, entry, 'cancelled', { success: false, skipped: true, reason }, null, Date.now());
   }
 
   /** Whether a node should run, given its parents' outcomes; the reason when it should not. */
@@ -281,8 +286,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     if (collectId && output.success) {
       const collect = g.nodes.get(collectId)!;
       const collected = { success: true, data: { results, count: results.length }, results, count: results.length };
-      const collectLog = await startLog(store, { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } });
-      await finishLog(store, collectLog, 'success', collected, null, Date.now());
+      const entry = { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } };
+      await writeFinishedLog(store, entry, 'success', collected, null, Date.now());
       outputs.set(collectId, collected);
       states.set(collectId, 'done');
       handled.add(collectId);

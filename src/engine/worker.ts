@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { cancelFlag, claimExecution, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import { cancelFlag, claimExecutionRow, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
@@ -55,7 +55,9 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   };
 
   async function run(executionId: string, abort: AbortController): Promise<void> {
-    if (!(await claimExecution(services.store, executionId, owner, leaseMs))) return;
+    // The claim returns the row it claimed, so the run needs no second read.
+    const row = await claimExecutionRow(services.store, executionId, owner, leaseMs);
+    if (!row) return;
     let currentNode: string | null = null;
     let lost = false;
     let cancelRequested = false;
@@ -74,7 +76,6 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         .catch(() => {});
     }, heartbeatMs);
     try {
-      const row = await services.store.selectFrom('workflow_executions').selectAll().where('id', '=', executionId).executeTakeFirstOrThrow();
       const completion = await runExecution({ services, runners }, row, {
         executionId,
         signal: abort.signal,
