@@ -295,7 +295,7 @@ const completeTerminal = prepared<Parameters<typeof complete>[1], never>((db: St
 );
 
 /** Records the outcome; only the lease owner may (a reaped run cannot be overwritten by a late worker). */
-export async function completeExecution(store: Store, executionId: string, owner: string, completion: Completion): Promise<boolean> {
+export async function completeExecution(store: Store, executionId: string, owner: string, completion: Completion, via: Store = store): Promise<boolean> {
   // The executor's usual outcome (output and hashes given, no gas figure) has a prepared statement; other shapes are built.
   if (completion.output !== undefined && completion.transactionHashes && completion.gasUsedWei === undefined) {
     const terminal = isTerminal(completion.status);
@@ -309,9 +309,9 @@ export async function completeExecution(store: Store, executionId: string, owner
       transactionHashes: JSON.stringify(completion.transactionHashes),
       completedAt: terminal ? nowIso() : null,
     };
-    return (await changed(terminal ? completeTerminal : complete, store, args)) === 1;
+    return (await changed(terminal ? completeTerminal : complete, store, args, via)) === 1;
   }
-  const result = await store
+  const result = await via
     .updateTable('workflow_executions')
     .set({
       status: completion.status,
@@ -396,87 +396,6 @@ export async function requestCancel(store: Store, organizationId: string, execut
   if (Number(immediate.numUpdatedRows) === 1) return 'cancelled';
   await store.updateTable('workflow_executions').set({ cancel_requested: 1 }).where('id', '=', executionId).execute();
   return (await getExecutionRow(store, organizationId, executionId)).status;
-}
-
-export interface LogStart {
-  executionId: string;
-  nodeId: string;
-  nodeName: string;
-  nodeType: string;
-  input: unknown;
-  iterationIndex?: number | null;
-  forEachNodeId?: string | null;
-  status?: string;
-}
-
-let lastSeq = 0;
-
-/**
- * Orders log rows: the time in microsecond units, strictly increasing within
- * this process (several rows can share a millisecond), so rows list in the
- * order they were written.
- */
-function nextSeq(): number {
-  lastSeq = Math.max(Date.now() * 1000, lastSeq + 1);
-  return lastSeq;
-}
-
-const LOG_COLUMNS: Record<keyof WorkflowExecutionLogsTable, true> = {
-  id: true, execution_id: true, node_id: true, node_name: true, node_type: true, status: true, input: true, output: true, error: true, started_at: true,
-  completed_at: true, duration_ms: true, seq: true, iteration_index: true, for_each_node_id: true,
-};
-const insertLog = prepared<WorkflowExecutionLogsTable>((db: Store, row) => db.insertInto('workflow_execution_logs').values(row), LOG_COLUMNS);
-const updateLog = prepared<{ id: string; status: string; output: string; error: string | null; completedAt: string; durationMs: number }>((db: Store, a) =>
-  db.updateTable('workflow_execution_logs').set({ status: a.status, output: a.output, error: a.error, completed_at: a.completedAt, duration_ms: a.durationMs }).where('id', '=', a.id),
-);
-
-export async function startLog(store: Store, entry: LogStart): Promise<string> {
-  const id = newId();
-  await insertLog(store, {
-    id,
-    execution_id: entry.executionId,
-    node_id: entry.nodeId,
-    node_name: entry.nodeName,
-    node_type: entry.nodeType,
-    status: entry.status ?? 'running',
-    input: JSON.stringify(entry.input ?? null),
-    output: null,
-    error: null,
-    started_at: nowIso(),
-    completed_at: null,
-    duration_ms: null,
-    seq: nextSeq(),
-    iteration_index: entry.iterationIndex ?? null,
-    for_each_node_id: entry.forEachNodeId ?? null,
-  });
-  return id;
-}
-
-/** A finished step in one write (iterations, the trigger, skipped nodes: nothing to show as running). */
-export async function writeFinishedLog(store: Store, entry: LogStart, status: string, output: unknown, error: string | null, startedAtMs: number): Promise<void> {
-  const now = Date.now();
-  await insertLog(store, {
-    id: newId(),
-    execution_id: entry.executionId,
-    node_id: entry.nodeId,
-    node_name: entry.nodeName,
-    node_type: entry.nodeType,
-    status,
-    input: JSON.stringify(entry.input ?? null),
-    output: JSON.stringify(output ?? null),
-    error,
-    started_at: new Date(startedAtMs).toISOString(),
-    completed_at: new Date(now).toISOString(),
-    duration_ms: now - startedAtMs,
-    seq: nextSeq(),
-    iteration_index: entry.iterationIndex ?? null,
-    for_each_node_id: entry.forEachNodeId ?? null,
-  });
-}
-
-export async function finishLog(store: Store, logId: string, status: string, output: unknown, error: string | null, startedAtMs: number): Promise<void> {
-  const now = Date.now();
-  await updateLog(store, { id: logId, status, output: JSON.stringify(output ?? null), error, completedAt: new Date(now).toISOString(), durationMs: now - startedAtMs });
 }
 
 export async function listLogs(store: Store, executionId: string): Promise<LogRecord[]> {

@@ -26,13 +26,14 @@ interface Entry {
 }
 
 export interface Prepared<Args, Row> {
-  (db: Kysely<any>, args: Args): Promise<QueryResult<Row>>;
+  /** Runs on `via` (a transaction of `db`) when given; compiled once per `db`. */
+  (db: Kysely<any>, args: Args, via?: Kysely<any>): Promise<QueryResult<Row>>;
 }
 
 export function prepared<Args extends object, Row = unknown>(build: (db: Kysely<any>, args: Args) => Compilable<Row>, columns?: Record<keyof Args, true>): Prepared<Args, Row> {
   // Per database handle: a transaction or another store may compile differently.
   const cache = new WeakMap<Kysely<any>, Entry>();
-  return (db, args) => {
+  return (db, args, via = db) => {
     let entry = cache.get(db);
     if (!entry) {
       const slots = (
@@ -45,16 +46,16 @@ export function prepared<Args extends object, Row = unknown>(build: (db: Kysely<
     const { compiled, names } = entry;
     const parameters = names.map((name, i) => (name === undefined ? compiled.parameters[i] : (args as Record<string, unknown>)[name]));
     // The query id only keys plugin state across one execution; no plugin is configured on the store.
-    return db.executeQuery<Row>({ ...compiled, parameters });
+    return via.executeQuery<Row>({ ...compiled, parameters });
   };
 }
 
 /** The first row of a prepared select (or `returning`), if any. */
-export async function first<Args, Row>(query: Prepared<Args, Row>, db: Kysely<any>, args: Args): Promise<Row | undefined> {
-  return (await query(db, args)).rows[0];
+export async function first<Args, Row>(query: Prepared<Args, Row>, db: Kysely<any>, args: Args, via?: Kysely<any>): Promise<Row | undefined> {
+  return (await query(db, args, via)).rows[0];
 }
 
 /** Rows changed by a prepared insert, update or delete. */
-export async function changed<Args, Row>(query: Prepared<Args, Row>, db: Kysely<any>, args: Args): Promise<number> {
-  return Number((await query(db, args)).numAffectedRows ?? 0n);
+export async function changed<Args, Row>(query: Prepared<Args, Row>, db: Kysely<any>, args: Args, via?: Kysely<any>): Promise<number> {
+  return Number((await query(db, args, via)).numAffectedRows ?? 0n);
 }

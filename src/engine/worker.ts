@@ -5,6 +5,7 @@ import { cancelFlag, claimExecutionRow, completeExecution, heartbeat, pendingExe
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import type { RunEvents } from './run-events.ts';
+import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 
 /**
@@ -75,12 +76,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         })
         .catch(() => {});
     }, heartbeatMs);
+    const log = new RunLog(services.store);
     try {
       const completion = await runExecution({ services, runners }, row, {
         executionId,
         signal: abort.signal,
+        log,
         checkpoint: async (nodeId) => {
           currentNode = nodeId;
+          // Progress watchers read the log from the database: let them see every finished step.
+          if (events.watched(executionId)) await log.flush();
           events.progressed(executionId);
           // Renewing the lease is a write; at most every CHECKPOINT_RENEW_MS, otherwise only read the cancel flag.
           if (Date.now() - lastRenewal >= CHECKPOINT_RENEW_MS) {
@@ -93,11 +98,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       });
       // Aborted by shutdown rather than by a user: leave the row for the reaper (system_error), never `cancelled`.
       const interruptedByShutdown = stopped && !cancelRequested && completion.status === 'cancelled';
-      if (lost || interruptedByShutdown) return;
-      await completeExecution(services.store, executionId, owner, completion);
+      if (lost || interruptedByShutdown) {
+        await log.flush();
+        return;
+      }
+      // The held log rows and the final status in one commit: a finished run always has its whole log.
+      await log.flush((trx) => completeExecution(services.store, executionId, owner, completion, trx));
       events.finished(executionId, completion.status);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
+      await log.flush().catch(() => {});
       await completeExecution(services.store, executionId, owner, {
         status: 'system_error',
         error: 'The engine failed while running this execution; it has been logged.',
