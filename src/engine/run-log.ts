@@ -53,6 +53,26 @@ const LOG_COLUMNS: Record<keyof WorkflowExecutionLogsTable, true> = {
 };
 const insertLog = prepared<WorkflowExecutionLogsTable>((db: Store, row) => db.insertInto('workflow_execution_logs').values(row), LOG_COLUMNS);
 
+/** Multi-row inserts, one prepared statement per row count (at most MAX_HELD + 1 of them). */
+const insertLogsBySize = new Map<number, ReturnType<typeof insertLogs>>();
+function insertLogs(count: number) {
+  const names = Object.keys(LOG_COLUMNS) as (keyof WorkflowExecutionLogsTable)[];
+  const columns = Object.fromEntries(Array.from({ length: count }, (_, i) => names.map((name) => [`${i}:${name}`, true])).flat()) as Record<string, true>;
+  return prepared<Record<string, unknown>>(
+    (db: Store, args) => db.insertInto('workflow_execution_logs').values(Array.from({ length: count }, (_, i) => Object.fromEntries(names.map((name) => [name, args[`${i}:${name}`]])) as never)),
+    columns,
+  );
+}
+function insertMany(store: Store, rows: WorkflowExecutionLogsTable[], via: Store) {
+  let query = insertLogsBySize.get(rows.length);
+  if (!query) insertLogsBySize.set(rows.length, (query = insertLogs(rows.length)));
+  const args: Record<string, unknown> = {};
+  rows.forEach((row, i) => {
+    for (const [name, value] of Object.entries(row)) args[`${i}:${name}`] = value;
+  });
+  return query(store, args, via);
+}
+
 interface Finish {
   id: string;
   status: string;
@@ -150,7 +170,18 @@ export class RunLog {
       if (batch.length === 0) return also?.(this.store);
       if (batch.length === 1 && !also) return this.apply(this.store, batch[0]!);
       await this.store.transaction().execute(async (trx) => {
-        for (const w of batch) await this.apply(trx, w);
+        // Consecutive inserts go in one statement.
+        for (let i = 0; i < batch.length; ) {
+          let end = i;
+          while (end < batch.length && 'insert' in batch[end]!) end++;
+          if (end - i > 1) {
+            await insertMany(this.store, batch.slice(i, end).map((w) => (w as { insert: WorkflowExecutionLogsTable }).insert), trx);
+            i = end;
+          } else {
+            await this.apply(trx, batch[i]!);
+            i++;
+          }
+        }
         if (also) await also(trx);
       });
     });
