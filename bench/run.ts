@@ -4,6 +4,7 @@
  * baseline), each reported as a ratio to that baseline.
  */
 import http from 'node:http';
+import { Worker } from 'node:worker_threads';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,14 @@ import { benchDirectExecution } from './direct-execution.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/** `BENCH_ONLY=engine` runs the baseline and the engine rows only (for iterating on the engine). */
+const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
+/**
+ * Where the engine rows' load generator runs: `worker` (default) in a worker
+ * thread, like an external client; `inline` in the gateway's own event loop,
+ * as the first version of this benchmark did (kept for comparison).
+ */
+const ENGINE_CLIENT = process.env.BENCH_CLIENT === 'inline' ? 'inline' : 'worker';
 
 interface Row {
   name: string;
@@ -52,14 +61,33 @@ async function measureLoop(name: string, iteration: () => Promise<boolean>): Pro
     return { samples, failures };
   };
   await run(1000);
-  const { samples, failures } = await run(DURATION_SECONDS * 1000);
+  return summarize(name, await run(DURATION_SECONDS * 1000));
+}
+
+function summarize(name: string, { samples, failures }: { samples: number[]; failures: number }): Row {
   samples.sort((a, b) => a - b);
   const at = (q: number) => Math.round(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]! * 10) / 10;
   return { name, requestsPerSecond: samples.length / DURATION_SECONDS, p50: at(0.5), p99: at(0.99), non2xx: failures };
 }
 
+type Gateway = Awaited<ReturnType<typeof createGateway>>;
+
+/** The same execute + wait loop as measureLoop, from a worker thread (bench/engine-load.mjs). */
+function measureInWorker(name: string, target: { gatewayUrl: string; workflowId: string; headers: Record<string, string>; body: string }): Promise<Row> {
+  const worker = new Worker(new URL('./engine-load.mjs', import.meta.url), {
+    workerData: { ...target, connections: CONNECTIONS, warmupMs: 1000, durationMs: DURATION_SECONDS * 1000 },
+  });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (result: { samples: number[]; failures: number }) => {
+      resolve(summarize(name, result));
+      void worker.terminate();
+    });
+    worker.once('error', reject);
+  });
+}
+
 /** 10,000 stored workflows for the list benchmark, inserted in one transaction. */
-async function seedWorkflows(gateway: Awaited<ReturnType<typeof createGateway>>, organizationId: string, count: number) {
+async function seedWorkflows(gateway: Gateway, organizationId: string, count: number) {
   const graph = chainGraph(3);
   const nodes = JSON.stringify(graph.nodes);
   const edges = JSON.stringify(graph.edges);
@@ -78,24 +106,11 @@ async function seedWorkflows(gateway: Awaited<ReturnType<typeof createGateway>>,
   });
 }
 
-async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
-  const gateway = await createGateway(
-    loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
-  );
-  const gatewayUrl = await gateway.listen();
-
-  // Baseline: the smallest express JSON route, same process, same machine.
-  const bare = express();
-  const payload = { ok: true, chains: [{ chainId: 1, name: 'Ethereum' }] };
-  bare.get('/bare', (_req, res) => res.json(payload));
-  const bareServer = http.createServer(bare);
-  await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
-  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
-
+/** The gateway's hot read paths and workflow writes (skipped with BENCH_ONLY=engine). */
+async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Record<string, string>): Promise<Row[]> {
+  const rows: Row[] = [];
   const mcpCall = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_chains', arguments: {} } });
-  const rows = [
-    await measure('bare express JSON route (baseline)', { url: `${bareUrl}/bare` }),
+  rows.push(
     await measure('GET /api/chains', { url: `${gatewayUrl}/api/chains` }),
     await measure('MCP tools/call list_chains', {
       url: `${gatewayUrl}/mcp`,
@@ -103,11 +118,9 @@ async function main() {
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: mcpCall,
     }),
-  ];
+  );
 
   // Workflows: create + get of a 20-node graph, and a 50-row page over 10,000 stored workflows.
-  const key = gateway.firstStart!.ownerKey;
-  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const createBody = JSON.stringify({ name: 'Bench 20 nodes', ...chainGraph(20) });
   rows.push(
     await measureLoop('create + get 20-node workflow (one sample = both)', async () => {
@@ -123,6 +136,28 @@ async function main() {
   const benchKey = (await gateway.services.keys.create({ organizationId: benchOrg.organization.id, userId: benchOrg.owner.id, name: 'bench', scope: null })).key;
   await seedWorkflows(gateway, benchOrg.organization.id, 10_000);
   rows.push(await measure('GET /api/workflows?limit=50 (10,000 stored)', { url: `${gatewayUrl}/api/workflows?limit=50&offset=5000`, headers: { authorization: `Bearer ${benchKey}` } }));
+  return rows;
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
+  const gateway = await createGateway(
+    loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
+  );
+  const gatewayUrl = await gateway.listen();
+
+  // Baseline: the smallest express JSON route, same process, same machine.
+  const bare = express();
+  const payload = { ok: true, chains: [{ chainId: 1, name: 'Ethereum' }] };
+  bare.get('/bare', (_req, res) => res.json(payload));
+  const bareServer = http.createServer(bare);
+  await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+
+  const rows = [await measure('bare express JSON route (baseline)', { url: `${bareUrl}/bare` })];
+  const key = gateway.firstStart!.ownerKey;
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
   // Engine: executions/s end to end (execute + wait), and per-step overhead from the stored runs.
   const engineRows: { name: string; executionsPerSecond: number; stepP50: number; stepP99: number; failures: number }[] = [];
@@ -149,13 +184,17 @@ async function main() {
     if (!created.ok) throw new Error(`bench workflow "${wf.name}" was refused: ${await created.text()}`);
     const { id } = (await created.json()) as { id: string };
     const body = JSON.stringify({ input: wf.input });
-    const row = await measureLoop(`run: ${wf.name}`, async () => {
-      const started = await fetch(`${gatewayUrl}/api/workflows/${id}/execute`, { method: 'POST', headers: auth, body });
-      if (!started.ok) return false;
-      const { executionId } = (await started.json()) as { executionId: string };
-      const waited = await fetch(`${gatewayUrl}/api/workflows/executions/${executionId}/wait`, { headers: auth });
-      return ((await waited.json()) as { status: string }).status === 'success';
-    });
+    const label = `run: ${wf.name} (${ENGINE_CLIENT} client)`;
+    const row =
+      ENGINE_CLIENT === 'worker'
+        ? await measureInWorker(label, { gatewayUrl, workflowId: id, headers: auth, body })
+        : await measureLoop(label, async () => {
+            const started = await fetch(`${gatewayUrl}/api/workflows/${id}/execute`, { method: 'POST', headers: auth, body });
+            if (!started.ok) return false;
+            const { executionId } = (await started.json()) as { executionId: string };
+            const waited = await fetch(`${gatewayUrl}/api/workflows/executions/${executionId}/wait`, { headers: auth });
+            return ((await waited.json()) as { status: string }).status === 'success';
+          });
     rows.push(row);
     const runs = await gateway.services.store.selectFrom('workflow_executions').select(['started_at', 'completed_at']).where('workflow_id', '=', id).where('status', '=', 'success').execute();
     const perStep = runs.map((r) => (Date.parse(r.completed_at!) - Date.parse(r.started_at!)) / wf.steps).sort((a, b) => a - b);
@@ -173,7 +212,7 @@ async function main() {
   }
 
   const N8N_PUBLISHED_EXECUTIONS_PER_SECOND = 220;
-  console.log(`\nEngine (end to end through REST: execute + wait; per-step overhead = run time / steps, from stored runs)\n`);
+  console.log(`\nEngine (end to end through REST: execute + wait, ${ENGINE_CLIENT} client; per-step overhead = run time / steps, from stored runs)\n`);
   console.log(['| workflow | executions/s | per-step p50 ms | per-step p99 ms | vs n8n 220/s (2 vCPU) | failures |', '|---|---:|---:|---:|---:|---:|'].join('\n'));
   for (const row of engineRows) {
     console.log(`| ${row.name} | ${row.executionsPerSecond.toFixed(1)} | ${row.stepP50} | ${row.stepP99} | ${(row.executionsPerSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`);

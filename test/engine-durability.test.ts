@@ -39,11 +39,29 @@ describe('durability', () => {
       const create = (nodes: unknown[], edges: unknown[]) => api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Crash', nodes, edges }) });
       const t = { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
       const quick = (await create([t, { id: 's', type: 'action', data: { label: 'Sum', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1]' } } }], [{ source: 't', target: 's' }])).body.id;
-      const slow = (await create([t, { id: 'h', type: 'action', data: { label: 'Hang', config: { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 30000 } } }], [{ source: 't', target: 'h' }])).body.id;
+      // Before the step that hangs: a For Each whose rows the engine commits in batches; all of them must survive the kill.
+      const items = 100;
+      const slow = (
+        await create(
+          [
+            t,
+            { id: 'loop', type: 'action', data: { label: 'Loop', config: { actionType: 'For Each', arraySource: '{{@t:Start.items}}' } } },
+            { id: 'sq', type: 'action', data: { label: 'Square', config: { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, 2]' } } },
+            { id: 'col', type: 'action', data: { label: 'Collect', config: { actionType: 'Collect' } } },
+            { id: 'h', type: 'action', data: { label: 'Hang', config: { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 30000 } } },
+          ],
+          [
+            { source: 't', target: 'loop' },
+            { source: 'loop', target: 'sq' },
+            { source: 'sq', target: 'col' },
+            { source: 'col', target: 'h' },
+          ],
+        )
+      ).body.id;
 
       const done = (await api(`/api/workflows/${quick}/execute`, { method: 'POST', body: '{}' })).body.executionId;
       expect((await api(`/api/workflows/executions/${done}/wait`)).body.status).toBe('success');
-      const startedSlow = await api(`/api/workflows/${slow}/execute`, { method: "POST", body: "{}" });
+      const startedSlow = await api(`/api/workflows/${slow}/execute`, { method: 'POST', body: JSON.stringify({ input: { items: Array.from({ length: items }, (_, i) => i) } }) });
       expect(startedSlow.status, JSON.stringify(startedSlow.body)).toBe(200);
       const interrupted = startedSlow.body.executionId;
       for (let i = 0; i < 50 && (await api(`/api/workflows/executions/${interrupted}/status`)).body.status !== 'running'; i++) await sleep(100);
@@ -58,6 +76,12 @@ describe('durability', () => {
         expect(final).toMatchObject({ status: 'system_error', completed: true });
         const status = (await api(`/api/workflows/executions/${interrupted}/status`)).body;
         expect(status.errorContext).toMatchObject({ reason: 'lease_expired', currentNodeId: 'h' });
+        // Every step before the interrupted one is logged, complete and in order; the interrupted one ends with the run.
+        const logs = ((await api(`/api/workflows/executions/${interrupted}/logs`)).body.logs as any[]).reverse();
+        expect(logs.map((l) => l.nodeId)).toEqual(['t', 'loop', ...Array.from({ length: items }, () => 'sq'), 'col', 'h']);
+        expect(logs.filter((l) => l.nodeId === 'sq').map((l) => [l.iterationIndex, l.status, l.output.data.result])).toEqual(Array.from({ length: items }, (_, i) => [i, 'success', i * 2]));
+        expect(logs.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'success' });
+        expect(logs.at(-1)).toMatchObject({ nodeId: 'h', status: 'error', error: expect.stringContaining('Interrupted') });
         expect((await api(`/api/workflows/executions/${done}/status`)).body.status).toBe('success');
         // The restarted gateway runs new work normally.
         const fresh = (await api(`/api/workflows/${quick}/execute`, { method: 'POST', body: '{}' })).body.executionId;

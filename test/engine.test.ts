@@ -122,6 +122,34 @@ describe('running workflows', () => {
     expect(collect.output.results.map((r: any) => r.result)).toEqual([2, 4, 6, 8]);
   });
 
+  it('logs every step of a long For Each, complete and in order, whatever batches its rows were committed in', async () => {
+    const count = 150;
+    const id = await createWorkflow(
+      [
+        trigger(),
+        action('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }),
+        action('sq', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }),
+        action('collect', 'Collect', { actionType: 'Collect' }),
+        action('check', 'Check', { actionType: 'Condition', condition: '{{@collect:Collect.count}} > 0' }),
+      ],
+      [
+        { source: 't', target: 'loop' },
+        { source: 'loop', target: 'sq' },
+        { source: 'sq', target: 'collect' },
+        { source: 'collect', target: 'check' },
+      ],
+    );
+    const result = await run(id, { items: Array.from({ length: count }, (_, i) => i) });
+    expect(result.status, result.error).toBe('success');
+    const oldestFirst = (await logsOf(result.executionId)).reverse();
+    expect(oldestFirst.map((l) => l.nodeId)).toEqual(['t', 'loop', ...Array.from({ length: count }, () => 'sq'), 'collect', 'check']);
+    const iterations = oldestFirst.filter((l) => l.nodeId === 'sq');
+    expect(iterations.map((l) => l.iterationIndex)).toEqual(Array.from({ length: count }, (_, i) => i));
+    expect(iterations.map((l) => l.output.data.result)).toEqual(Array.from({ length: count }, (_, i) => i * i));
+    expect(iterations.every((l) => l.status === 'success' && l.forEachNodeId === 'loop' && l.input.operation === 'product' && l.completedAt !== null)).toBe(true);
+    expect(oldestFirst.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'success', output: { iterations: count } });
+  });
+
   it('fails the run with the node’s message when a template points at a missing field', async () => {
     const id = await createWorkflow(
       [trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '{{@t:Start.missing}}' })],

@@ -4,6 +4,7 @@ import type { WorkflowExecutionsTable, WorkflowExecutionLogsTable } from '../sto
 import { ServiceError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
+import { changed, first, prepared } from './prepared.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
 
@@ -117,8 +118,12 @@ export function toLogRecord(row: WorkflowExecutionLogsTable): LogRecord {
 export const executionNotFound = (executionId: string) =>
   new ServiceError(404, 'not_found', `Execution ${executionId} not found in this organization.`, { executionId });
 
+const selectExecution = prepared<{ id: string; organizationId: string }, WorkflowExecutionsTable>((db: Store, a) =>
+  db.selectFrom('workflow_executions').selectAll().where('id', '=', a.id).where('organization_id', '=', a.organizationId),
+);
+
 export async function getExecutionRow(store: Store, organizationId: string, executionId: string): Promise<WorkflowExecutionsTable> {
-  const row = await store.selectFrom('workflow_executions').selectAll().where('id', '=', executionId).where('organization_id', '=', organizationId).executeTakeFirst();
+  const row = await first(selectExecution, store, { id: executionId, organizationId });
   if (!row) throw executionNotFound(executionId);
   return row;
 }
@@ -145,91 +150,121 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  * execution (`replayed`), a different request with the same key is a 409.
  */
 export async function createExecution(store: Store, input: NewExecution): Promise<{ id: string; replayed: boolean; status: string }> {
+  // Without a key there is nothing to look up: one insert, atomic on its own.
+  if (input.idempotencyKey === undefined) return insertExecution(store, input);
   return store.transaction().execute(async (trx) => {
-    if (input.idempotencyKey !== undefined) {
-      const existing = await trx
-        .selectFrom('workflow_executions')
-        .select(['id', 'request_hash', 'created_at', 'status'])
-        .where('workflow_id', '=', input.workflowId)
-        .where('idempotency_key', '=', input.idempotencyKey)
-        .executeTakeFirst();
-      if (existing && Date.parse(existing.created_at) > Date.now() - IDEMPOTENCY_WINDOW_MS) {
-        if (existing.request_hash !== input.requestHash) {
-          throw new ServiceError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body for this workflow; use a new key for a new request.', {
-            retryable: false,
-            originalExecutionId: existing.id,
-          });
-        }
-        return { id: existing.id, replayed: true, status: existing.status };
+    const existing = await trx
+      .selectFrom('workflow_executions')
+      .select(['id', 'request_hash', 'created_at', 'status'])
+      .where('workflow_id', '=', input.workflowId)
+      .where('idempotency_key', '=', input.idempotencyKey!)
+      .executeTakeFirst();
+    if (existing && Date.parse(existing.created_at) > Date.now() - IDEMPOTENCY_WINDOW_MS) {
+      if (existing.request_hash !== input.requestHash) {
+        throw new ServiceError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body for this workflow; use a new key for a new request.', {
+          retryable: false,
+          originalExecutionId: existing.id,
+        });
       }
-      // An expired key is free again: detach it from the old run.
-      if (existing) await trx.updateTable('workflow_executions').set({ idempotency_key: null }).where('id', '=', existing.id).execute();
+      return { id: existing.id, replayed: true, status: existing.status };
     }
-    const id = newId();
-    await trx
-      .insertInto('workflow_executions')
-      .values({
-        id,
-        workflow_id: input.workflowId,
-        organization_id: input.organizationId,
-        user_id: input.userId,
-        status: input.initialStatus ?? 'pending',
-        input: JSON.stringify(input.input),
-        output: null,
-        error: null,
-        created_at: nowIso(),
-        started_at: null,
-        completed_at: null,
-        graph: JSON.stringify(input.graph),
-        trigger_type: input.triggerType,
-        lease_owner: null,
-        lease_expires_at: null,
-        heartbeat_at: null,
-        cancel_requested: 0,
-        error_context: null,
-        idempotency_key: input.idempotencyKey ?? null,
-        request_hash: input.requestHash ?? null,
-        transaction_hashes: '[]',
-        gas_used_wei: null,
-        scheduled_for: input.scheduledFor ?? null,
-        current_node_id: null,
-      })
-      .execute();
-    return { id, replayed: false, status: input.initialStatus ?? 'pending' };
+    // An expired key is free again: detach it from the old run.
+    if (existing) await trx.updateTable('workflow_executions').set({ idempotency_key: null }).where('id', '=', existing.id).execute();
+    return insertExecution(trx, input);
   });
 }
 
-/** Claims a pending execution for one worker (compare-and-swap on status). */
-export async function claimExecution(store: Store, executionId: string, owner: string, leaseMs: number): Promise<boolean> {
-  const now = Date.now();
-  const result = await store
-    .updateTable('workflow_executions')
-    .set({ status: 'running', lease_owner: owner, lease_expires_at: now + leaseMs, heartbeat_at: new Date(now).toISOString(), started_at: new Date(now).toISOString() })
-    .where('id', '=', executionId)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
+  id: true, workflow_id: true, organization_id: true, user_id: true, status: true, input: true, output: true, error: true, created_at: true, started_at: true,
+  completed_at: true, graph: true, trigger_type: true, lease_owner: true, lease_expires_at: true, heartbeat_at: true, cancel_requested: true, error_context: true,
+  idempotency_key: true, request_hash: true, transaction_hashes: true, gas_used_wei: true, scheduled_for: true, current_node_id: true,
+};
+const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
+
+async function insertExecution(store: Store, input: NewExecution): Promise<{ id: string; replayed: false; status: 'pending' | 'awaiting_payment' }> {
+  const id = newId();
+  await insertExecutionRow(store, {
+    id,
+    workflow_id: input.workflowId,
+    organization_id: input.organizationId,
+    user_id: input.userId,
+    status: input.initialStatus ?? 'pending',
+    input: JSON.stringify(input.input),
+    output: null,
+    error: null,
+    created_at: nowIso(),
+    started_at: null,
+    completed_at: null,
+    graph: JSON.stringify(input.graph),
+    trigger_type: input.triggerType,
+    lease_owner: null,
+    lease_expires_at: null,
+    heartbeat_at: null,
+    cancel_requested: 0,
+    error_context: null,
+    idempotency_key: input.idempotencyKey ?? null,
+    request_hash: input.requestHash ?? null,
+    transaction_hashes: '[]',
+    gas_used_wei: null,
+    scheduled_for: input.scheduledFor ?? null,
+    current_node_id: null,
+  });
+  return { id, replayed: false, status: input.initialStatus ?? 'pending' };
 }
+
+const claim = prepared<{ id: string; owner: string; leaseExpiresAt: number; now: string }, WorkflowExecutionsTable>((db: Store, a) =>
+  db
+    .updateTable('workflow_executions')
+    .set({ status: 'running', lease_owner: a.owner, lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now, started_at: a.now })
+    .where('id', '=', a.id)
+    .where('status', '=', 'pending')
+    .returningAll(),
+);
+
+/** Claims a pending execution for one worker (compare-and-swap on status); the claimed row, or undefined when another got it. */
+export async function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
+  const now = Date.now();
+  return first(claim, store, { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() });
+}
+
+export async function claimExecution(store: Store, executionId: string, owner: string, leaseMs: number): Promise<boolean> {
+  return (await claimExecutionRow(store, executionId, owner, leaseMs)) !== undefined;
+}
+
+type HeartbeatArgs = { id: string; owner: string; leaseExpiresAt: number; now: string };
+const renewLease = prepared<HeartbeatArgs, { cancel_requested: number | null }>((db: Store, a) =>
+  db
+    .updateTable('workflow_executions')
+    .set({ lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now })
+    .where('id', '=', a.id)
+    .where('lease_owner', '=', a.owner)
+    .where('status', 'in', ['running', 'unconfirmed'])
+    .returning('cancel_requested'),
+);
+const renewLeaseAt = prepared<HeartbeatArgs & { currentNodeId: string | null }, { cancel_requested: number | null }>((db: Store, a) =>
+  db
+    .updateTable('workflow_executions')
+    .set({ lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now, current_node_id: a.currentNodeId })
+    .where('id', '=', a.id)
+    .where('lease_owner', '=', a.owner)
+    .where('status', 'in', ['running', 'unconfirmed'])
+    .returning('cancel_requested'),
+);
+const selectCancelFlag = prepared<{ id: string }, { cancel_requested: number | null }>((db: Store, a) =>
+  db.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', a.id),
+);
 
 export async function heartbeat(store: Store, executionId: string, owner: string, leaseMs: number, currentNodeId?: string | null): Promise<{ cancelRequested: boolean; owned: boolean }> {
   const now = Date.now();
+  const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One statement renews the lease and reads the cancel flag.
-  const row = await store
-    .updateTable('workflow_executions')
-    .set({ lease_expires_at: now + leaseMs, heartbeat_at: new Date(now).toISOString(), ...(currentNodeId !== undefined ? { current_node_id: currentNodeId } : {}) })
-    .where('id', '=', executionId)
-    .where('lease_owner', '=', owner)
-    .where('status', 'in', ['running', 'unconfirmed'])
-    .returning('cancel_requested')
-    .executeTakeFirst();
+  const row = currentNodeId === undefined ? await first(renewLease, store, args) : await first(renewLeaseAt, store, { ...args, currentNodeId });
   if (row) return { owned: true, cancelRequested: row.cancel_requested === 1 };
-  const current = await store.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', executionId).executeTakeFirst();
-  return { owned: false, cancelRequested: current?.cancel_requested === 1 };
+  return { owned: false, cancelRequested: await cancelFlag(store, executionId) };
 }
 
 export async function cancelFlag(store: Store, executionId: string): Promise<boolean> {
-  const row = await store.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', executionId).executeTakeFirst();
-  return row?.cancel_requested === 1;
+  return (await first(selectCancelFlag, store, { id: executionId }))?.cancel_requested === 1;
 }
 
 export interface Completion {
@@ -241,9 +276,44 @@ export interface Completion {
   gasUsedWei?: string | null;
 }
 
+const complete = prepared<
+  { id: string; owner: string; status: string; output: string | null; error: string | null; errorContext: string | null; transactionHashes: string; completedAt: string | null },
+  never
+>((db: Store, a) =>
+  db
+    .updateTable('workflow_executions')
+    .set({ status: a.status, output: a.output, error: a.error, error_context: a.errorContext, transaction_hashes: a.transactionHashes, completed_at: a.completedAt, current_node_id: null })
+    .where('id', '=', a.id)
+    .where('lease_owner', '=', a.owner)
+    .where('status', 'in', ['running', 'unconfirmed']),
+);
+const completeTerminal = prepared<Parameters<typeof complete>[1], never>((db: Store, a) =>
+  db
+    .updateTable('workflow_executions')
+    .set({ status: a.status, output: a.output, error: a.error, error_context: a.errorContext, transaction_hashes: a.transactionHashes, completed_at: a.completedAt, lease_expires_at: null, current_node_id: null })
+    .where('id', '=', a.id)
+    .where('lease_owner', '=', a.owner)
+    .where('status', 'in', ['running', 'unconfirmed']),
+);
+
 /** Records the outcome; only the lease owner may (a reaped run cannot be overwritten by a late worker). */
-export async function completeExecution(store: Store, executionId: string, owner: string, completion: Completion): Promise<boolean> {
-  const result = await store
+export async function completeExecution(store: Store, executionId: string, owner: string, completion: Completion, via: Store = store): Promise<boolean> {
+  // The executor's usual outcome (output and hashes given, no gas figure) has a prepared statement; other shapes are built.
+  if (completion.output !== undefined && completion.transactionHashes && completion.gasUsedWei === undefined) {
+    const terminal = isTerminal(completion.status);
+    const args = {
+      id: executionId,
+      owner,
+      status: completion.status,
+      output: JSON.stringify(completion.output),
+      error: completion.error ?? null,
+      errorContext: completion.errorContext ? JSON.stringify(completion.errorContext) : null,
+      transactionHashes: JSON.stringify(completion.transactionHashes),
+      completedAt: terminal ? nowIso() : null,
+    };
+    return (await changed(terminal ? completeTerminal : complete, store, args, via)) === 1;
+  }
+  const result = await via
     .updateTable('workflow_executions')
     .set({
       status: completion.status,
@@ -328,77 +398,6 @@ export async function requestCancel(store: Store, organizationId: string, execut
   if (Number(immediate.numUpdatedRows) === 1) return 'cancelled';
   await store.updateTable('workflow_executions').set({ cancel_requested: 1 }).where('id', '=', executionId).execute();
   return (await getExecutionRow(store, organizationId, executionId)).status;
-}
-
-export interface LogStart {
-  executionId: string;
-  nodeId: string;
-  nodeName: string;
-  nodeType: string;
-  input: unknown;
-  iterationIndex?: number | null;
-  forEachNodeId?: string | null;
-  status?: string;
-}
-
-let logSequence = 0;
-
-export async function startLog(store: Store, entry: LogStart): Promise<string> {
-  const id = newId();
-  await store
-    .insertInto('workflow_execution_logs')
-    .values({
-      id,
-      execution_id: entry.executionId,
-      node_id: entry.nodeId,
-      node_name: entry.nodeName,
-      node_type: entry.nodeType,
-      status: entry.status ?? 'running',
-      input: JSON.stringify(entry.input ?? null),
-      output: null,
-      error: null,
-      started_at: nowIso(),
-      completed_at: null,
-      duration_ms: null,
-      // Orders rows that share a millisecond timestamp.
-      seq: Date.now() * 1000 + (logSequence++ % 1000),
-      iteration_index: entry.iterationIndex ?? null,
-      for_each_node_id: entry.forEachNodeId ?? null,
-    })
-    .execute();
-  return id;
-}
-
-/** A finished step in one write (For Each iterations: many short steps, no need to show them running). */
-export async function writeFinishedLog(store: Store, entry: LogStart, status: string, output: unknown, error: string | null, startedAtMs: number): Promise<void> {
-  await store
-    .insertInto('workflow_execution_logs')
-    .values({
-      id: newId(),
-      execution_id: entry.executionId,
-      node_id: entry.nodeId,
-      node_name: entry.nodeName,
-      node_type: entry.nodeType,
-      status,
-      input: JSON.stringify(entry.input ?? null),
-      output: JSON.stringify(output ?? null),
-      error,
-      started_at: new Date(startedAtMs).toISOString(),
-      completed_at: nowIso(),
-      duration_ms: Date.now() - startedAtMs,
-      seq: Date.now() * 1000 + (logSequence++ % 1000),
-      iteration_index: entry.iterationIndex ?? null,
-      for_each_node_id: entry.forEachNodeId ?? null,
-    })
-    .execute();
-}
-
-export async function finishLog(store: Store, logId: string, status: string, output: unknown, error: string | null, startedAtMs: number): Promise<void> {
-  await store
-    .updateTable('workflow_execution_logs')
-    .set({ status, output: JSON.stringify(output ?? null), error, completed_at: nowIso(), duration_ms: Date.now() - startedAtMs })
-    .where('id', '=', logId)
-    .execute();
 }
 
 export async function listLogs(store: Store, executionId: string): Promise<LogRecord[]> {

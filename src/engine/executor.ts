@@ -2,11 +2,12 @@ import type { Services } from '../services.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from './graph.ts';
 import { settleWithVerification } from './verify-transactions.ts';
-import { appendTransactionHash, finishLog, startLog, writeFinishedLog, type Completion, type TransactionHashEntry } from './executions.ts';
+import { appendTransactionHash, type Completion, type TransactionHashEntry } from './executions.ts';
 import { bindSqlTemplates, bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
 import { PARAM_TOKEN } from './runners/database-query.ts';
 import { NodeError, type NodeResult, type NodeRunner } from './runners/types.ts';
 import { redactSecrets } from './redact.ts';
+import type { RunLog } from './run-log.ts';
 
 /**
  * Runs one claimed execution: topological order from the trigger, templates
@@ -20,6 +21,8 @@ export interface RunControl {
   signal: AbortSignal;
   /** Re-reads the cancel flag (and renews the lease); true means stop at this node boundary. */
   checkpoint(currentNodeId: string | null): Promise<boolean>;
+  /** Where steps are logged; the worker commits what it holds with the run's final status. */
+  log: RunLog;
 }
 
 export interface ExecutorDeps {
@@ -32,6 +35,13 @@ const DEFAULT_MAX_ITERATIONS = 1000;
 const DEFAULT_PARALLELISM = 5;
 
 type NodeState = 'done' | 'failed' | 'skipped';
+
+/**
+ * Actions whose effects stay inside the engine (pure computation, or code in
+ * the sandbox without host access): their log rows may be committed in
+ * batches (see run-log.ts), and they never show as running.
+ */
+const CONTAINED_ACTIONS: ReadonlySet<string> = new Set(['Condition', 'math/aggregate']);
 
 class Cancelled extends Error {}
 
@@ -113,6 +123,7 @@ const dataOf = (output: unknown) => {
 
 export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTable, control: RunControl): Promise<Completion> {
   const { store } = deps.services;
+  const { log } = control;
   const graph = JSON.parse(row.graph ?? '{"nodes":[],"edges":[]}') as WorkflowGraph;
   const g = indexGraph(graph);
   const input = JSON.parse(row.input ?? '{}') as Record<string, unknown>;
@@ -134,8 +145,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   if (!trigger) return { status: 'error', error: 'The workflow has no trigger node.', output: null };
   const now = new Date();
   const triggerOutput = { success: true, data: { triggered: true, triggeredAt: now.toISOString(), timestamp: now.getTime(), ...input } };
-  const triggerLog = await startLog(store, { executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input });
-  await finishLog(store, triggerLog, 'success', triggerOutput, null, now.getTime());
+  // Steps that finish as they start (trigger, skipped nodes, Collect) are logged in one write.
+  await log.finishedStep({ executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input }, 'success', triggerOutput, null, now.getTime(), true);
   outputs.set(trigger.id, triggerOutput);
   states.set(trigger.id, 'done');
 
@@ -145,9 +156,10 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     let logInput: unknown = node.data.config;
     let logId: string | undefined;
     const logEntry = (input: unknown) => ({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
-    // Top-level steps show as running while they run; iteration steps are written once, finished.
+    const contained = CONTAINED_ACTIONS.has(actionType);
+    // Top-level steps that may act outside the engine show as running while they run; others are written once, finished.
     const record = (status: string, output: unknown, error: string | null) =>
-      logId ? finishLog(store, logId, status, output, error, started) : writeFinishedLog(store, logEntry(logInput), status, output, error, started);
+      logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
     try {
       const scope = scopeOf(view);
       const { actionType: _type, ...rawConfig } = node.data.config;
@@ -169,7 +181,9 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
         config = resolveValue(rawConfig, scope) as Record<string, unknown>;
       }
       logInput = redactSecrets(config);
-      if (!iteration) logId = await startLog(store, logEntry(logInput));
+      if (!contained && !iteration) logId = await log.started(logEntry(logInput));
+      // Nothing acts outside the engine before the log of everything before it is committed.
+      else if (!contained) await log.flush();
 
       if (!actionType) throw new NodeError(`Node "${labelOf(node)}" (${node.id}) has no actionType; configure it with one of the keys from list_action_schemas.`);
       if (actionType === 'web3/write-contract' && !config.abiFunction) {
@@ -177,13 +191,18 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       }
       const runner = deps.runners[actionType];
       if (!runner) throw new NodeError(`The action ${actionType} cannot run on this gateway yet.`);
-      const signal = AbortSignal.any([control.signal, AbortSignal.timeout(NODE_TIMEOUT_MS)]);
+      const deadline = Date.now() + NODE_TIMEOUT_MS;
+      let signal: AbortSignal | undefined;
       const result = await runner(config, {
         executionId: row.id,
         workflowId: row.workflow_id,
         organizationId: row.organization_id,
         node: { id: node.id, label: labelOf(node), actionType },
-        signal,
+        // Built on first read: most steps (Condition, math) never look, and a timer plus a combined signal per step is measurable in For Each loops.
+        get signal() {
+          signal ??= AbortSignal.any([control.signal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
+          return signal;
+        },
         services: deps.services,
         recordTransaction: async (tx) => {
           const entry: TransactionHashEntry = { hash: tx.hash, nodeId: node.id, nodeName: labelOf(node), chainId: tx.chainId, network: tx.network, ...(iteration ? { iterationIndex: iteration.index } : {}) };
@@ -203,8 +222,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   }
 
   async function logSkipped(node: WorkflowNode, reason: string) {
-    const id = await startLog(store, { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionTypeOf(node) || 'action', input: null, status: 'cancelled' });
-    await finishLog(store, id, 'cancelled', { success: false, skipped: true, reason }, null, Date.now());
+    const entry = { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionTypeOf(node) || 'action', input: null };
+    await log.finishedStep(entry, 'cancelled', { success: false, skipped: true, reason }, null, Date.now(), true);
   }
 
   /** Whether a node should run, given its parents' outcomes; the reason when it should not. */
@@ -236,10 +255,11 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       }
     }
     const started = Date.now();
-    const logId = await startLog(store, { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: 'For Each', input: redactSecrets(config) });
+    const logId = await log.started({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: 'For Each', input: redactSecrets(config) });
+    const contained = body.every((id) => CONTAINED_ACTIONS.has(actionTypeOf(g.nodes.get(id)!)));
     if (!Array.isArray(items)) {
       const output = { success: false, error: `For Each "${labelOf(node)}" needs arraySource to resolve to an array; got ${typeof items}.` };
-      await finishLog(store, logId, 'error', output, output.error, started);
+      await log.finished(logId, 'error', output, output.error, started, contained);
       return output;
     }
     const maxIterations = Math.max(1, Math.min(Number(config.maxIterations ?? DEFAULT_MAX_ITERATIONS) || DEFAULT_MAX_ITERATIONS, 10_000));
@@ -278,12 +298,12 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     const output: NodeResult = iterationFailure
       ? { success: false, error: iterationFailure }
       : { success: true, data: { iterations: list.length, truncated: items.length > list.length }, iterations: list.length };
-    await finishLog(store, logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started);
+    await log.finished(logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started, contained);
     if (collectId && output.success) {
       const collect = g.nodes.get(collectId)!;
       const collected = { success: true, data: { results, count: results.length }, results, count: results.length };
-      const collectLog = await startLog(store, { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } });
-      await finishLog(store, collectLog, 'success', collected, null, Date.now());
+      const entry = { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } };
+      await log.finishedStep(entry, 'success', collected, null, Date.now(), true);
       outputs.set(collectId, collected);
       states.set(collectId, 'done');
       handled.add(collectId);

@@ -15,6 +15,11 @@ export class RunEvents {
     this.emitter.emit(`finished:${executionId}`, status);
   }
 
+  /** Whether anyone follows this run's steps (progress notifications). */
+  watched(executionId: string): boolean {
+    return this.emitter.listenerCount(`progress:${executionId}`) > 0;
+  }
+
   progressed(executionId: string): void {
     this.emitter.emit(`progress:${executionId}`);
   }

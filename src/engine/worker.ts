@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { cancelFlag, claimExecution, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import { cancelFlag, claimExecutionRow, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed } from './verify-transactions.ts';
 import type { RunEvents } from './run-events.ts';
+import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 
 /**
@@ -56,7 +57,9 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   };
 
   async function run(executionId: string, abort: AbortController): Promise<void> {
-    if (!(await claimExecution(services.store, executionId, owner, leaseMs))) return;
+    // The claim returns the row it claimed, so the run needs no second read.
+    const row = await claimExecutionRow(services.store, executionId, owner, leaseMs);
+    if (!row) return;
     let currentNode: string | null = null;
     let lost = false;
     let cancelRequested = false;
@@ -74,13 +77,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         })
         .catch(() => {});
     }, heartbeatMs);
+    const log = new RunLog(services.store);
     try {
-      const row = await services.store.selectFrom('workflow_executions').selectAll().where('id', '=', executionId).executeTakeFirstOrThrow();
       const completion = await runExecution({ services, runners }, row, {
         executionId,
         signal: abort.signal,
+        log,
         checkpoint: async (nodeId) => {
           currentNode = nodeId;
+          // Progress watchers read the log from the database: let them see every finished step.
+          if (events.watched(executionId)) await log.flush();
           events.progressed(executionId);
           // Renewing the lease is a write; at most every CHECKPOINT_RENEW_MS, otherwise only read the cancel flag.
           if (Date.now() - lastRenewal >= CHECKPOINT_RENEW_MS) {
@@ -93,11 +99,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       });
       // Aborted by shutdown rather than by a user: leave the row for the reaper (system_error), never `cancelled`.
       const interruptedByShutdown = stopped && !cancelRequested && completion.status === 'cancelled';
-      if (lost || interruptedByShutdown) return;
-      await completeExecution(services.store, executionId, owner, completion);
+      if (lost || interruptedByShutdown) {
+        await log.flush();
+        return;
+      }
+      // The held log rows and the final status in one commit: a finished run always has its whole log.
+      await log.flush((trx) => completeExecution(services.store, executionId, owner, completion, trx));
       events.finished(executionId, completion.status);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
+      await log.flush().catch(() => {});
       await completeExecution(services.store, executionId, owner, {
         status: 'system_error',
         error: 'The engine failed while running this execution; it has been logged.',

@@ -1,0 +1,201 @@
+import type { Store } from '../store/db.ts';
+import type { WorkflowExecutionLogsTable } from '../store/schema.ts';
+import { newId, nowIso } from '../ids.ts';
+import { prepared } from './prepared.ts';
+
+/**
+ * One run's log writes. Each commit costs far more than the row it writes
+ * (WAL frames and locks), so rows of steps whose effects stay inside the
+ * engine — the trigger, Condition, math/aggregate, Collect, skipped nodes and
+ * For Each iterations of those — are held briefly and committed together.
+ * The rules that keep the log durable where it matters:
+ * - a step that can act outside the engine (HTTP, database, web3, ...) gets
+ *   its running row, with every held row before it, committed before it
+ *   starts, and its finished row committed as soon as it ends;
+ * - held rows are committed at the next turn of the event loop (a run that
+ *   awaits I/O commits them at once) and whenever MAX_HELD wait;
+ * - the worker commits what is held in the same transaction as the run's
+ *   final status, so a finished run always has all of its rows.
+ * Commits happen in the order rows were logged, so the log on disk is always
+ * a gapless prefix of the run's log, in order. A process killed outright can
+ * lose only held rows of such contained steps (at most MAX_HELD, computed in
+ * the last turn of the event loop); the reaper then ends the run as
+ * system_error, and no step that acted outside the engine is ever unlogged.
+ */
+
+export const MAX_HELD = 64;
+
+export interface LogEntry {
+  executionId: string;
+  nodeId: string;
+  nodeName: string;
+  nodeType: string;
+  input: unknown;
+  iterationIndex?: number | null;
+  forEachNodeId?: string | null;
+}
+
+let lastSeq = 0;
+
+/**
+ * Orders log rows: the time in microsecond units, strictly increasing within
+ * this process (several rows can share a millisecond), so rows list in the
+ * order they were logged.
+ */
+function nextSeq(): number {
+  lastSeq = Math.max(Date.now() * 1000, lastSeq + 1);
+  return lastSeq;
+}
+
+const LOG_COLUMNS: Record<keyof WorkflowExecutionLogsTable, true> = {
+  id: true, execution_id: true, node_id: true, node_name: true, node_type: true, status: true, input: true, output: true, error: true, started_at: true,
+  completed_at: true, duration_ms: true, seq: true, iteration_index: true, for_each_node_id: true,
+};
+const insertLog = prepared<WorkflowExecutionLogsTable>((db: Store, row) => db.insertInto('workflow_execution_logs').values(row), LOG_COLUMNS);
+
+/** Multi-row inserts, one prepared statement per row count (at most MAX_HELD + 1 of them). */
+const insertLogsBySize = new Map<number, ReturnType<typeof insertLogs>>();
+function insertLogs(count: number) {
+  const names = Object.keys(LOG_COLUMNS) as (keyof WorkflowExecutionLogsTable)[];
+  const columns = Object.fromEntries(Array.from({ length: count }, (_, i) => names.map((name) => [`${i}:${name}`, true])).flat()) as Record<string, true>;
+  return prepared<Record<string, unknown>>(
+    (db: Store, args) => db.insertInto('workflow_execution_logs').values(Array.from({ length: count }, (_, i) => Object.fromEntries(names.map((name) => [name, args[`${i}:${name}`]])) as never)),
+    columns,
+  );
+}
+function insertMany(store: Store, rows: WorkflowExecutionLogsTable[], via: Store) {
+  let query = insertLogsBySize.get(rows.length);
+  if (!query) insertLogsBySize.set(rows.length, (query = insertLogs(rows.length)));
+  const args: Record<string, unknown> = {};
+  rows.forEach((row, i) => {
+    for (const [name, value] of Object.entries(row)) args[`${i}:${name}`] = value;
+  });
+  return query(store, args, via);
+}
+
+interface Finish {
+  id: string;
+  status: string;
+  output: string;
+  error: string | null;
+  completedAt: string;
+  durationMs: number;
+}
+const updateLog = prepared<Finish>((db: Store, a) =>
+  db.updateTable('workflow_execution_logs').set({ status: a.status, output: a.output, error: a.error, completed_at: a.completedAt, duration_ms: a.durationMs }).where('id', '=', a.id),
+);
+
+type Write = { insert: WorkflowExecutionLogsTable } | { update: Finish };
+
+function logRow(entry: LogEntry, fields: Pick<WorkflowExecutionLogsTable, 'status' | 'output' | 'error' | 'started_at' | 'completed_at' | 'duration_ms'>): WorkflowExecutionLogsTable {
+  return {
+    id: newId(),
+    execution_id: entry.executionId,
+    node_id: entry.nodeId,
+    node_name: entry.nodeName,
+    node_type: entry.nodeType,
+    input: JSON.stringify(entry.input ?? null),
+    ...fields,
+    seq: nextSeq(),
+    iteration_index: entry.iterationIndex ?? null,
+    for_each_node_id: entry.forEachNodeId ?? null,
+  };
+}
+
+const runningRow = (entry: LogEntry) => logRow(entry, { status: 'running', output: null, error: null, started_at: nowIso(), completed_at: null, duration_ms: null });
+
+function finishedRow(entry: LogEntry, status: string, output: unknown, error: string | null, startedAtMs: number): WorkflowExecutionLogsTable {
+  const now = Date.now();
+  return logRow(entry, { status, output: JSON.stringify(output ?? null), error, started_at: new Date(startedAtMs).toISOString(), completed_at: new Date(now).toISOString(), duration_ms: now - startedAtMs });
+}
+
+function finish(id: string, status: string, output: unknown, error: string | null, startedAtMs: number): Finish {
+  const now = Date.now();
+  return { id, status, output: JSON.stringify(output ?? null), error, completedAt: new Date(now).toISOString(), durationMs: now - startedAtMs };
+}
+
+export class RunLog {
+  private held: Write[] = [];
+  private flushScheduled = false;
+  /** Commits in logging order: each one starts after the previous one ended. */
+  private commits: Promise<void> = Promise.resolve();
+  /** A failed background commit, reported by the next write (the run then ends as an engine failure). */
+  private failure: unknown;
+
+  constructor(private readonly store: Store) {}
+
+  /** A step that shows as running while it runs; returns its row id. Committed (with what is held) before this returns. */
+  async started(entry: LogEntry): Promise<string> {
+    const row = runningRow(entry);
+    await this.commit([{ insert: row }]);
+    return row.id;
+  }
+
+  /** Ends a step logged with `started`; `contained` steps' rows may be held (see above). */
+  async finished(id: string, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<void> {
+    await this.write({ update: finish(id, status, output, error, startedAtMs) }, contained);
+  }
+
+  /** A step logged once, finished (iterations, the trigger, skipped nodes, Collect). */
+  async finishedStep(entry: LogEntry, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<void> {
+    await this.write({ insert: finishedRow(entry, status, output, error, startedAtMs) }, contained);
+  }
+
+  /** Commits what is held; `also` runs in the same transaction, after the rows (the run's final status). */
+  async flush<T>(also?: (trx: Store) => Promise<T>): Promise<T | undefined> {
+    let result: T | undefined;
+    await this.commit([], also && (async (trx) => void (result = await also(trx))));
+    return result;
+  }
+
+  private async write(write: Write, contained: boolean): Promise<void> {
+    if (!contained) return this.commit([write]);
+    this.throwFailure();
+    this.held.push(write);
+    if (this.held.length >= MAX_HELD) return this.commit([]);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.commit([]).catch((error) => (this.failure ??= error));
+      });
+    }
+  }
+
+  private commit(writes: Write[], also?: (trx: Store) => Promise<void>): Promise<void> {
+    const batch = [...this.held, ...writes];
+    this.held = [];
+    const run = this.commits.then(async () => {
+      this.throwFailure();
+      if (batch.length === 0) return also?.(this.store);
+      if (batch.length === 1 && !also) return this.apply(this.store, batch[0]!);
+      await this.store.transaction().execute(async (trx) => {
+        // Consecutive inserts go in one statement.
+        for (let i = 0; i < batch.length; ) {
+          let end = i;
+          while (end < batch.length && 'insert' in batch[end]!) end++;
+          if (end - i > 1) {
+            await insertMany(this.store, batch.slice(i, end).map((w) => (w as { insert: WorkflowExecutionLogsTable }).insert), trx);
+            i = end;
+          } else {
+            await this.apply(trx, batch[i]!);
+            i++;
+          }
+        }
+        if (also) await also(trx);
+      });
+    });
+    // A failure stays with the caller of this commit; later commits report it too (the log would have a gap).
+    this.commits = run.catch((error) => void (this.failure ??= error));
+    return run;
+  }
+
+  private async apply(via: Store, write: Write): Promise<void> {
+    if ('insert' in write) await insertLog(this.store, write.insert, via);
+    else await updateLog(this.store, write.update, via);
+  }
+
+  private throwFailure(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
