@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeSandbox, evaluateExpression, runUserCode, SandboxError, type SandboxErrorKind } from '../src/sandbox/quickjs.ts';
 
+/** Memory-limit tests allow this long, so only the memory limit can stop them (allocation is slow on a loaded machine). */
+const MEMORY_TEST_TIMEOUT_MS = 15_000;
+
 /** DESIGN.md Engine: untrusted code runs in QuickJS (WebAssembly) with time, memory and stack limits, and reaches nothing of the host. */
 
 afterAll(() => closeSandbox());
@@ -122,14 +125,16 @@ describe('sandbox escapes are contained', () => {
   });
 
   it('stops unbounded allocation at the memory limit', async () => {
-    await expectFailure(runUserCode('let a = []; while (true) a.push(new Array(1e6))', null), 'memory', /^Code exceeded its memory limit of 32 MB$/);
-    await expectFailure(runUserCode("const keep = []; while (true) keep.push('x'.repeat(1e6) + Math.random())", null), 'memory', /memory limit/);
-    await expectFailure(runUserCode('const keep = []; for (let i = 0; ; i++) keep.push({ i, s: "k" + i })', null), 'memory', /memory limit/);
-    await expectFailure(runUserCode('const keep = []; while (true) keep.push(new Uint8Array(1 << 20))', null), 'memory', /memory limit/);
+    // A generous time limit, so a loaded machine still reaches the memory limit first.
+    const slow = { timeoutMs: MEMORY_TEST_TIMEOUT_MS };
+    await expectFailure(runUserCode('let a = []; while (true) a.push(new Array(1e6))', null, slow), 'memory', /^Code exceeded its memory limit of 32 MB$/);
+    await expectFailure(runUserCode("const keep = []; while (true) keep.push('x'.repeat(1e6) + Math.random())", null, slow), 'memory', /memory limit/);
+    await expectFailure(runUserCode('const keep = []; for (let i = 0; ; i++) keep.push({ i, s: "k" + i })', null, slow), 'memory', /memory limit/);
+    await expectFailure(runUserCode('const keep = []; while (true) keep.push(new Uint8Array(1 << 20))', null, slow), 'memory', /memory limit/);
     // The limit is real: 16 MB fits in 32 MB but not in 8 MB.
     const sixteen = 'const a = new Uint8Array(16 * 1024 * 1024); a[5] = 7; return a[5]';
-    expect((await runUserCode(sixteen, null)).result).toBe(7);
-    await expectFailure(runUserCode(sixteen, null, { memoryBytes: 8 * 1024 * 1024 }), 'memory', /memory limit of 8 MB/);
+    expect((await runUserCode(sixteen, null, slow)).result).toBe(7);
+    await expectFailure(runUserCode(sixteen, null, { ...slow, memoryBytes: 8 * 1024 * 1024 }), 'memory', /memory limit of 8 MB/);
   });
 
   it('stops deep recursion and deeply nested source at the stack limit', async () => {
