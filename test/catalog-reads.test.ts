@@ -135,6 +135,9 @@ describe('Chainlink feeds (Ethereum)', () => {
     expect(await callPaid('usdc-eth-price-alert-workflow', { price: '3000' }, 10_000_000n)).toEqual({
       pair: 'ETH/USD', ethUsd: 3450.12, usdcEth: 1 / 3450.12, threshold: 3000, triggered: true, direction: 'above', updatedAt: UPDATED_ISO,
     });
+    expect(await callPaid('usdc-eth-price-alert-workflow', { price: '3500.5' }, 10_000_000n)).toMatchObject({ ethUsd: 3450.12, threshold: 3500.5, triggered: false, direction: 'below' });
+    // price is optional: without it there is no threshold and nothing triggers.
+    expect(await callPaid('usdc-eth-price-alert-workflow', {}, 10_000_000n)).toMatchObject({ ethUsd: 3450.12, threshold: null, triggered: false, direction: null });
   });
 });
 
@@ -144,6 +147,21 @@ describe('ERC-20 reads (Ethereum)', () => {
     expect(await callFree('token-safety-check', { tokenAddress: ETH.usdc })).toEqual({
       tokenAddress: ETH.usdc, name: 'USD Coin', symbol: 'USDC', decimals: 6, totalSupply: '25000000000000000', isErc20: true, riskLevel: 'low', warnings: [],
     });
+  });
+
+  test('token-safety-check warns about unusual decimals and a zero supply', async () => {
+    const odd = await place(mainnet, fixtures.erc20, randomAddress());
+    await odd.set('setMetadata', ['Odd', 'ODD', 77, 0n]);
+    expect(await callFree('token-safety-check', { tokenAddress: odd.address })).toEqual({
+      tokenAddress: odd.address, name: 'Odd', symbol: 'ODD', decimals: 77, totalSupply: '0', isErc20: false, riskLevel: 'high', warnings: ['unusual decimals', 'zero total supply'],
+    });
+  });
+
+  test('token-safety-check on an address without code fails the run naming the read that returned nothing', async () => {
+    const res = await fetch(url('token-safety-check'), post({ tokenAddress: randomAddress() }));
+    const json = (await res.json()) as any;
+    expect(json).toMatchObject({ status: 'error', output: { result: null } });
+    expect(json.error).toMatch(/Token Name.*"name" returned no data/);
   });
 
   test('token-approval-risk-scanner-ethereum (paid) flags the unlimited and the bounded USDC approvals', async () => {
@@ -246,5 +264,16 @@ describe('paid Ethereum reads', () => {
       chainId: 1, quotes: [{ feeTier: 500, amountOutRaw: '3450000000', gasEstimate: '80000' }, { feeTier: 3000, amountOutRaw: '3460000000', gasEstimate: '90000' }],
       bestFeeTier: 3000, buyAmountRaw: '3460000000', minBuyAmountRaw: '3442700000',
     });
+  });
+});
+
+describe('optional inputs left out', () => {
+  // A template naming an input the caller left out fails its step; these listings read optional
+  // inputs off the whole trigger output instead, so leaving them out is not a failed (paid) run.
+  test('simple-workflow (free) and buy-me-a-coffee (paid, $3) run without their optional fields', async () => {
+    expect(await callFree('simple-workflow', {})).toEqual({ txid: null, amount: null, received: true });
+    expect(await callFree('simple-workflow', { txid: '0xabc', amount: 1.5 })).toEqual({ txid: '0xabc', amount: 1.5, received: true });
+    expect(await callPaid('buy-me-a-coffee', {}, 3_000_000n)).toEqual({ thanks: true, message: null, coffee: 'one coffee, gratefully received' });
+    expect(await callPaid('buy-me-a-coffee', { message: 'gm' }, 3_000_000n)).toMatchObject({ message: 'gm' });
   });
 });
