@@ -194,6 +194,19 @@ describe('Aave positions', () => {
     });
   });
 
+  test('defi-position-aggregator-base rates the risk by health factor', async () => {
+    const cases: [bigint, number, string][] = [
+      [3_000n, 2.75, 'low'], // 10,000 × 0.825 / 3,000
+      [6_000n, 1.375, 'high'],
+      [7_800n, 1.057692, 'critical'], // 1.0576923… truncated to 6 decimals
+    ];
+    for (const [debt, healthFactor, riskLevel] of cases) {
+      const wallet = randomAddress();
+      await b.pool!.set('setPosition', [wallet, 10_000n * 10n ** 8n, debt * 10n ** 8n]);
+      expect(await callFree('defi-position-aggregator-base', { wallet }), `debt ${debt}`).toMatchObject({ healthFactor, totalDebtUSD: Number(debt), riskLevel });
+    }
+  });
+
   test('defi-position-aggregator-ethereum: no debt means no health factor and risk none', async () => {
     const wallet = randomAddress();
     await eth.pool!.set('setPosition', [wallet, 2_500n * 10n ** 8n, 0n]);
