@@ -12,7 +12,13 @@ import solc from 'solc';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export const FIXTURES = [{ contractName: 'AavePoolFixture', source: 'contracts/fixtures/AavePoolFixture.sol', artifact: 'test/fixtures/aave-pool-fixture.json' }] as const;
+export const FIXTURES = [
+  { contractName: 'AavePoolFixture', source: 'contracts/fixtures/AavePoolFixture.sol', artifact: 'test/fixtures/aave-pool-fixture.json' },
+  { contractName: 'ChainlinkFeedFixture', source: 'contracts/fixtures/ChainlinkFeedFixture.sol', artifact: 'test/fixtures/chainlink-feed-fixture.json' },
+  { contractName: 'Erc20ReadFixture', source: 'contracts/fixtures/Erc20ReadFixture.sol', artifact: 'test/fixtures/erc20-read-fixture.json' },
+  { contractName: 'CometFixture', source: 'contracts/fixtures/CometFixture.sol', artifact: 'test/fixtures/comet-fixture.json' },
+  { contractName: 'QuoterV2Fixture', source: 'contracts/fixtures/QuoterV2Fixture.sol', artifact: 'test/fixtures/quoter-v2-fixture.json' },
+] as const;
 
 export interface RuntimeArtifact {
   contractName: string;

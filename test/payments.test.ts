@@ -12,6 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { testUsdcAbi, TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
 import { CATALOG_ORGANIZATION_SLUG } from '../src/catalog/sync.ts';
+import { getListing } from '../src/catalog/listings.ts';
+import { sql } from 'kysely';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 
@@ -281,6 +283,70 @@ describe('paying over MCP', () => {
     expect(result.receipt).toMatchObject({ status: 'success', method: 'evm' });
     expect(await balance(payer.address)).toBe(before - 10000n);
     await client.close();
+  });
+});
+
+describe('a paid call whose run cannot start', () => {
+  /** A signed x402 payment for microtip (0.01 USD), not yet presented. */
+  async function signedPayment() {
+    const payer = await fundedPayer();
+    const unpaid = await fetch(url('microtip'), post());
+    expect(unpaid.status).toBe(402);
+    const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
+    const payload = await client.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!));
+    const nonce = (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
+    const send = () => fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(payload) } });
+    return { payer, nonce, send };
+  }
+
+  const store = () => gw.gateway.services.store;
+
+  it('is not settled when the workflow is disabled between the challenge and the paid retry; the same payment works once it is back', async () => {
+    const { payer, nonce, send } = await signedPayment();
+    const { workflowId } = await getListing(store(), 'microtip');
+    const [payerBefore, payeeBefore] = [await balance(payer.address), await balance(payee)];
+    await store().updateTable('workflows').set({ enabled: 0 }).where('id', '=', workflowId).execute();
+    try {
+      const refused = await send();
+      expect(refused.status).toBe(410);
+      expect(refused.body).toMatchObject({ code: 'workflow_disabled', error: expect.stringMatching(/disabled; nothing was run or charged/) });
+      expect(refused.headers.get('payment-response')).toBeNull();
+    } finally {
+      await store().updateTable('workflows').set({ enabled: 1 }).where('id', '=', workflowId).execute();
+    }
+    expect(await balance(payer.address)).toBe(payerBefore);
+    expect(await balance(payee)).toBe(payeeBefore);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(false);
+
+    // Nothing was consumed: the very same signed payment settles once the workflow is back.
+    const paid = await send();
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'success', output: { result: { thanks: true } } });
+    expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(true);
+  });
+
+  it('is not settled when the database refuses to create the run, and the answer says the payment can be retried', async () => {
+    const { payer, nonce, send } = await signedPayment();
+    const [payerBefore, payeeBefore] = [await balance(payer.address), await balance(payee)];
+    // A real refusal from SQLite, after the payment verified and before it would settle.
+    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store());
+    try {
+      const refused = await send();
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'run_not_started', retryable: true, error: expect.stringMatching(/could not be started.*payment was not settled/) });
+      expect(refused.headers.get('payment-response')).toBeNull();
+    } finally {
+      await sql`DROP TRIGGER refuse_runs`.execute(store());
+    }
+    expect(await balance(payer.address)).toBe(payerBefore);
+    expect(await balance(payee)).toBe(payeeBefore);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(false);
+
+    const paid = await send();
+    expect(paid.status).toBe(200);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(true);
   });
 });
 

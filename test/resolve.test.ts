@@ -27,6 +27,12 @@ describe('template resolution', () => {
     expect(await evaluateExpression(bound.source, bound.bindings)).toBe('name: O"Brien / 10 / total 55');
   });
 
+  it('leaves string literals without templates alone, so quoted object keys still parse', async () => {
+    const bound = bindTemplates('const m = {"a": "x", \'b\': "{{@t:Start.name}}"}; return m', scope);
+    expect(bound.source).toContain('{"a": "x", \'b\': ');
+    expect(await evaluateExpression(`(() => { ${bound.source} })()`, bound.bindings)).toEqual({ a: 'x', b: 'O"Brien' });
+  });
+
   it('names the template and the available fields when a path is missing', () => {
     expect(() => resolveValue('{{@t:Start.nope}}', scope)).toThrow(/\{\{@t:Start\.nope\}\}.*Available fields: amount, name, items/);
     expect(() => resolveValue('{{@ghost:Ghost.x}}', scope)).toThrow(/has not run/);

@@ -74,6 +74,22 @@ export async function answerFor(services: Services, listing: Listing, executionI
   return { executionId, status: row.status, output: { result: resultOf(listing, output) }, ...(row.status === 'success' ? {} : { error: row.error }) };
 }
 
+/**
+ * Creates the paid run before the payment settles. Any failure here leaves the
+ * payment unsettled, so the payer is told exactly that and that the same
+ * signed payment can be presented again (a raw database error would be a 500
+ * that says neither).
+ */
+async function prepareRun(services: Services, workflow: WorkflowRecord, inputs: Record<string, unknown>): Promise<string> {
+  try {
+    return await prepareGatedRun(services, workflow, inputs, 'Manual');
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ServiceError(503, 'run_not_started', `The run could not be started (${reason}); the payment was not settled and nothing was charged. Retry with the same payment.`, { retryable: true });
+  }
+}
+
 export async function callListing(
   services: Services,
   slug: string,
@@ -106,7 +122,7 @@ export async function callListing(
     },
     options.credentials,
     {
-      prepare: () => prepareGatedRun(services, workflow, inputs, 'Manual'),
+      prepare: () => prepareRun(services, workflow, inputs),
       release: (executionId) => releaseGatedRun(services, executionId),
       abandon: (executionId, reason) => abandonGatedRun(services, executionId, reason),
     },

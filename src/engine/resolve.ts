@@ -106,7 +106,10 @@ export function bindTemplates(source: string, scope: ResolveScope): { source: st
     return name;
   };
   // A template inside a string literal means interpolation: "total: {{@a:B.c}}" becomes ("total: " + String(__t0) + "").
-  const withStrings = source.replace(STRING_LITERAL, (literal) => splitLiteral(literal, (raw, body) => `String(${bind(raw, body)})`, ' + '));
+  // Literals without a template stay as written: wrapped in parentheses they would break quoted object keys ({"a": 1}).
+  const withStrings = source.replace(STRING_LITERAL, (literal) =>
+    literal.search(TEMPLATE_PATTERN) === -1 ? literal : splitLiteral(literal, (raw, body) => `String(${bind(raw, body)})`, ' + '),
+  );
   // Inside a template literal it becomes a substitution: `total: ${__t0}`.
   const withTemplates = withStrings.replace(TEMPLATE_LITERAL, (literal) => literal.replace(TEMPLATE_PATTERN, (raw, body: string) => `\${${bind(raw, body)}}`));
   return { source: withTemplates.replace(TEMPLATE_PATTERN, (raw, body: string) => bind(raw, body)), bindings };
