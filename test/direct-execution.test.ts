@@ -66,6 +66,12 @@ describe('transfer', () => {
     expect(await usdcBalance(to)).toBe(parseUnits('12.5', 6));
   });
 
+  test('tokenConfig decimals that disagree with the token are refused, nothing signed', async () => {
+    const res = await post('/api/execute/transfer', { chainId: 31337, recipientAddress: recipient(), amount: '1', tokenAddress: TEST_USDC_ADDRESS, tokenConfig: '{"decimals":18,"symbol":"USDC"}' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'token_decimals_mismatch', configured: 18, onChain: 6 });
+  });
+
   test('a stablecoin transfer over 100 USD is refused with 202 failed and nothing signed', async () => {
     const to = recipient();
     const before = await chain.publicClient.getTransactionCount({ address: wallet });

@@ -210,15 +210,26 @@ export interface TransferInput {
   simulate?: boolean;
 }
 
+/**
+ * The token's decimals as the chain reports them. A configured value is
+ * used only when the token cannot be read, and refused when it disagrees:
+ * a wrong value would scale the amount by a power of ten.
+ */
 async function tokenDecimals(services: Services, chainId: number, token: Address, configured?: number): Promise<number> {
-  if (configured !== undefined) return configured;
-  const known = services.stablecoins.lookup(chainId, token);
-  if (known) return known.decimals;
+  let onChain: number | undefined;
   try {
-    return await services.chainClients.publicClient(chainId).readContract({ address: token, abi: erc20Abi, functionName: 'decimals' });
+    onChain = await services.chainClients.publicClient(chainId).readContract({ address: token, abi: erc20Abi, functionName: 'decimals' });
   } catch {
+    onChain = services.stablecoins.lookup(chainId, token)?.decimals;
+  }
+  if (onChain !== undefined && configured !== undefined && configured !== onChain) {
+    throw badRequest('token_decimals_mismatch', `tokenConfig.decimals is ${configured} but token ${token} has ${onChain} decimals on chain ${chainId}; fix or omit tokenConfig.decimals.`, { tokenAddress: token, configured, onChain });
+  }
+  const decimals = onChain ?? configured;
+  if (decimals === undefined) {
     throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${token} on chain ${chainId}; pass tokenConfig {"decimals": N, "symbol": "..."}.`, { tokenAddress: token });
   }
+  return decimals;
 }
 
 export async function prepareTransfer(services: Services, input: TransferInput): Promise<{ write: PreparedWrite; usedNetwork: boolean }> {
