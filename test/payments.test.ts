@@ -203,6 +203,54 @@ describe('paying with x402 (@x402/fetch)', () => {
   });
 });
 
+describe('a workflow published by an organization (publish_workflow)', () => {
+  it('is paid with @x402/fetch into the publishing organization wallet', async () => {
+    const key = await gw.createKey({ scope: 'mcp:write', org: 'paid-publisher' });
+    const { organization } = await gw.gateway.services.organizations.ensure('paid-publisher');
+    const publisherWallet = (await gw.gateway.services.organizations.wallet(organization.id))!.walletAddress as Address;
+    const headers = { 'content-type': 'application/json' };
+    const created = await fetchJson(`${gw.url}/api/workflows/create`, {
+      method: 'POST',
+      key,
+      headers,
+      body: JSON.stringify({
+        name: 'Paid echo',
+        nodes: [
+          { id: 'trigger', type: 'trigger', data: { label: 'Manual Trigger', config: { triggerType: 'Manual' } } },
+          { id: 'echo', type: 'action', data: { label: 'Echo', config: { actionType: 'code/run-code', code: 'return { echoed: {{@trigger:Manual Trigger.word}} };' } } },
+        ],
+        edges: [{ id: 'e0', source: 'trigger', target: 'echo' }],
+      }),
+    });
+    const published = await fetchJson(`${gw.url}/api/workflows/${created.body.id}/listing`, {
+      method: 'POST',
+      key,
+      headers,
+      body: JSON.stringify({
+        slug: 'paid-echo',
+        description: 'Echoes a word for 0.02 USD.',
+        price: '0.02',
+        inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'], additionalProperties: false },
+        result: { nodeId: 'echo', path: 'result' },
+      }),
+    });
+    expect(published.status).toBe(200);
+
+    const unpaid = await fetch(url('paid-echo'), post({ word: 'hi' }));
+    expect(unpaid.status).toBe(402);
+    expect(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!).accepts[0]).toMatchObject({ amount: '20000', payTo: publisherWallet });
+
+    const payer = await fundedPayer();
+    const [payerBefore, publisherBefore, catalogBefore] = [await balance(payer.address), await balance(publisherWallet), await balance(payee)];
+    const res = await x402Fetch(payer).fetch(url('paid-echo'), post({ word: 'hi' }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'success', output: { result: { echoed: 'hi' } } });
+    expect(await balance(payer.address)).toBe(payerBefore - 20000n);
+    expect(await balance(publisherWallet)).toBe(publisherBefore + 20000n);
+    expect(await balance(payee)).toBe(catalogBefore);
+  });
+});
+
 describe('paying with MPP (mppx/client)', () => {
   it('settles on chain, runs once, and a replayed credential returns the original execution', async () => {
     const payer = await fundedPayer();

@@ -3,7 +3,11 @@ import { callListing, type CallOutcome } from '../src/catalog/call.ts';
 import { getListing, listListings } from '../src/catalog/listings.ts';
 
 import { listingView } from '../src/catalog/views.ts';
+import { decimalPrice, inputSchemaSchema, listingSlug } from '../src/catalog/entry.ts';
+import { publishListing, unlistListing, MAX_PUBLISHED_PRICE_USD } from '../src/catalog/publish.ts';
 import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
+import { requirePrincipal } from './authorize.ts';
+import { workflowIdParam } from './workflow-schemas.ts';
 
 /** The pay-per-call surface: listings and calls by slug (REST and MCP), free or paid with x402 / MPP. */
 
@@ -117,4 +121,48 @@ export const x402DirectoryTool = defineTool({
   },
 });
 
-export const workflowCallTools = [listListingsTool, getListingTool, callWorkflowTool, callWorkflowRestTool, x402DirectoryTool];
+export const publishWorkflowTool = defineTool({
+  name: 'publish_workflow',
+  title: 'Publish a workflow as a callable listing',
+  description:
+    `Lists one of your organization's workflows under a slug so any agent can call it (REST POST /api/mcp/workflows/{slug}/call, MCP call_workflow, and its own MCP server at /mcp/w/{slug}). Set price (decimal USD string such as "0.05", at most 6 decimals and ${MAX_PUBLISHED_PRICE_USD} USD; null = free; paid calls are paid into your organization wallet with x402 or MPP), inputSchema (a JSON Schema with top-level type "object"; calls are validated against it), description, and type ("read" runs the workflow, "write" answers its contract call as unsigned calldata). Optional outputFields (name → type, documented to callers) and result {nodeId, path} (where output.result is read from the run; default: the final node's output). Publishing again updates the listing. A taken slug is a 409 with a suggestion. Remove it with unlist_workflow.`,
+  scope: 'mcp:write',
+  input: z.object({
+    workflowId: workflowIdParam,
+    slug: listingSlug,
+    title: z.string().trim().min(1).max(120).optional(),
+    description: z.string().trim().min(1, 'description is required').max(2000),
+    type: z.enum(['read', 'write']).default('read'),
+    chainId: z.number().int().positive().nullable().default(null),
+    price: decimalPrice.nullable(),
+    inputSchema: inputSchemaSchema,
+    outputFields: z.record(z.string(), z.string().max(200)).default({}),
+    /** output.result = `path` inside the data of node `nodeId` ('' = all of it); omitted = the final node's whole output. */
+    result: z.object({ nodeId: z.string().min(1), path: z.string().max(200) }).optional(),
+  }),
+  output: listingSchema,
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/listing', summary: 'Publish (or update) a workflow as a callable listing' },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
+  async handler({ workflowId, ...request }, ctx) {
+    const listing = await publishListing(ctx.services, requirePrincipal(ctx).organizationId, workflowId, request);
+    return listingView(listing, ctx.services.payments, ctx.services.config.baseUrl);
+  },
+});
+
+export const unlistWorkflowTool = defineTool({
+  name: 'unlist_workflow',
+  title: 'Unlist a published workflow',
+  description:
+    'Removes your workflow\'s listing: its slug stops being callable and leaves GET /api/mcp/workflows and /mcp/w/{slug}. The workflow itself is untouched, and the slug stays reserved for your organization (publish_workflow again to relist).',
+  scope: 'mcp:write',
+  input: z.object({ workflowId: workflowIdParam }),
+  output: z.object({ success: z.literal(true), workflowId: z.string(), slug: z.string() }),
+  rest: { method: 'DELETE', path: '/api/workflows/:workflowId/listing' },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  async handler({ workflowId }, ctx) {
+    const { slug } = await unlistListing(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId);
+    return { success: true as const, workflowId, slug };
+  },
+});
+
+export const workflowCallTools = [listListingsTool, getListingTool, callWorkflowTool, callWorkflowRestTool, x402DirectoryTool, publishWorkflowTool, unlistWorkflowTool];

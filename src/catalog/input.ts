@@ -50,3 +50,23 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
     inputSchema: schema,
   });
 }
+
+/** Upper bound on a published input schema (it is sent with every listing, 402 and tool list). */
+export const MAX_INPUT_SCHEMA_BYTES = 32_768;
+
+/**
+ * A schema set at publish: must be a JSON Schema Ajv accepts (meta-schema and
+ * compile), describing an object body. Refused with 400 naming the problem,
+ * so a listing can never hold a schema that makes every call a 500.
+ */
+export function checkInputSchema(schema: Record<string, unknown>): void {
+  const invalid = (detail: string) => new ServiceError(400, 'invalid_input_schema', `inputSchema is not a usable JSON Schema: ${detail}.`, { field: 'inputSchema' });
+  if (JSON.stringify(schema).length > MAX_INPUT_SCHEMA_BYTES) throw invalid(`it is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`);
+  if (schema.type !== 'object') throw invalid('the top-level type must be "object" (the call body is a JSON object)');
+  if (!ajv.validateSchema(schema)) throw invalid(ajv.errorsText(ajv.errors, { dataVar: 'inputSchema' }));
+  try {
+    compileInputSchema(schema);
+  } catch (error) {
+    throw invalid((error as Error).message);
+  }
+}

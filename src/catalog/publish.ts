@@ -1,0 +1,131 @@
+import type { Store } from '../store/db.ts';
+import type { Services } from '../services.ts';
+import { ServiceError } from '../errors.ts';
+import { nowIso } from '../ids.ts';
+import { getWorkflow } from '../engine/workflows.ts';
+import { toAtomicUnits } from '../payments/amount.ts';
+import { checkInputSchema } from './input.ts';
+import { findListingByWorkflow, toListing, type Listing } from './listings.ts';
+
+/**
+ * publish_workflow / unlist_workflow: an organization lists one of its own
+ * workflows under a slug, with the price and input schema it sets. Slugs are
+ * one namespace shared with the catalog organization, whose slugs (listed or
+ * not) stay reserved for workflows-catalog/.
+ */
+
+/** Highest price a published workflow may ask, in USD (a typo such as "50000" instead of "0.5" is refused, not charged). */
+export const MAX_PUBLISHED_PRICE_USD = '1000';
+
+export interface PublishRequest {
+  slug: string;
+  title?: string;
+  description: string;
+  type: 'read' | 'write';
+  chainId: number | null;
+  /** Decimal USD string, or null for free. */
+  price: string | null;
+  inputSchema: Record<string, unknown>;
+  outputFields: Record<string, string>;
+  /** Where output.result is read from the finished run; absent = the final node's whole output. */
+  result?: { nodeId: string; path: string };
+}
+
+function checkPrice(price: string | null): void {
+  if (price === null) return;
+  // Integer comparison in micro-USD: no floats anywhere near money.
+  if (BigInt(toAtomicUnits(price, 6)) > BigInt(toAtomicUnits(MAX_PUBLISHED_PRICE_USD, 6))) {
+    throw new ServiceError(400, 'invalid_input', `price ${price} is above the maximum of ${MAX_PUBLISHED_PRICE_USD} USD per call.`, { field: 'price' });
+  }
+}
+
+/** A write listing answers calldata built from the workflow's contract-write node, so it must have one. */
+function checkType(type: 'read' | 'write', nodes: readonly { type: string; data: { config: Record<string, unknown> } }[]): void {
+  if (type !== 'write') return;
+  if (!nodes.some((n) => n.data.config.actionType === 'web3/write-contract')) {
+    throw new ServiceError(400, 'invalid_input', 'type "write" needs a web3/write-contract node in the workflow: a write listing answers that transaction as unsigned calldata. Use type "read" to run the workflow instead.', {
+      field: 'type',
+    });
+  }
+}
+
+/** The first free `<slug>-<n>`, for a 409 an agent can act on. */
+async function suggestSlug(store: Store, slug: string): Promise<string> {
+  const taken = new Set((await store.selectFrom('workflow_listings').select('slug').where('slug', 'like', `${slug}-%`).execute()).map((r) => r.slug));
+  for (let n = 2; ; n++) {
+    const candidate = `${slug.slice(0, 80 - String(n).length - 1)}-${n}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+const catalogManaged = (slug: string) =>
+  new ServiceError(403, 'listing_managed_by_catalog', `The listing ${slug} belongs to the gateway's workflow catalog (workflows-catalog/) and cannot be changed or unlisted through the API.`);
+
+export async function publishListing(services: Pick<Services, 'store' | 'organizations'>, organizationId: string, workflowId: string, request: PublishRequest): Promise<Listing> {
+  const { store } = services;
+  const workflow = await getWorkflow(store, organizationId, workflowId);
+  checkInputSchema(request.inputSchema);
+  checkPrice(request.price);
+  checkType(request.type, workflow.nodes);
+  if (request.result && !workflow.nodes.some((n) => n.id === request.result!.nodeId)) {
+    throw new ServiceError(400, 'invalid_input', `result.nodeId ${request.result.nodeId} is not a node of this workflow.`, { field: 'result.nodeId' });
+  }
+  if (request.price !== null && !(await services.organizations.wallet(organizationId))) {
+    throw new ServiceError(409, 'no_wallet', 'A paid listing is paid into the organization wallet, and this organization has none yet; nothing was published.');
+  }
+
+  const bySlug = await store.selectFrom('workflow_listings').selectAll().where('slug', '=', request.slug).executeTakeFirst();
+  if (bySlug && bySlug.source === 'catalog') throw await slugTaken(store, request.slug, 'it is reserved by the workflow catalog');
+  if (bySlug && bySlug.organization_id !== organizationId) throw await slugTaken(store, request.slug, 'another organization uses it');
+  if (bySlug && bySlug.workflow_id !== workflowId && bySlug.listed === 1) throw await slugTaken(store, request.slug, `your workflow ${bySlug.workflow_id} is listed under it`);
+  const byWorkflow = await findListingByWorkflow(store, workflowId);
+  if (byWorkflow?.source === 'catalog') throw catalogManaged(byWorkflow.slug);
+
+  const now = nowIso();
+  const values = {
+    slug: request.slug,
+    workflow_id: workflowId,
+    organization_id: organizationId,
+    source: 'published' as const,
+    title: request.title ?? workflow.name,
+    description: request.description,
+    workflow_type: request.type,
+    chain_id: request.chainId,
+    price: request.price,
+    input_schema: JSON.stringify(request.inputSchema),
+    output_fields: JSON.stringify(request.outputFields),
+    result_source: request.result ? JSON.stringify(request.result) : null,
+    protocols: JSON.stringify([]),
+    listed: 1,
+    updated_at: now,
+  };
+  await store.transaction().execute(async (trx) => {
+    // One listing per workflow and per slug: drop this workflow's old slug and an unlisted row of ours holding the new one.
+    await trx.deleteFrom('workflow_listings').where('workflow_id', '=', workflowId).where('slug', '!=', request.slug).execute();
+    if (bySlug && bySlug.workflow_id !== workflowId) await trx.deleteFrom('workflow_listings').where('slug', '=', request.slug).execute();
+    await trx
+      .insertInto('workflow_listings')
+      .values({ ...values, created_at: now })
+      .onConflict((oc) => oc.column('slug').doUpdateSet(values))
+      .execute();
+  });
+  return toListing(await store.selectFrom('workflow_listings').selectAll().where('slug', '=', request.slug).executeTakeFirstOrThrow());
+}
+
+async function slugTaken(store: Store, slug: string, why: string): Promise<ServiceError> {
+  const suggestion = await suggestSlug(store, slug);
+  return new ServiceError(409, 'slug_taken', `The slug "${slug}" is taken (${why}). Choose another, e.g. "${suggestion}".`, { slug, suggestion });
+}
+
+/** Unlists the organization's own workflow; the slug stays with the organization until it publishes it again or another workflow under it. */
+export async function unlistListing(store: Store, organizationId: string, workflowId: string): Promise<{ slug: string }> {
+  await getWorkflow(store, organizationId, workflowId);
+  const row = await store.selectFrom('workflow_listings').selectAll().where('workflow_id', '=', workflowId).where('listed', '=', 1).executeTakeFirst();
+  const listing = row && toListing(row);
+  if (!listing || listing.organizationId !== organizationId) {
+    throw new ServiceError(404, 'listing_not_found', `Workflow ${workflowId} is not listed. Publish it with publish_workflow (POST /api/workflows/${workflowId}/listing).`);
+  }
+  if (listing.source === 'catalog') throw catalogManaged(listing.slug);
+  await store.updateTable('workflow_listings').set({ listed: 0, updated_at: nowIso() }).where('slug', '=', listing.slug).execute();
+  return { slug: listing.slug };
+}
