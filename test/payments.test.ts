@@ -181,10 +181,13 @@ describe('paying with x402 (@x402/fetch)', () => {
     expect(bad.status).toBe(402);
     expect(bad.body.reason).toMatch(/verification failed/);
 
-    // Signed for 0.01 USD, presented to a 3 USD workflow.
+    // Signed for 0.01 USD, presented to a 3 USD workflow: refused for its route, and (route edited to match) for its amount.
     const wrongAmount = await send('buy-me-a-coffee', payload);
     expect(wrongAmount.status).toBe(402);
-    expect(wrongAmount.body.reason).toMatch(/does not match this offer/);
+    expect(wrongAmount.body.reason).toMatch(/made for .*microtip/);
+    const retargeted = await send('buy-me-a-coffee', { ...payload, resource: { ...payload.resource!, url: url('buy-me-a-coffee') } });
+    expect(retargeted.status).toBe(402);
+    expect(retargeted.body.reason).toMatch(/does not match this offer/);
 
     expect(await balance(payer.address)).toBe(100_000_000n);
   });
@@ -395,6 +398,78 @@ describe('a paid call whose run cannot start', () => {
     const paid = await send();
     expect(paid.status).toBe(200);
     expect(await authorizationUsed(payer.address, nonce)).toBe(true);
+  });
+});
+
+describe('an x402 payment is bound to its route', () => {
+  /** A signed x402 payment made for microtip (0.01 USD, same payee as agent-task), not yet presented. */
+  async function paymentForMicrotip() {
+    const payer = await fundedPayer();
+    const unpaid = await fetch(url('microtip'), post());
+    const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
+    const payload = await client.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!));
+    const nonce = (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
+    return { payer, payload, nonce };
+  }
+  const send = (slug: string, body: unknown, payment: unknown) =>
+    fetchJson(url(slug), { ...post(body), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(payment as never) } });
+  const paymentRows = (nonce: string) =>
+    gw.gateway.services.store.selectFrom('payments').selectAll().where('authorization_key', 'like', `%:${nonce.toLowerCase()}`).execute();
+
+  it('a payment made for slug A presented to slug B (same price and payee) is a 402 with a reason, nothing settled; it still pays for A', async () => {
+    const { payer, payload, nonce } = await paymentForMicrotip();
+    // Same amount and payee: only the route tells them apart.
+    const agentTask = decodePaymentRequiredHeader((await fetch(url('agent-task'), post({ task: 'think' }))).headers.get('payment-required')!);
+    expect(agentTask.accepts[0]).toMatchObject({ amount: payload.accepted.amount, payTo: payload.accepted.payTo });
+    const before = await balance(payer.address);
+
+    const elsewhere = await send('agent-task', { task: 'think' }, payload);
+    expect(elsewhere.status).toBe(402);
+    expect(elsewhere.body.reason).toMatch(/made for .*\/microtip\/call, not for .*\/agent-task\/call/);
+    expect(elsewhere.body.executionId).toBeUndefined();
+    expect(await authorizationUsed(payer.address, nonce)).toBe(false);
+    expect(await balance(payer.address)).toBe(before);
+    expect(await paymentRows(nonce)).toEqual([]);
+
+    // Without the resource it paid for, a payment is refused too.
+    const anonymous = structuredClone(payload) as { resource?: unknown };
+    delete anonymous.resource;
+    const unnamed = await send('microtip', {}, anonymous);
+    expect(unnamed.status).toBe(402);
+    expect(unnamed.body.reason).toMatch(/resource\.url/);
+
+    const paid = await send('microtip', {}, payload);
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'success', output: { result: { thanks: true } } });
+    expect(await authorizationUsed(payer.address, nonce)).toBe(true);
+    expect(await balance(payer.address)).toBe(before - 10000n);
+  });
+
+  it('once presented for A, an authorization whose resource.url was edited to B is still refused by B (the record binds it to A)', async () => {
+    const { payer, payload, nonce } = await paymentForMicrotip();
+    const before = await balance(payer.address);
+    // First presentation to A verifies but cannot start its run: nothing settles, the record stays bound to microtip.
+    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(gw.gateway.services.store);
+    try {
+      expect((await send('microtip', {}, payload)).status).toBe(503);
+    } finally {
+      await sql`DROP TRIGGER refuse_runs`.execute(gw.gateway.services.store);
+    }
+    expect(await paymentRows(nonce)).toMatchObject([{ status: 'released', listing_slug: 'microtip' }]);
+
+    const edited = structuredClone(payload);
+    edited.resource = { ...edited.resource!, url: url('agent-task') };
+    const refused = await send('agent-task', { task: 'think' }, edited);
+    expect(refused.status).toBe(402);
+    expect(refused.body.reason).toMatch(/presented for microtip first/);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(false);
+    expect(await balance(payer.address)).toBe(before);
+
+    const paid = await send('microtip', {}, payload);
+    expect(paid.status).toBe(200);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(true);
+    expect(await paymentRows(nonce)).toMatchObject([{ status: 'settled', listing_slug: 'microtip', execution_id: paid.body.executionId }]);
   });
 });
 

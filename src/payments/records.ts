@@ -7,7 +7,8 @@ import { newId, nowIso } from '../ids.ts';
  * Payment records: one row per EIP-3009 authorization. The unique
  * authorization key is the replay guard: a second presentation of the same
  * signed payment (by either protocol) finds this row instead of running or
- * settling again.
+ * settling again. The row also binds the authorization to the slug it was
+ * first presented to (verified → settled | failed | released).
  */
 
 export interface AuthorizationRef {
@@ -37,11 +38,15 @@ export interface NewPayment {
   payTo: string;
 }
 
-/** Inserts the verified payment; false when the authorization already has a record (a concurrent replay). */
+/**
+ * Inserts the verified payment, or takes back a `released` record of the same
+ * signed payment for the same slug; undefined when the authorization already
+ * has a live record (a concurrent replay) or is bound to another slug.
+ */
 export async function claimPayment(store: Store, payment: NewPayment): Promise<{ id: string } | undefined> {
   const id = newId();
   const now = nowIso();
-  const result = await store
+  return store
     .insertInto('payments')
     .values({
       id,
@@ -62,13 +67,26 @@ export async function claimPayment(store: Store, payment: NewPayment): Promise<{
       created_at: now,
       updated_at: now,
     })
-    .onConflict((oc) => oc.column('authorization_key').doNothing())
+    .onConflict((oc) =>
+      oc
+        .column('authorization_key')
+        .doUpdateSet({ status: 'verified', updated_at: now })
+        .where('payments.status', '=', 'released')
+        .where('payments.listing_slug', '=', payment.slug)
+        .where('payments.signature_hash', '=', payment.signatureHash),
+    )
+    .returning('id')
     .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 ? { id } : undefined;
 }
 
-/** The run could not be created: forget the claim so the (unsettled) payment can be presented again. */
-export const releasePayment = (store: Store, id: string) => store.deleteFrom('payments').where('id', '=', id).where('status', '=', 'verified').execute();
+/**
+ * The run could not be created: the (unsettled) payment may be presented
+ * again, but only for the slug it was first presented to. Keeping the record
+ * keeps that binding: deleting it would let the same authorization pay for
+ * another workflow with the same price and payee.
+ */
+export const releasePayment = (store: Store, id: string) =>
+  store.updateTable('payments').set({ status: 'released', execution_id: null, updated_at: nowIso() }).where('id', '=', id).where('status', '=', 'verified').execute();
 
 export const attachExecution = (store: Store, id: string, executionId: string) =>
   store.updateTable('payments').set({ execution_id: executionId, updated_at: nowIso() }).where('id', '=', id).execute();

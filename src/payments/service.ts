@@ -96,6 +96,30 @@ export class PaymentRequiredError extends ServiceError {
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const normalUrl = (url: unknown) => {
+  try {
+    return typeof url === 'string' ? new URL(url).href : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * x402 v2 payloads echo the challenge's `resource`; one made for another
+ * route is refused. The EIP-3009 signature covers only the transfer (payer,
+ * payee, value, validity, nonce), so this check stops honest clients and
+ * leaked-but-unedited payments; the payment record (bound to the first slug
+ * an authorization is presented to, see records.ts) is what holds against an
+ * edited one.
+ */
+function wrongRoute(resource: PaidResource, payload: unknown): string | undefined {
+  if (!isRecord(payload)) return 'the x402 payment is not a JSON object';
+  const paidFor = isRecord(payload.resource) ? payload.resource.url : undefined;
+  if (paidFor === undefined) return 'the x402 payment does not name the resource it pays for (resource.url); pay the challenge of this route';
+  if (normalUrl(paidFor) !== normalUrl(resource.url)) return `this payment was made for ${String(paidFor)}, not for ${resource.url}; pay this route's own challenge`;
+  return undefined;
+}
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function createPaymentsService(deps: { store: Store; settings: PaymentSettings; facilitator: Facilitator; rpcUrl: string | undefined }): PaymentsService {
@@ -234,7 +258,12 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     if (!existing) return undefined;
     // Payer and nonce are public once settled; only the holder of the exact signed payment gets its execution back.
     if (existing.signature_hash !== sigHash) throw await paymentRequired(resource, 'this authorization (payer and nonce) was already used');
-    if (existing.listing_slug !== resource.slug) throw await paymentRequired(resource, `this payment was already used for a call to ${existing.listing_slug}`);
+    if (existing.listing_slug !== resource.slug) {
+      const why = existing.status === 'released' ? `this payment was presented for ${existing.listing_slug} first and can only pay for that workflow` : `this payment was already used for a call to ${existing.listing_slug}`;
+      throw await paymentRequired(resource, why);
+    }
+    // Verified earlier but never settled (the run could not start): verify again and take the record back.
+    if (existing.status === 'released') return undefined;
     if (existing.status === 'failed') throw await paymentRequired(resource, `this payment failed to settle earlier (${existing.error ?? 'unknown reason'})`);
     if (existing.status !== 'settled' || !existing.execution_id || !existing.receipt) {
       throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment to get its executionId.', { retryable: true });
@@ -285,6 +314,8 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     } catch {
       throw await paymentRequired(resource, 'the PAYMENT-SIGNATURE header is not base64-encoded x402 JSON');
     }
+    const routeRefusal = wrongRoute(resource, payload);
+    if (routeRefusal) throw await paymentRequired(resource, routeRefusal);
     const authorization = isRecord(payload) && isRecord(payload.payload) && isRecord(payload.payload.authorization) ? payload.payload.authorization : undefined;
     if (!authorization || typeof authorization.from !== 'string' || typeof authorization.nonce !== 'string' || !isRecord(payload.accepted)) {
       throw await paymentRequired(resource, 'the x402 payment is not an EIP-3009 exact payment (payload.authorization with from and nonce)');

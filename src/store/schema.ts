@@ -280,7 +280,8 @@ export interface PaymentsTable {
   protocol: 'x402' | 'mpp';
   listing_slug: string;
   execution_id: string | null;
-  status: 'verified' | 'settled' | 'failed';
+  /** `released`: verified, but the run could not start, so it was never settled; it may be presented again for the same slug only. */
+  status: 'verified' | 'settled' | 'failed' | 'released';
   network: string;
   asset: string;
   amount: string;
