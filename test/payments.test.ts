@@ -337,6 +337,68 @@ describe('paying over MCP', () => {
   });
 });
 
+describe('MPP error form over MCP (callers announcing Accept-Payment)', () => {
+  const toolsCall = (slug: string, args: Record<string, unknown>, headers: Record<string, string>) =>
+    fetchJson(`${gw.url}/mcp/w/${slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: slug, arguments: args } }),
+    });
+
+  it('an unpaid call is JSON-RPC error -32042 with data.challenges when the caller accepts evm/charge; the result form otherwise', async () => {
+    const announced = await toolsCall('agent-task', { task: 'think' }, { 'accept-payment': 'evm/charge' });
+    expect(announced.status).toBe(200);
+    expect(announced.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32042, data: { httpStatus: 402, challenges: [{ method: 'evm', intent: 'charge' }], x402Version: 2 } } });
+    expect(announced.body.result).toBeUndefined();
+
+    // Not announced, or announced with q=0 / another method: the isError result with the challenges in _meta.
+    for (const headers of [{}, { 'accept-payment': 'evm/charge;q=0' }, { 'accept-payment': 'tempo/charge' }] as Record<string, string>[]) {
+      const plain = await toolsCall('agent-task', { task: 'think' }, headers);
+      expect(plain.body.error, JSON.stringify(headers)).toBeUndefined();
+      expect(plain.body.result).toMatchObject({ isError: true, _meta: { 'org.paymentauth/payment-required': { challenges: [expect.any(Object)] } } });
+    }
+    // Free and failing non-payment calls are unchanged.
+    expect((await toolsCall('helloworld', {}, { 'accept-payment': 'evm/charge' })).body.result).toMatchObject({ structuredContent: { status: 'success' } });
+  });
+
+  it('a wildcard Accept-Payment counts; a refused payment is -32043 with the reason', async () => {
+    const wildcard = await toolsCall('agent-task', { task: 'think' }, { 'accept-payment': '*/*' });
+    expect(wildcard.body.error.code).toBe(-32042);
+    const bad = await fetchJson(`${gw.url}/mcp/w/agent-task`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'accept-payment': 'evm/charge' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'agent-task', arguments: { task: 'think' }, _meta: { 'x402/payment': { x402Version: 2 } } } }),
+    });
+    expect(bad.body.error).toMatchObject({ code: -32043, data: { reason: expect.stringMatching(/resource/), challenges: [expect.any(Object)] } });
+  });
+
+  it('mppx/client fetch as the MCP transport pays through the -32042 error', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    // What went over the wire under mppx: the -32042 error, then the paid retry.
+    const seen: { error?: { code: number }; result?: unknown }[] = [];
+    const wire: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (String(init?.body ?? '').includes('tools/call')) seen.push(await response.clone().json());
+      return response;
+    };
+    const mppx = Mppx.create({
+      polyfill: false,
+      fetch: wire,
+      methods: [evm.charge({ account: payer, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+    });
+    const client = new Client({ name: 'mppx-fetch-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/agent-task`), { fetch: (input, init) => mppx.fetch(input as string, init) }));
+    const result = await client.callTool({ name: 'agent-task', arguments: { task: 'execute' } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'success', output: { result: { task: 'execute' } } });
+    expect(result._meta?.['org.paymentauth/receipt']).toMatchObject({ status: 'success', method: 'evm' });
+    expect(await balance(payer.address)).toBe(before - 10000n);
+    expect(seen.map((m) => m.error?.code ?? 'result')).toEqual([-32042, 'result']);
+    await client.close();
+  });
+});
+
 describe('a paid call whose run cannot start', () => {
   /** A signed x402 payment for microtip (0.01 USD), not yet presented. */
   async function signedPayment() {

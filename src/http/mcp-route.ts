@@ -3,6 +3,7 @@ import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
 import type { RateLimiter } from '../guards/rate-limit.ts';
 import { answerMcpPost, type McpServerInfo, type McpToolSet } from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
+import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 import { unauthorized } from '../../tools/authorize.ts';
 
@@ -118,7 +119,9 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       const { info, tools } = deps.serverFor
         ? await deps.serverFor(req, res, principal)
         : { info: deps.info, tools: createToolSet(deps.registry, principal, () => deps.contextFor(req, res)) };
-      const response = await answerMcpPost(info, tools, toWebRequest(req, deps.baseUrl), req.body, wantsStream(req));
+      // Callers announcing MPP (Accept-Payment) get payment challenges as JSON-RPC -32042; others as isError results.
+      const answering = acceptsMppCharge(req.get('accept-payment')) ? withMppErrorForm(tools) : tools;
+      const response = await answerMcpPost(info, answering, toWebRequest(req, deps.baseUrl), req.body, wantsStream(req));
       await sendWebResponse(res, response);
     } catch (error) {
       next(error);

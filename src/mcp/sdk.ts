@@ -6,6 +6,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult,
   type Tool,
@@ -19,6 +20,21 @@ import {
 export type McpToolDescriptor = Tool;
 export type McpCallResult = CallToolResult;
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
+
+/**
+ * Thrown by a tool set to answer a tools/call with a JSON-RPC error instead of
+ * a result (the MPP -32042 payment challenge). The SDK's server sends a
+ * thrown McpError as the error response, with its code and data intact.
+ */
+export class JsonRpcToolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 export type ProgressReporter = (progress: number, total?: number, message?: string) => void;
 
@@ -51,7 +67,12 @@ function createServer(info: McpServerInfo, tools: McpToolSet): Server {
         ? undefined
         : (value, total, message) =>
             void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: value, total, message } }).catch(() => {});
-    return tools.call(req.params.name, req.params.arguments ?? {}, req.params._meta, progress);
+    try {
+      return await tools.call(req.params.name, req.params.arguments ?? {}, req.params._meta, progress);
+    } catch (error) {
+      if (error instanceof JsonRpcToolError) throw new McpError(error.code, error.message, error.data);
+      throw error;
+    }
   });
   return server;
 }
