@@ -103,11 +103,13 @@ export async function publishListing(services: Pick<Services, 'store' | 'organiz
     // One listing per workflow and per slug: drop this workflow's old slug and an unlisted row of ours holding the new one.
     await trx.deleteFrom('workflow_listings').where('workflow_id', '=', workflowId).where('slug', '!=', request.slug).execute();
     if (bySlug && bySlug.workflow_id !== workflowId) await trx.deleteFrom('workflow_listings').where('slug', '=', request.slug).execute();
-    await trx
+    // Only ever overwrites this workflow's own row: a slug taken since the checks above is a 409, never a takeover.
+    const written = await trx
       .insertInto('workflow_listings')
       .values({ ...values, created_at: now })
-      .onConflict((oc) => oc.column('slug').doUpdateSet(values))
-      .execute();
+      .onConflict((oc) => oc.column('slug').doUpdateSet(values).where('workflow_listings.workflow_id', '=', workflowId))
+      .executeTakeFirst();
+    if (Number(written.numInsertedOrUpdatedRows ?? 0n) !== 1) throw await slugTaken(trx, request.slug, 'it was taken a moment ago');
   });
   return toListing(await store.selectFrom('workflow_listings').selectAll().where('slug', '=', request.slug).executeTakeFirstOrThrow());
 }
