@@ -105,15 +105,14 @@ export async function benchPayments(seconds: number, connections: number): Promi
   const x402 = async (caller: number) => paidOk(await x402Fetches[caller]!(callUrl(PAID_SLUG), post), 'payment-response');
   const mpp = async (caller: number) => paidOk(await mppFetches[caller]!(callUrl(PAID_SLUG), post), 'payment-receipt');
 
-  // Concurrency probe: `connections` paid calls at once per protocol. The in-process facilitator sends each
-  // settlement from one account without a nonce manager, so concurrent settlements can collide on the nonce
-  // ("nonce lower than the current nonce") and the call is refused with 402; the probe counts that.
+  // Concurrency probe: `connections` paid calls at once per protocol, from distinct payers; every one must settle
+  // (the in-process facilitator queues its settlement transactions, which all come from one account).
   const probe = async (iteration: (caller: number) => Promise<boolean>) =>
     (await Promise.all(Array.from({ length: connections }, (_, caller) => iteration(caller).catch(() => false)))).filter((ok) => !ok).length;
   const probeFailures = { x402: await probe(x402), mpp: await probe(mpp) };
-  // Measured rows run the paid calls at `paidConnections` (1 unless BENCH_PAID_CONNECTIONS says otherwise);
+  // Measured rows run at `paidConnections` (all callers unless BENCH_PAID_CONNECTIONS says otherwise);
   // the free baseline runs at the same concurrency so the p50 ratio compares like with like.
-  const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? 1));
+  const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? connections));
 
   // Warm-up: one call of each kind from every measured loop (JIT, first settlement per payer).
   for (const iteration of [free, x402, mpp]) {
@@ -127,8 +126,8 @@ export async function benchPayments(seconds: number, connections: number): Promi
   const mppRow = await loop(seconds, paidConnections, mpp);
 
   console.log(
-    `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row, ` +
-      `lowered from ${connections} because concurrent settlements collide on the facilitator's nonce (see below); one payer account per caller and protocol; ` +
+    `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row; ` +
+      `one payer account per caller and protocol; ` +
       `free ${FREE_SLUG} vs $0.01 ${PAID_SLUG}, both one code step; a paid sample = 402 + sign + verify + settle on chain + run)\n`,
   );
   console.log(['| call | calls/s | p50 ms | p99 ms | p50 vs free | failures |', '|---|---:|---:|---:|---:|---:|'].join('\n'));

@@ -122,6 +122,17 @@ describe('the unpaid call', () => {
 });
 
 describe('paying with x402 (@x402/fetch)', () => {
+  it('settles concurrent paid calls from different payers, each exactly once', async () => {
+    const payers = await Promise.all(Array.from({ length: 8 }, () => fundedPayer('1')));
+    const payeeBefore = await balance(payee);
+    const responses = await Promise.all(payers.map((payer) => x402Fetch(payer).fetch(url('microtip'), post())));
+    expect(responses.map((r) => r.status)).toEqual(payers.map(() => 200));
+    const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as { executionId: string }).executionId)));
+    expect(ids.size).toBe(payers.length);
+    for (const payer of payers) expect(await balance(payer.address)).toBe(1_000_000n - 10_000n);
+    expect(await balance(payee)).toBe(payeeBefore + 10_000n * BigInt(payers.length));
+  });
+
   it('settles on chain, runs once, and a replayed payment returns the original execution', async () => {
     const payer = await fundedPayer();
     const [payerBefore, payeeBefore] = [await balance(payer.address), await balance(payee)];

@@ -37,10 +37,17 @@ export function createFacilitator(settings: PaymentSettings): Facilitator {
   const client = createWalletClient({ account, chain, transport: http(rpcUrl) }).extend(publicActions);
   const signer = toFacilitatorEvmSigner({ ...client, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   const facilitator = new x402Facilitator().register(settings.network, new ExactEvmFacilitatorScheme(signer));
+  let settling: Promise<unknown> = Promise.resolve();
   return {
     signerAddress: account.address,
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
-    settle: (payload, requirements) => facilitator.settle(payload, requirements),
+    // Every settlement is a transaction from this one account: run them one at a time, or concurrent
+    // paid calls collide on its nonce ("nonce too low") and fail after the payer already signed.
+    settle: (payload, requirements) => {
+      const settled = settling.then(() => facilitator.settle(payload, requirements));
+      settling = settled.catch(() => undefined);
+      return settled;
+    },
     getSupported: async () => facilitator.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
   };
 }
