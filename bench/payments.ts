@@ -8,63 +8,20 @@
  * Every paid call carries a fresh payment (a reused one would be answered as a
  * replay without settling), and each concurrent loop pays from its own account.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { Mppx, evm } from 'mppx/client';
-import { startAnvil } from '../src/chains/anvil.ts';
 import { TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
-import { loadConfig } from '../src/config.ts';
-import { createGateway } from '../src/gateway.ts';
-
-interface Sample {
-  perSecond: number;
-  p50: number;
-  p99: number;
-  failures: number;
-}
-
-/** `connections` concurrent loops for `seconds`; loop `i` calls `iteration(i)`, each call is one timed sample. */
-async function loop(seconds: number, connections: number, iteration: (caller: number) => Promise<boolean>): Promise<Sample> {
-  const samples: number[] = [];
-  let failures = 0;
-  const until = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: connections }, async (_, caller) => {
-      while (performance.now() < until) {
-        const start = performance.now();
-        if (!(await iteration(caller).catch(() => false))) failures++;
-        samples.push(performance.now() - start);
-      }
-    }),
-  );
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => Math.round(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]! * 10) / 10;
-  return { perSecond: samples.length / seconds, p50: at(0.5), p99: at(0.99), failures };
-}
+import { startDevnetGateway, timedLoop } from './devnet-bench.ts';
 
 const FREE_SLUG = 'helloworld';
 const PAID_SLUG = 'microtip';
 
 export async function benchPayments(seconds: number, connections: number): Promise<void> {
-  const node = await startAnvil({ chainId: 31337 });
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-payments-'));
-  const gateway = await createGateway(
-    loadConfig({
-      PORT: '0',
-      FLOWGATE_DATA_DIR: dataDir,
-      FLOWGATE_DEVNET: 'auto',
-      FLOWGATE_RPC_URL_31337: node.url,
-      FLOWGATE_RATE_LIMITS: 'off',
-      FLOWGATE_BASE_URL: 'http://127.0.0.1:3000',
-    }),
-  );
-  const url = await gateway.listen();
+  const { gateway, url, close } = await startDevnetGateway();
   const devnet = gateway.services.devnet!;
   const usdc = devnet.usdcAddress;
   const callUrl = (slug: string) => `${url}/api/mcp/workflows/${slug}/call`;
@@ -121,9 +78,9 @@ export async function benchPayments(seconds: number, connections: number): Promi
     }
   }
 
-  const freeRow = await loop(seconds, paidConnections, free);
-  const x402Row = await loop(seconds, paidConnections, x402);
-  const mppRow = await loop(seconds, paidConnections, mpp);
+  const freeRow = await timedLoop(seconds, paidConnections, free);
+  const x402Row = await timedLoop(seconds, paidConnections, x402);
+  const mppRow = await timedLoop(seconds, paidConnections, mpp);
 
   console.log(
     `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row; ` +
@@ -143,9 +100,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
       (lastFailure ? ` (last refusal: ${lastFailure.replace(/\s+/g, ' ').slice(0, 160)})` : ''),
   );
 
-  await gateway.close();
-  await node.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }
 
 // `node --import tsx bench/payments.ts` runs this table alone.

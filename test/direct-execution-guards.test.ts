@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import solc from 'solc';
-import { getAddress, keccak256, parseEther, type Address, type Hex } from 'viem';
+import { keccak256, parseEther, type Address, type Hex } from 'viem';
 import { requestHash } from '../src/engine/run-workflow.ts';
 import { insertPending, storeSigned } from '../src/execute/records.ts';
 import { organizationAccount } from '../src/wallets/signer.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { randomAddress } from './helpers/web3.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 
@@ -14,7 +15,7 @@ import { callTool, connectMcp } from './helpers/mcp.ts';
  * closed. Real anvil nodes; one of them never mines unless told to.
  */
 
-const recipient = () => getAddress(`0x${[...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
+const recipient = randomAddress;
 
 async function post(gw: TestGateway, path: string, body: unknown, init: { key?: string; idempotencyKey?: string; raw?: string } = {}) {
   const headers: Record<string, string> = {};

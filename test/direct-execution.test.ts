@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, type Address } from 'viem';
+import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from 'viem';
 import { TEST_USDC_ADDRESS } from '../src/chains/devnet/test-usdc.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { randomAddress } from './helpers/web3.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 
@@ -21,7 +22,7 @@ async function post(path: string, body: unknown, init: { key?: string; headers?:
   return res;
 }
 
-const recipient = () => getAddress(`0x${[...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
+const recipient = randomAddress;
 const usdcBalance = (address: Address) => chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
 
 beforeAll(async () => {

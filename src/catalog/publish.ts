@@ -17,19 +17,11 @@ import { findListingByWorkflow, toListing, type Listing } from './listings.ts';
 /** Highest price a published workflow may ask, in USD (a typo such as "50000" instead of "0.5" is refused, not charged). */
 export const MAX_PUBLISHED_PRICE_USD = '1000';
 
-export interface PublishRequest {
-  slug: string;
+/** A listing's own fields as a publisher sends them; `title` defaults to the workflow name, and an absent `result` means the final node's whole output. */
+export type PublishRequest = Pick<Listing, 'slug' | 'description' | 'type' | 'chainId' | 'price' | 'inputSchema' | 'outputFields'> & {
   title?: string;
-  description: string;
-  type: 'read' | 'write';
-  chainId: number | null;
-  /** Decimal USD string, or null for free. */
-  price: string | null;
-  inputSchema: Record<string, unknown>;
-  outputFields: Record<string, string>;
-  /** Where output.result is read from the finished run; absent = the final node's whole output. */
-  result?: { nodeId: string; path: string };
-}
+  result?: NonNullable<Listing['result']>;
+};
 
 function checkPrice(price: string | null): void {
   if (price === null) return;

@@ -1,0 +1,71 @@
+/**
+ * Shared by the onchain benchmarks: a gateway on its own anvil devnet, and a
+ * timed loop of concurrent callers.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startAnvil, type AnvilNode } from '../src/chains/anvil.ts';
+import { loadConfig } from '../src/config.ts';
+import { createGateway, type Gateway } from '../src/gateway.ts';
+
+export interface Sample {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+/** `connections` concurrent loops for `seconds`; loop `i` calls `iteration(i)`, each call one timed sample. */
+export async function timedLoop(seconds: number, connections: number, iteration: (caller: number) => Promise<boolean>): Promise<Sample> {
+  const samples: number[] = [];
+  let failures = 0;
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, caller) => {
+      while (performance.now() < until) {
+        const start = performance.now();
+        if (!(await iteration(caller).catch(() => false))) failures++;
+        samples.push(performance.now() - start);
+      }
+    }),
+  );
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]! * 10) / 10;
+  return { perSecond: samples.length / seconds, p50: at(0.5), p99: at(0.99), failures };
+}
+
+export interface DevnetGateway {
+  node: AnvilNode;
+  gateway: Gateway;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A gateway (rate limits off) whose devnet is a fresh anvil; `env` adds configuration. */
+export async function startDevnetGateway(env: Record<string, string> = {}): Promise<DevnetGateway> {
+  const node = await startAnvil({ chainId: 31337 });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-devnet-'));
+  const gateway = await createGateway(
+    loadConfig({
+      PORT: '0',
+      FLOWGATE_DATA_DIR: dataDir,
+      FLOWGATE_DEVNET: 'auto',
+      FLOWGATE_RPC_URL_31337: node.url,
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_BASE_URL: 'http://127.0.0.1:3000',
+      ...env,
+    }),
+  );
+  const url = await gateway.listen();
+  return {
+    node,
+    gateway,
+    url,
+    async close() {
+      await gateway.close();
+      await node.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
