@@ -111,8 +111,7 @@ async function contractCall(input: ContractCallInput, ctx: ToolContext) {
 }
 
 async function conditional(input: CheckAndExecuteInput & { simulate?: boolean }, ctx: ToolContext) {
-  const { response } = await checkAndExecute(ctx.services, callerOf(ctx), input, input.simulate === true);
-  return respond(ctx, response);
+  return respond(ctx, await checkAndExecute(ctx.services, callerOf(ctx), input, input.simulate === true));
 }
 
 const WRITE_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;

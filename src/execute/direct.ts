@@ -34,7 +34,7 @@ export interface DirectResponse {
 }
 
 /** A chain from `chainId` (canonical) or the deprecated `network` alias; `chainId` wins. */
-export function selectChain(services: Services, chainId: unknown, network: unknown): { chain: ChainEntry; usedNetwork: boolean } {
+export function selectChain(services: Services, chainId: unknown, network: unknown): ChainEntry {
   const ref = chainId ?? network;
   if (ref === undefined || ref === null || ref === '') throw badRequest('invalid_input', 'chainId is required: a numeric chain id such as 8453 (see GET /api/chains).', { field: 'chainId' });
   if (typeof ref !== 'string' && typeof ref !== 'number') throw badRequest('invalid_input', `chainId must be a number or numeric string (got ${typeof ref}).`, { field: 'chainId' });
@@ -46,7 +46,7 @@ export function selectChain(services: Services, chainId: unknown, network: unkno
   if (chain.chainType !== 'evm') {
     throw new ServiceError(400, 'unsupported_chain', `Direct execution on ${chain.name} (${chain.chainId}) is not available on this gateway yet; use an EVM chain.`, { chainId: chain.chainId });
   }
-  return { chain, usedNetwork: (chainId === undefined || chainId === null || chainId === '') && network !== undefined };
+  return chain;
 }
 
 export const insufficientScopeToBroadcast = () =>
@@ -232,8 +232,8 @@ async function tokenDecimals(services: Services, chainId: number, token: Address
   return decimals;
 }
 
-export async function prepareTransfer(services: Services, input: TransferInput): Promise<{ write: PreparedWrite; usedNetwork: boolean }> {
-  const { chain, usedNetwork } = selectChain(services, input.chainId, input.network);
+export async function prepareTransfer(services: Services, input: TransferInput): Promise<{ write: PreparedWrite }> {
+  const chain = selectChain(services, input.chainId, input.network);
   const recipient = parseEvmAddress(input.recipientAddress, 'recipientAddress', 'recipient address');
   const tokenConfig = parseTokenConfig(input.tokenConfig);
   const gasLimitMultiplier = parseGasLimitMultiplier(input.gasLimitMultiplier);
@@ -241,7 +241,7 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   if (!tokenRef) {
     const value = parseAmount(input.amount, 18);
     if (value === 0n) throw badRequest('invalid_amount', 'amount must be greater than 0.', { field: 'amount' });
-    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token: null } }, usedNetwork };
+    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token: null } } };
   }
   const token = parseEvmAddress(tokenRef, 'tokenAddress', 'token address');
   const decimals = await tokenDecimals(services, chain.chainId, token, tokenConfig.decimals);
@@ -251,7 +251,6 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   const symbol = tokenConfig.symbol ?? services.stablecoins.lookup(chain.chainId, token)?.symbol ?? null;
   return {
     write: { type: 'transfer', chain, request: { to: token, data, value: 0n }, abi: erc20Abi, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token, symbol, decimals, amountRaw: raw.toString() } },
-    usedNetwork,
   };
 }
 
@@ -274,7 +273,6 @@ export interface ContractCallInput {
 
 export interface PreparedCall {
   chain: ChainEntry;
-  usedNetwork: boolean;
   contract: Address;
   abi: Abi;
   fn: AbiFunction;
@@ -294,7 +292,7 @@ async function resolveAbi(services: Services, chain: ChainEntry, contract: Addre
 }
 
 export async function prepareContractCall(services: Services, input: ContractCallInput): Promise<PreparedCall> {
-  const { chain, usedNetwork } = selectChain(services, input.chainId, input.network);
+  const chain = selectChain(services, input.chainId, input.network);
   const contract = parseEvmAddress(input.contractAddress, 'contractAddress', 'contract address');
   const name = pickFunctionName(input.functionName, input.abiFunction);
   const errorAbi = parseErrorAbis(input.errorAbis);
@@ -330,7 +328,7 @@ export async function prepareContractCall(services: Services, input: ContractCal
     throw badRequest('function_args_mismatch', `functionArgs do not fit ${fn.name}(${fn.inputs.map((i) => i.type).join(', ')}): ${detail}`, { functionName: fn.name });
   }
   if (value > 0n && fn.stateMutability !== 'payable') throw badRequest('invalid_value', `${fn.name} is not payable; send value only to payable functions.`, { field: 'value' });
-  return { chain, usedNetwork, contract, abi, fn, args, data, value, gasLimitMultiplier, errorAbi };
+  return { chain, contract, abi, fn, args, data, value, gasLimitMultiplier, errorAbi };
 }
 
 const jsonSafe = (value: unknown): unknown =>

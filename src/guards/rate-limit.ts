@@ -59,3 +59,12 @@ export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLim
     },
   };
 }
+
+/** The X-RateLimit-* headers of SPEC's Limits table for a decision. */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetSeconds),
+  };
+}

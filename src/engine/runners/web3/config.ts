@@ -18,7 +18,7 @@ const isBlank = (value: unknown) => value === undefined || value === null || (ty
 export function chainOf(env: Web3Env, config: Record<string, unknown>): ChainEntry {
   const network = isBlank(config.network) ? config.chainId : config.network;
   if (isBlank(network)) throw badRequest('invalid_config', 'network is required: the chain id as a string, e.g. "8453" (see list_chains).', { field: 'network' });
-  return selectChain(env.services, undefined, network).chain;
+  return selectChain(env.services, undefined, network);
 }
 
 export function requireString(config: Record<string, unknown>, field: string, what: string): string {
