@@ -10,7 +10,7 @@ import type { Services } from '../services.ts';
 import { organizationAccount } from '../wallets/signer.ts';
 import { guardedSend, type WriteOutcome } from './guarded-send.ts';
 import { findFunction, parseAbiDocument, parseAmount, parseErrorAbis, parseEvmAddress, parseFunctionArgs, parseGasLimitMultiplier, parseTokenConfig, pickFunctionName } from './money-inputs.ts';
-import { finish, insertPending, loadRecord, receiptError, statusFromReceipts, storeSigned, toRecord, type DirectExecutionRecord } from './records.ts';
+import { finish, insertPending, loadRecord, receiptError, statusFromReceipts, storeSigned, toRecord } from './records.ts';
 
 /**
  * Direct execution (SPEC "Direct execution"): transfers and contract calls
@@ -357,4 +357,3 @@ export function writeOf(call: PreparedCall, type = 'contract-call'): PreparedWri
 
 export { isRead, jsonSafe };
 
-export type { DirectExecutionRecord };

@@ -1,10 +1,9 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
-import type { RateLimiter } from '../guards/rate-limit.ts';
 import { answerMcpPost, type McpServerInfo, type McpToolSet } from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
 import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
-import { setRateLimitHeaders } from './rate-limit-headers.ts';
+import { rateLimitHeaders, type RateLimiter } from '../guards/rate-limit.ts';
 import { unauthorized } from '../../tools/authorize.ts';
 
 /**
@@ -107,7 +106,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
         : isToolCall(req.body)
           ? await deps.rateLimiter.consume('mcpPublicCallsPerIp', req.ip ?? 'unknown')
           : undefined;
-      if (decision && deps.rateLimiter.enabled) setRateLimitHeaders(res, decision);
+      if (decision && deps.rateLimiter.enabled) res.set(rateLimitHeaders(decision));
       if (decision && !decision.allowed) {
         res.setHeader('Retry-After', String(decision.resetSeconds));
         return jsonRpcError(res, 429, MCP_RATE_LIMITED, `Rate limit exceeded; retry after ${decision.resetSeconds} seconds.`, firstId(req.body), {
