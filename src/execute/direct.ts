@@ -2,8 +2,8 @@ import { encodeFunctionData, decodeFunctionData, erc20Abi, parseEther, type Abi,
 import { resolveChainOrThrow, type ChainEntry } from '../chains/catalog.ts';
 import { rebroadcast, revertReason, simulateTransaction, verifyTransaction, type TransactionRequest } from '../chains/transactions.ts';
 import { badRequest, ServiceError } from '../errors.ts';
-import { replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
-import { settleSpendForExecution, spendCapData } from '../guards/spend-cap.ts';
+import { concludeKey, replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
+import { settleSpendForExecution, spendCapData, spendOutcome } from '../guards/spend-cap.ts';
 import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
@@ -151,9 +151,8 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
   const response: DirectResponse = { status: 202, body: record };
 
   if (reservation) {
-    const reverted = outcome.kind === 'sent' && outcome.receipt.receiptStatus === 'reverted';
-    if (outcome.kind === 'refused' || reverted) await reservation.release();
-    else await reservation.settle(settled.status === 'completed' ? 'settled' : 'held', executionId, response);
+    const released = outcome.kind === 'refused' || outcome.receipt.receiptStatus === 'reverted';
+    await concludeKey(reservation, released ? 'released' : settled.status === 'completed' ? 'completed' : 'held', executionId, response);
   }
   return response;
 }
@@ -189,11 +188,10 @@ async function recoverInterrupted(services: Services, caller: DirectCaller, rese
   const receipts = [receipt];
   const status = statusFromReceipts(receipts);
   await finish(services.store, row.id, { status, receipts, error: receiptError(receipts) ?? null });
-  if (receipt.receiptStatus === 'success') await settleSpendForExecution(services.store, row.id, 'spent');
-  if (receipt.receiptStatus === 'reverted') await settleSpendForExecution(services.store, row.id, 'released');
+  const spend = spendOutcome(receipt.receiptStatus);
+  if (spend) await settleSpendForExecution(services.store, row.id, spend);
   const response: DirectResponse = { status: 202, body: toRecord(services.chains, await loadRecord(services.store, caller.organizationId, row.id)) };
-  if (receipt.receiptStatus === 'reverted') await reservation.release();
-  else await reservation.settle(status === 'completed' ? 'settled' : 'held', row.id, response);
+  await concludeKey(reservation, receipt.receiptStatus === 'reverted' ? 'released' : status === 'completed' ? 'completed' : 'held', row.id, response);
   return { status: response.status, body: replayBody(response.body) };
 }
 

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Abi, Hex } from 'viem';
 import { BroadcastRejectedError, PreflightError, signAndBroadcast, verifyTransaction, type TransactionRequest, type VerifiedReceipt } from '../chains/transactions.ts';
-import { reserveSpend, settleSpend } from '../guards/spend-cap.ts';
+import { reserveSpend, settleSpend, spendOutcome } from '../guards/spend-cap.ts';
 import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
 import type { Services } from '../services.ts';
 import type { Database } from '../store/schema.ts';
@@ -98,10 +98,7 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
   }
 
   const receipt = await verifyTransaction(client, hash, config.receiptTimeoutMs);
-  if (reservationId) {
-    // A receipt proves what happened: success spent the value, a revert moved none. Anything else stays reserved.
-    if (receipt.receiptStatus === 'success') await settleSpend(store, reservationId, 'spent');
-    else if (receipt.receiptStatus === 'reverted') await settleSpend(store, reservationId, 'released');
-  }
+  const spend = spendOutcome(receipt.receiptStatus);
+  if (reservationId && spend) await settleSpend(store, reservationId, spend);
   return { kind: 'sent', from, hash, receipt };
 }

@@ -24,7 +24,7 @@ export interface StoredResponse {
   body: unknown;
 }
 
-interface Owned {
+export interface OwnedReservation {
   /** Notes the execution the key is running, so a later retry can recover it if this process dies. */
   attach(executionId: string): Promise<void>;
   settle(state: 'settled' | 'held', executionId: string | null, response: StoredResponse): Promise<void>;
@@ -32,9 +32,9 @@ interface Owned {
 }
 
 export type Reservation =
-  | ({ kind: 'fresh' } & Owned)
+  | ({ kind: 'fresh' } & OwnedReservation)
   /** In progress for longer than any live request can take: its process died; this caller now owns the recovery. */
-  | ({ kind: 'stale'; executionId: string | null } & Owned)
+  | ({ kind: 'stale'; executionId: string | null } & OwnedReservation)
   | { kind: 'replay'; response: StoredResponse };
 
 const MAX_KEY_LENGTH = 255;
@@ -69,7 +69,7 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
       })
       .onConflict((oc) => oc.columns(['organization_id', 'endpoint', 'key']).doNothing())
       .executeTakeFirst();
-    const owned: Owned = {
+    const owned: OwnedReservation = {
       async attach(executionId) {
         await where(store.updateTable('idempotency_records')).set({ execution_id: executionId }).execute();
       },
@@ -110,4 +110,14 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
     return { kind: 'replay', response: { status: row.response_status ?? 200, body: JSON.parse(row.response_body ?? 'null') } };
   }
   throw new ServiceError(409, 'idempotency_in_progress', `A request with Idempotency-Key "${scope.key}" is changing state; retry.`, { retryable: true }, { 'Retry-After': '1' });
+}
+
+/**
+ * Where a write leaves its key (SPEC "Idempotency record"): a write that was
+ * never broadcast or reverted at inclusion releases it (the same request runs
+ * again); a completed one settles it; anything unconfirmed is held.
+ */
+export async function concludeKey(reservation: OwnedReservation, outcome: 'released' | 'completed' | 'held', executionId: string, response: StoredResponse): Promise<void> {
+  if (outcome === 'released') await reservation.release();
+  else await reservation.settle(outcome === 'completed' ? 'settled' : 'held', executionId, response);
 }

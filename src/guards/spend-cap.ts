@@ -109,3 +109,7 @@ export async function settleSpend(store: Store, reservationId: string, status: '
 export async function settleSpendForExecution(store: Store, executionId: string, status: 'spent' | 'released'): Promise<void> {
   await store.updateTable('spend_reservations').set({ status }).where('execution_id', '=', executionId).where('status', '=', 'reserved').execute();
 }
+
+/** What a receipt proves about the value: success spent it, a revert moved none; anything else stays reserved (fail closed). */
+export const spendOutcome = (receiptStatus: string | undefined): 'spent' | 'released' | undefined =>
+  receiptStatus === 'success' ? 'spent' : receiptStatus === 'reverted' ? 'released' : undefined;
