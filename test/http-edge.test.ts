@@ -30,6 +30,24 @@ describe('HTTP edge', () => {
     expect(res.headers.get('allow')).toContain('GET');
   });
 
+  it('routes like express did: any case, optional trailing slash, HEAD by the GET operation, literal segments before parameters', async () => {
+    expect((await fetchJson(`${gw.url}/API/Chains/`)).status).toBe(200);
+    const head = await fetch(`${gw.url}/api/chains`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    // `public` is a literal route, not a workflow id: anonymous GET works, and the 405 lists every method that URL answers.
+    expect((await fetchJson(`${gw.url}/api/workflows/public`)).status).toBe(200);
+    const post = await fetchJson(`${gw.url}/api/workflows/public`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, PATCH, DELETE, HEAD, OPTIONS');
+  });
+
+  it('answers a path with malformed percent-encoding with 400 saying so', async () => {
+    const res = await fetchJson(`${gw.url}/api/workflows/%E0%A4%A/executions`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('percent-encoding');
+  });
+
   it('refuses malformed JSON with 400 invalid_json, never as an empty body', async () => {
     const res = await fetchJson(`${gw.url}/api/keys`, { method: 'GET' });
     expect(res.status).toBe(401);

@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AnyTool, HttpMethod, ToolContext } from '../../tools/define.ts';
 import { invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
@@ -36,44 +37,55 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   return { ...body, ...pick(query, tool.rest!.query ?? []), ...req.params };
 }
 
-/**
- * Literal segments must be matched before parameters at the same position
- * (`/api/workflows/public` before `/api/workflows/:workflowId`), whatever order
- * the registry lists them in.
- */
-function bySpecificity(registry: readonly AnyTool[]): AnyTool[] {
-  const rank = (path: string) => path.split('/').map((segment) => (segment.startsWith(':') ? '1' : '0')).join('');
-  return registry.filter((t) => t.rest).sort((a, b) => rank(a.rest!.path).localeCompare(rank(b.rest!.path)));
+/** A path whose percent-encoding cannot be decoded matches no route; say why rather than 404. */
+function malformedEncoding(path: string): ServiceError | undefined {
+  try {
+    decodeURIComponent(path);
+    return undefined;
+  } catch {
+    return new ServiceError(400, 'bad_request', `The request path ${path} has a malformed percent-encoding; encode path parameters with encodeURIComponent.`);
+  }
 }
 
-export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): Router {
-  const router = Router();
-  const methodsByPath = new Map<string, Set<HttpMethod>>();
-
-  for (const tool of bySpecificity(registry)) {
-    const rest = tool.rest;
-    if (!rest) continue;
-    methodsByPath.set(rest.path, (methodsByPath.get(rest.path) ?? new Set()).add(rest.method));
-    const verb = rest.method.toLowerCase() as Lowercase<HttpMethod>;
-    router[verb](rest.path, async (req, res, next) => {
-      try {
-        const output = await invokeTool(tool, collectInput(tool, req), contextFor(req, res));
-        if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
-        res.status((res.locals.status as number | undefined) ?? rest.status ?? 200).json(output);
-      } catch (error) {
-        next(error);
-      }
-    });
+/**
+ * One lookup in a radix tree (find-my-way) per request instead of express
+ * trying every registered route in turn: with a hundred-odd operations the
+ * walk cost more than most handlers. Literal segments win over parameters at
+ * the same position (`/api/workflows/public` before `/api/workflows/:workflowId`)
+ * and, as with express's defaults, matching ignores case and a trailing slash.
+ */
+export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
+  const routes = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
+  const methods = new Set<string>();
+  for (const tool of registry) {
+    if (!tool.rest) continue;
+    routes.on(tool.rest.method, tool.rest.path, () => {}, { tool });
+    methods.add(tool.rest.method);
   }
+  // HEAD is answered by the GET operation (node sends the headers only).
+  const lookup = (method: string, path: string) => routes.find((method === 'HEAD' ? 'GET' : method) as HTTPMethod, path);
 
-  for (const [path, methods] of methodsByPath) {
-    const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-    router.all(path, (req, res) => {
+  return async (req, res, next) => {
+    const found = lookup(req.method, req.path);
+    if (!found) {
+      const allowed = [...methods].filter((method) => lookup(method, req.path));
+      if (allowed.length === 0) return next(malformedEncoding(req.path));
+      const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
       res.setHeader('Allow', allow);
-      res.status(405).json({ error: `Method ${req.method} is not allowed on ${path}; allowed: ${allow}.`, code: 'method_not_allowed' });
-    });
-  }
-  return router;
+      res.status(405).json({ error: `Method ${req.method} is not allowed on ${req.path}; allowed: ${allow}.`, code: 'method_not_allowed' });
+      return;
+    }
+    const { tool } = found.store as { tool: AnyTool };
+    const rest = tool.rest!;
+    try {
+      req.params = found.params as Record<string, string>;
+      const output = await invokeTool(tool, collectInput(tool, req), contextFor(req, res));
+      if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
+      res.status((res.locals.status as number | undefined) ?? rest.status ?? 200).json(output);
+    } catch (error) {
+      next(error);
+    }
+  };
 }
 
 /** Express `:param` paths as OpenAPI `{param}` templates. */
