@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type KeyScope } from '../tools/define.ts';
 import { registry } from '../tools/index.ts';
+import { KEY_RECHECK_MS } from '../src/auth/keys.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 
 /**
@@ -56,6 +57,21 @@ describe('GET /api/keys (auth probe)', () => {
     const malformed = await fetchJson(`${gw.url}/api/keys`, { headers: { Authorization: 'Basic abc' } });
     expect(malformed.status).toBe(401);
     expect(malformed.body.error).toContain('Bearer');
+  });
+
+  it('stops honouring a key revoked in the database within the recheck interval, and a new key works at once', async () => {
+    const key = await gw.createKey({ name: 'revoked soon' });
+    expect((await fetchJson(`${gw.url}/api/keys`, { key })).status).toBe(200);
+    const { store } = gw.gateway.services;
+    await store.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('name', '=', 'revoked soon').execute();
+    const revokedAt = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 4 * KEY_RECHECK_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await fetchJson(`${gw.url}/api/keys`, { key })).status;
+    }
+    expect(status).toBe(401);
+    expect((await fetchJson(`${gw.url}/api/keys`, { key: await gw.createKey({ name: 'fresh' }) })).status).toBe(200);
   });
 
   it('is 200 with organization and key details for every scope', async () => {

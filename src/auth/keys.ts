@@ -1,7 +1,10 @@
 import type { Store } from '../store/db.ts';
 import type { KeyScope, Principal } from '../../tools/define.ts';
 import { newId, nowIso } from '../ids.ts';
-import { matchSecret, mintSecret } from './secret-keys.ts';
+import { matchSecret, mintSecret, secretDigest } from './secret-keys.ts';
+import { RecentPrincipals } from './recent-principals.ts';
+import { first, prepared } from '../store/prepared.ts';
+import type { ApiKeysTable } from '../store/schema.ts';
 
 /**
  * Organization API keys (`svc_`). Only the SHA-256 of a key is stored; the
@@ -11,6 +14,10 @@ import { matchSecret, mintSecret } from './secret-keys.ts';
 export const KEY_SCOPES = ['mcp:read', 'mcp:write', 'mcp:admin'] as const satisfies readonly KeyScope[];
 const ORG_KEY_PREFIX = 'svc_';
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+/** How long an authenticated key is honoured without reading it again (see RecentPrincipals). */
+export const KEY_RECHECK_MS = 2_000;
+
+const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) => db.selectFrom('api_keys').selectAll().where('key_hash', '=', a.hash).where('revoked_at', 'is', null));
 
 export interface ApiKeyRecord {
   id: string;
@@ -35,6 +42,7 @@ export const isKeyScope = (value: string): value is KeyScope => (KEY_SCOPES as r
 
 export function createKeyService(store: Store): KeyService {
   const lastUsedWrites = new Map<string, number>();
+  const recent = new RecentPrincipals(KEY_RECHECK_MS);
 
   const toRecord = (row: {
     id: string; name: string; prefix: string; scope: string | null; organization_id: string; user_id: string; created_at: string; last_used_at: string | null;
@@ -69,9 +77,11 @@ export function createKeyService(store: Store): KeyService {
     },
 
     async authenticate(bearer) {
-      const row = await matchSecret(bearer, ORG_KEY_PREFIX, (hash) =>
-        store.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).where('revoked_at', 'is', null).executeTakeFirst(),
-      );
+      if (!bearer.startsWith(ORG_KEY_PREFIX)) return null;
+      const digest = secretDigest(bearer);
+      const known = recent.get(digest);
+      if (known) return known;
+      const row = await matchSecret(bearer, ORG_KEY_PREFIX, (hash) => first(liveKeyByHash, store, { hash }));
       if (!row) return null;
 
       const now = Date.now();
@@ -80,7 +90,9 @@ export function createKeyService(store: Store): KeyService {
         await store.updateTable('api_keys').set({ last_used_at: new Date(now).toISOString() }).where('id', '=', row.id).execute();
       }
       const record = toRecord(row);
-      return { kind: 'api_key', organizationId: record.organizationId, userId: record.userId, keyId: record.id, scope: record.scope };
+      const principal: Principal = Object.freeze({ kind: 'api_key', organizationId: record.organizationId, userId: record.userId, keyId: record.id, scope: record.scope });
+      recent.remember(digest, principal, now);
+      return principal;
     },
 
     async list(organizationId) {

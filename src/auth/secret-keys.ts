@@ -19,6 +19,9 @@ export interface MintedSecret {
 
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
+/** The hex SHA-256 of a bearer secret: how it is stored and how it may be remembered. */
+export const secretDigest = (bearer: string) => sha256(bearer).toString('hex');
+
 /** `typePrefix` + 32 random bytes as base64url. */
 export function mintSecret(typePrefix: string): MintedSecret {
   const key = typePrefix + randomBytes(32).toString('base64url');

@@ -4,7 +4,7 @@ import type { WorkflowExecutionsTable, WorkflowExecutionLogsTable } from '../sto
 import { ServiceError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
-import { changed, first, prepared } from './prepared.ts';
+import { changed, first, prepared } from '../store/prepared.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
 

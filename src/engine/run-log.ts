@@ -1,7 +1,7 @@
 import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { newId, nowIso } from '../ids.ts';
-import { prepared } from './prepared.ts';
+import { prepared } from '../store/prepared.ts';
 
 /**
  * One run's log writes. Each commit costs far more than the row it writes

@@ -1,7 +1,7 @@
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 
 /**
- * The engine's hot queries (a few per step, hundreds per For Each run),
+ * Hot queries (the engine's few per step, hundreds per For Each run; key lookups),
  * built and compiled by Kysely once per database handle and then run with
  * fresh parameters. Building and compiling a Kysely query costs several times
  * more than SQLite takes to run it; the SQL stays Kysely's, so it is the
