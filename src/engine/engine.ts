@@ -3,12 +3,14 @@ import { RunEvents } from './run-events.ts';
 import { builtInRunners } from './runners/index.ts';
 import type { NodeRunner } from './runners/types.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
-import { createWorker, type WorkerOptions } from './worker.ts';
+import { createWorker, type Admission, type WorkerOptions } from './worker.ts';
 
 /** The running parts of the engine for one gateway process: worker, scheduler and run events. */
 export interface Engine {
   events: RunEvents;
   enqueue(executionId: string): void;
+  /** A free worker slot for a run about to be written (see Worker.admit). */
+  admit(): Admission | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
   scheduler: Scheduler;
@@ -29,6 +31,7 @@ export function createEngine(services: Omit<Services, 'engine'>, options: Engine
     events,
     scheduler,
     enqueue: (id) => worker.enqueue(id),
+    admit: () => worker.admit(),
     async start() {
       await worker.start();
       scheduler.start();

@@ -140,6 +140,16 @@ export interface NewExecution {
   scheduledFor?: string;
   /** `awaiting_payment`: written but not runnable until released (paid workflow calls settle first). */
   initialStatus?: 'pending' | 'awaiting_payment';
+  /** Written already claimed by this worker (status `running`, its lease): saves the claim's write when the worker has a free slot. */
+  claimedBy?: { owner: string; leaseMs: number };
+}
+
+export interface CreatedExecution {
+  id: string;
+  replayed: boolean;
+  status: string;
+  /** The row as written (absent on a replay). */
+  row?: WorkflowExecutionsTable;
 }
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -149,7 +159,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  * key, a repeat of the same request within 24 hours returns the original
  * execution (`replayed`), a different request with the same key is a 409.
  */
-export async function createExecution(store: Store, input: NewExecution): Promise<{ id: string; replayed: boolean; status: string }> {
+export async function createExecution(store: Store, input: NewExecution): Promise<CreatedExecution> {
   // Without a key there is nothing to look up: one insert, atomic on its own.
   if (input.idempotencyKey === undefined) return insertExecution(store, input);
   return store.transaction().execute(async (trx) => {
@@ -181,25 +191,28 @@ const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
 };
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
 
-async function insertExecution(store: Store, input: NewExecution): Promise<{ id: string; replayed: false; status: 'pending' | 'awaiting_payment' }> {
+async function insertExecution(store: Store, input: NewExecution): Promise<CreatedExecution> {
   const id = newId();
-  await insertExecutionRow(store, {
+  const now = Date.now();
+  const createdAt = new Date(now).toISOString();
+  const claim = input.claimedBy;
+  const row: WorkflowExecutionsTable = {
     id,
     workflow_id: input.workflowId,
     organization_id: input.organizationId,
     user_id: input.userId,
-    status: input.initialStatus ?? 'pending',
+    status: claim ? 'running' : (input.initialStatus ?? 'pending'),
     input: JSON.stringify(input.input),
     output: null,
     error: null,
-    created_at: nowIso(),
-    started_at: null,
+    created_at: createdAt,
+    started_at: claim ? createdAt : null,
     completed_at: null,
     graph: JSON.stringify(input.graph),
     trigger_type: input.triggerType,
-    lease_owner: null,
-    lease_expires_at: null,
-    heartbeat_at: null,
+    lease_owner: claim?.owner ?? null,
+    lease_expires_at: claim ? now + claim.leaseMs : null,
+    heartbeat_at: claim ? createdAt : null,
     cancel_requested: 0,
     error_context: null,
     idempotency_key: input.idempotencyKey ?? null,
@@ -208,8 +221,9 @@ async function insertExecution(store: Store, input: NewExecution): Promise<{ id:
     gas_used_wei: null,
     scheduled_for: input.scheduledFor ?? null,
     current_node_id: null,
-  });
-  return { id, replayed: false, status: input.initialStatus ?? 'pending' };
+  };
+  await insertExecutionRow(store, row);
+  return { id, replayed: false, status: row.status, row };
 }
 
 const claim = prepared<{ id: string; owner: string; leaseExpiresAt: number; now: string }, WorkflowExecutionsTable>((db: Store, a) =>

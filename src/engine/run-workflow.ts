@@ -33,16 +33,31 @@ export async function startWorkflowRun(
   if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
     throw new ServiceError(400, 'invalid_input', 'Idempotency-Key must be 1 to 255 characters.');
   }
-  const { id, replayed, status } = await createExecution(services.store, {
-    workflowId: workflow.id,
-    organizationId: workflow.organizationId,
-    userId: options.userId,
-    graph: { nodes: workflow.nodes, edges: workflow.edges },
-    input: options.input,
-    triggerType: options.triggerType,
-    idempotencyKey,
-    requestHash: idempotencyKey ? requestHash({ input: options.input, triggerType: options.triggerType }) : undefined,
-  });
-  if (!replayed) services.engine.enqueue(id);
+  // With a free slot the row is written already claimed and runs at once: no second write to claim it.
+  const admission = services.engine.admit();
+  let created;
+  try {
+    created = await createExecution(services.store, {
+      claimedBy: admission?.claimedBy,
+      workflowId: workflow.id,
+      organizationId: workflow.organizationId,
+      userId: options.userId,
+      graph: { nodes: workflow.nodes, edges: workflow.edges },
+      input: options.input,
+      triggerType: options.triggerType,
+      idempotencyKey,
+      requestHash: idempotencyKey ? requestHash({ input: options.input, triggerType: options.triggerType }) : undefined,
+    });
+  } catch (error) {
+    admission?.release();
+    throw error;
+  }
+  const { id, replayed, status, row } = created;
+  if (admission && row) {
+    admission.run(row);
+  } else {
+    admission?.release();
+    if (!replayed) services.engine.enqueue(id);
+  }
   return { executionId: id, replayed, status };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import { cancelFlag, claimExecutionRow, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
@@ -24,8 +25,17 @@ export interface WorkerOptions {
   sweepMs?: number;
 }
 
+/** A reserved run slot: write the execution already claimed by `claimedBy`, then `run` its row, or `release` the slot. */
+export interface Admission {
+  claimedBy: { owner: string; leaseMs: number };
+  run(row: WorkflowExecutionsTable): void;
+  release(): void;
+}
+
 export interface Worker {
   enqueue(executionId: string): void;
+  /** A free slot for a run about to be written, or undefined when the worker is busy (write it pending and enqueue it). */
+  admit(): Admission | undefined;
   start(): Promise<void>;
   /** Stops taking work and waits (bounded) for running executions to finish. */
   stop(graceMs?: number): Promise<void>;
@@ -42,24 +52,33 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   const active = new Map<string, { abort: AbortController; done: Promise<void> }>();
   let sweeper: NodeJS.Timeout | undefined;
   let stopped = false;
+  /** Slots promised by admit() whose rows are being written. */
+  let reserved = 0;
+  const hasSlot = () => !stopped && active.size + reserved < concurrency;
+
+  const track = (executionId: string, work: (abort: AbortController) => Promise<void>) => {
+    const abort = new AbortController();
+    const done = work(abort).finally(() => {
+      active.delete(executionId);
+      pump();
+    });
+    active.set(executionId, { abort, done });
+  };
 
   const pump = () => {
-    while (!stopped && active.size < concurrency && queue.length > 0) {
+    while (hasSlot() && queue.length > 0) {
       const id = queue.shift()!;
       queued.delete(id);
-      const abort = new AbortController();
-      const done = run(id, abort).finally(() => {
-        active.delete(id);
-        pump();
+      track(id, async (abort) => {
+        // The claim returns the row it claimed, so the run needs no second read.
+        const row = await claimExecutionRow(services.store, id, owner, leaseMs);
+        if (row) await run(row, abort);
       });
-      active.set(id, { abort, done });
     }
   };
 
-  async function run(executionId: string, abort: AbortController): Promise<void> {
-    // The claim returns the row it claimed, so the run needs no second read.
-    const row = await claimExecutionRow(services.store, executionId, owner, leaseMs);
-    if (!row) return;
+  async function run(row: WorkflowExecutionsTable, abort: AbortController): Promise<void> {
+    const executionId = row.id;
     let currentNode: string | null = null;
     let lost = false;
     let cancelRequested = false;
@@ -127,6 +146,27 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   }
 
   const worker: Worker = {
+    admit() {
+      if (!hasSlot()) return undefined;
+      reserved++;
+      let settled = false;
+      const settle = () => {
+        if (settled) return false;
+        settled = true;
+        reserved--;
+        return true;
+      };
+      return {
+        claimedBy: { owner, leaseMs },
+        run(row) {
+          // Stopped meanwhile: the row is ours and `running`; its lease lapses and the reaper ends it, like any run cut by shutdown.
+          if (settle() && !stopped) track(row.id, (abort) => run(row, abort));
+        },
+        release() {
+          if (settle()) pump();
+        },
+      };
+    },
     enqueue(executionId) {
       if (stopped || queued.has(executionId) || active.has(executionId)) return;
       queued.add(executionId);
