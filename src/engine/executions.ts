@@ -138,6 +138,8 @@ export interface NewExecution {
   idempotencyKey?: string;
   requestHash?: string;
   scheduledFor?: string;
+  /** Chain triggers: the block, log or transfer the run is for; a second insert with the same key fails (unique per workflow). */
+  triggerOccurrence?: string;
   /** `awaiting_payment`: written but not runnable until released (paid workflow calls settle first). */
   initialStatus?: 'pending' | 'awaiting_payment';
 }
@@ -178,6 +180,7 @@ const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
   id: true, workflow_id: true, organization_id: true, user_id: true, status: true, input: true, output: true, error: true, created_at: true, started_at: true,
   completed_at: true, graph: true, trigger_type: true, lease_owner: true, lease_expires_at: true, heartbeat_at: true, cancel_requested: true, error_context: true,
   idempotency_key: true, request_hash: true, transaction_hashes: true, gas_used_wei: true, scheduled_for: true, current_node_id: true,
+  trigger_occurrence: true,
 };
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
 
@@ -208,6 +211,7 @@ async function insertExecution(store: Store, input: NewExecution): Promise<{ id:
     gas_used_wei: null,
     scheduled_for: input.scheduledFor ?? null,
     current_node_id: null,
+    trigger_occurrence: input.triggerOccurrence ?? null,
   });
   return { id, replayed: false, status: input.initialStatus ?? 'pending' };
 }
