@@ -55,6 +55,8 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<unknown> | undefined;
   let stopped = false;
+  /** Chains whose last poll failed: an outage is logged when it starts and when it ends, not on every poll. */
+  const failing = new Set<number>();
 
   async function watches(): Promise<Map<number, Watch[]>> {
     const rows = await store
@@ -151,9 +153,16 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
     const byChain = await watches();
     const results = await Promise.allSettled([...byChain].map(([chainId, list]) => pollChain(chainId, list)));
     const created: string[] = [];
+    const chainIds = [...byChain.keys()];
     results.forEach((result, i) => {
-      if (result.status === 'fulfilled') created.push(...result.value);
-      else console.error(`[flowgate] chain ${[...byChain.keys()][i]} could not be polled for triggers, retrying next poll: ${describe(result.reason)}`);
+      const chainId = chainIds[i];
+      if (result.status === 'fulfilled') {
+        created.push(...result.value);
+        if (failing.delete(chainId)) console.error(`[flowgate] chain ${chainId} reachable again; chain triggers catch up from their cursors`);
+      } else if (!failing.has(chainId)) {
+        failing.add(chainId);
+        console.error(`[flowgate] chain ${chainId} could not be polled for triggers, retrying every poll: ${describe(result.reason)}`);
+      }
     });
     return created;
   }
