@@ -63,6 +63,8 @@ export interface Config {
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
     leaseMs: number;
     schedulerTickMs: number;
+    /** How often chains with Event, Block or Transfer triggers are polled. */
+    chainTriggerPollMs: number;
   };
   /** Shared secret other services of this deployment present as X-Internal-Service-Token; unset disables internal routes. */
   internalServiceSecret: string | undefined;
@@ -161,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8'),
       leaseMs: read(env, 'FLOWGATE_ENGINE_LEASE_MS', positiveInt.refine((n) => n >= 1000, 'must be at least 1000'), '30000'),
       schedulerTickMs: read(env, 'FLOWGATE_SCHEDULER_TICK_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '1000'),
+      chainTriggerPollMs: read(env, 'FLOWGATE_CHAIN_TRIGGER_POLL_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '2000'),
     },
     internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET
       ? read(env, 'FLOWGATE_INTERNAL_SERVICE_SECRET', z.string().min(32, 'must be at least 32 characters'), '')

@@ -70,7 +70,7 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
 }
 
 function engineOptionsFrom(config: Config) {
-  return { concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs };
+  return { concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs, chainTriggerPollMs: config.engine.chainTriggerPollMs };
 }
 
 export interface FirstStart {

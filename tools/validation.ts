@@ -54,7 +54,7 @@ const validateWorkflow = defineTool({
       input.workflowId !== undefined
         ? await getWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, input.workflowId)
         : { nodes: input.nodes!, edges: input.edges ?? [] };
-    return prepareGraph(graph).report;
+    return prepareGraph(graph, { chains: ctx.services.chains }).report;
   },
 });
 

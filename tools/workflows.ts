@@ -8,7 +8,7 @@ import { getWorkflow } from '../src/engine/workflows.ts';
 import { listWorkflows } from '../src/engine/workflow-list.ts';
 import { generateWorkflowCode } from '../src/engine/workflow-code.ts';
 import { CLAIM_TOKEN_PREFIX, claimWorkflow, createWorkflow, deleteWorkflow, duplicateWorkflow, updateWorkflow } from '../src/engine/workflow-writes.ts';
-import { syncSchedule } from '../src/engine/scheduler.ts';
+import { syncTriggers } from '../src/engine/trigger-sync.ts';
 import { goLive, MAX_PUBLIC_TAGS, viewWorkflow } from '../src/engine/public-workflows.ts';
 import { defineTool, type Principal, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
@@ -78,11 +78,11 @@ export const createWorkflowTool = defineTool({
   mcp: { annotations: writeAnnotations },
   deprecations: ['function-name-fields'],
   async handler(input, ctx) {
-    const { graph, warnings } = input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input);
+    const { graph, warnings } = input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input, { chains: ctx.services.chains });
     const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
     if (ctx.principal) {
       const created = await createWorkflow(ctx.services.store, owner(ctx.principal), fields);
-      await syncSchedule(ctx.services.store, created);
+      await syncTriggers(ctx.services, created);
       return { ...created, warnings };
     }
     const decision = await ctx.services.rateLimiter.consume('anonymousWorkflowsPerIp', ctx.ip);
@@ -123,10 +123,10 @@ export const updateWorkflowTool = defineTool({
     let checked: ReturnType<typeof assertValidGraph> | undefined;
     if (nodes !== undefined || edges !== undefined) {
       const stored = await getWorkflow(ctx.services.store, organizationId, workflowId);
-      checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges });
+      checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges }, { chains: ctx.services.chains });
     }
     const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, { ...fields, graph: checked?.graph });
-    await syncSchedule(ctx.services.store, updated);
+    await syncTriggers(ctx.services, updated);
     return { ...updated, warnings: checked?.warnings ?? [] };
   },
 });
@@ -158,7 +158,7 @@ export const duplicateWorkflowTool = defineTool({
   mcp: { annotations: writeAnnotations },
   async handler({ workflowId }, ctx) {
     const copy = await duplicateWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId);
-    await syncSchedule(ctx.services.store, copy);
+    await syncTriggers(ctx.services, copy);
     return copy;
   },
 });
@@ -223,7 +223,7 @@ export const claimWorkflowTool = defineTool({
   mcp: { annotations: writeAnnotations },
   async handler({ workflowId, claimToken }, ctx) {
     const claimed = await claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId, claimToken);
-    await syncSchedule(ctx.services.store, claimed);
+    await syncTriggers(ctx.services, claimed);
     return claimed;
   },
 });

@@ -48,7 +48,7 @@ export const triggers: readonly TriggerDefinition[] = [
   {
     triggerType: 'Event',
     label: 'Contract Event',
-    description: 'Starts for each matching log of one contract event.',
+    description: 'Starts once for each log of the named event emitted by the contract, from the block after the trigger is saved on.',
     requiredFields: {
       network: hint.network,
       contractAddress: 'string (0x address of the emitting contract)',
@@ -71,10 +71,10 @@ export const triggers: readonly TriggerDefinition[] = [
   {
     triggerType: 'Block',
     label: 'Block',
-    description: 'Starts every N new blocks on one chain.',
+    description: 'Starts for every new block whose number is a multiple of blockInterval (1: every block).',
     requiredFields: {
       network: hint.network,
-      blockInterval: 'number (run every this many blocks, e.g. 100)',
+      blockInterval: 'number (whole number > 0: runs on blocks whose number is a multiple of it, e.g. 100)',
     },
     optionalFields: {},
     outputFields: {
@@ -88,7 +88,7 @@ export const triggers: readonly TriggerDefinition[] = [
   {
     triggerType: 'Transfer',
     label: 'Transfer',
-    description: 'Starts when an address sends or receives native token, or the ERC-20 named in tokenAddress.',
+    description: 'Starts when the address sends or receives native value in a transaction (value moved by contract calls inside a transaction is not seen), or, with tokenAddress, on each Transfer log of that ERC-20 from or to it.',
     requiredFields: {
       network: hint.network,
       address: 'string (0x address to watch)',

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import type { Store } from '../store/db.ts';
-import type { ChainCatalog, ChainEntry, ExplorerApi } from './catalog.ts';
+import { addressLink, type ChainCatalog, type ChainEntry, type ExplorerApi } from './catalog.ts';
 
 export interface AbiLookupResult {
   abi: unknown[];
@@ -62,7 +62,7 @@ export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
 
   async function fetchAndCache(chain: ChainEntry, api: ExplorerApi, address: string): Promise<AbiLookupResult> {
     const abi = await fetchAbi(chain, api, address, { fetchImpl, timeoutMs, apiKey: deps.config.explorerApiKey });
-    const explorerUrl = chain.explorerUrl ? `${chain.explorerUrl}${chain.explorerAddressPath}${getAddress(address)}` : null;
+    const explorerUrl = addressLink(deps.chains, chain.chainId, getAddress(address)) || null;
     await save(chain.chainId, address, abi, explorerUrl);
     return { abi, explorerUrl, cached: false };
   }

@@ -137,6 +137,12 @@ export function createChainCatalog(config: Config): ChainCatalog {
   };
 }
 
+/** The explorer page of an address, or '' when the chain has no explorer. */
+export function addressLink(catalog: ChainCatalog, chainId: number, address: string): string {
+  const chain = catalog.get(chainId);
+  return chain?.explorerUrl ? `${chain.explorerUrl}${chain.explorerAddressPath}${address}` : '';
+}
+
 /** A few well-known names for error messages. */
 const EXAMPLE_NAMES = ['ethereum', 'base', 'arbitrum', 'optimism', 'polygon', 'sepolia', 'base-sepolia', 'solana'];
 

@@ -248,7 +248,7 @@ function checkAbi(field: string, value: unknown, at: NodeSink): AbiItem[] | unde
 }
 
 /** `transfer(address,uint256)` names `transfer`. */
-const bareName = (signature: string) => signature.trim().replace(/\(.*$/s, '').trim();
+export const bareName = (signature: string) => signature.trim().replace(/\(.*$/s, '').trim();
 
 function checkAbiMember(kind: 'function' | 'event', field: string, name: unknown, abi: AbiItem[], at: NodeSink): AbiItem[] {
   if (typeof name !== 'string' || isMissing(name) || name.includes('{{')) return [];

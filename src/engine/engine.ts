@@ -3,9 +3,10 @@ import { RunEvents } from './run-events.ts';
 import { builtInRunners } from './runners/index.ts';
 import type { NodeRunner } from './runners/types.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
+import { createChainTriggerWatcher, type ChainTriggerWatcher } from './chain-triggers/watcher.ts';
 import { createWorker, type Admission, type WorkerOptions } from './worker.ts';
 
-/** The running parts of the engine for one gateway process: worker, scheduler and run events. */
+/** The running parts of the engine for one gateway process: worker, scheduler, chain-trigger watcher and run events. */
 export interface Engine {
   events: RunEvents;
   enqueue(executionId: string): void;
@@ -14,10 +15,12 @@ export interface Engine {
   start(): Promise<void>;
   stop(): Promise<void>;
   scheduler: Scheduler;
+  chainTriggers: ChainTriggerWatcher;
 }
 
 export interface EngineOptions extends WorkerOptions {
   schedulerTickMs?: number;
+  chainTriggerPollMs?: number;
   runners?: Readonly<Record<string, NodeRunner>>;
 }
 
@@ -27,17 +30,21 @@ export function createEngine(services: Omit<Services, 'engine'>, options: Engine
   const events = new RunEvents();
   const worker = createWorker(full, options.runners ?? builtInRunners, events, options);
   const scheduler = createScheduler(services.store, (id) => worker.enqueue(id), options.schedulerTickMs);
+  const chainTriggers = createChainTriggerWatcher(full, (id) => worker.enqueue(id), options.chainTriggerPollMs ?? 2000);
   const engine: Engine = {
     events,
     scheduler,
+    chainTriggers,
     enqueue: (id) => worker.enqueue(id),
     admit: () => worker.admit(),
     async start() {
       await worker.start();
       scheduler.start();
+      chainTriggers.start();
     },
     async stop() {
       scheduler.stop();
+      await chainTriggers.stop();
       await worker.stop();
     },
   };

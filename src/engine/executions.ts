@@ -138,6 +138,8 @@ export interface NewExecution {
   idempotencyKey?: string;
   requestHash?: string;
   scheduledFor?: string;
+  /** Chain triggers: the block, log or transfer the run is for; a second insert with the same key fails (unique per workflow). */
+  triggerOccurrence?: string;
   /** `awaiting_payment`: written but not runnable until released (paid workflow calls settle first). */
   initialStatus?: 'pending' | 'awaiting_payment';
   /** Written already claimed by this worker (status `running`, its lease): saves the claim's write when the worker has a free slot. */
@@ -188,6 +190,7 @@ const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
   id: true, workflow_id: true, organization_id: true, user_id: true, status: true, input: true, output: true, error: true, created_at: true, started_at: true,
   completed_at: true, graph: true, trigger_type: true, lease_owner: true, lease_expires_at: true, heartbeat_at: true, cancel_requested: true, error_context: true,
   idempotency_key: true, request_hash: true, transaction_hashes: true, gas_used_wei: true, scheduled_for: true, current_node_id: true,
+  trigger_occurrence: true,
 };
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
 
@@ -221,6 +224,7 @@ async function insertExecution(store: Store, input: NewExecution): Promise<Creat
     gas_used_wei: null,
     scheduled_for: input.scheduledFor ?? null,
     current_node_id: null,
+    trigger_occurrence: input.triggerOccurrence ?? null,
   };
   await insertExecutionRow(store, row);
   return { id, replayed: false, status: row.status, row };

@@ -1,4 +1,4 @@
-import type { Store } from '../store/db.ts';
+import { isUniqueViolation, type Store } from '../store/db.ts';
 import { parseCron } from './cron.ts';
 import { createExecution } from './executions.ts';
 import type { WorkflowGraph } from './graph.ts';
@@ -82,7 +82,7 @@ export function createScheduler(store: Store, enqueue: (executionId: string) => 
           enqueue(id);
         } catch (error) {
           // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
-          if (!/UNIQUE|unique/.test(String(error))) throw error;
+          if (!isUniqueViolation(error)) throw error;
         }
       }
       const next = nextAfter(schedule.cron, schedule.timezone, new Date(Math.max(now.getTime(), schedule.next_run_at)));

@@ -11,6 +11,8 @@ import {
   type WorkflowNode,
 } from './graph.ts';
 import { normalizeGraph } from './normalize.ts';
+import type { ChainCatalog } from '../chains/catalog.ts';
+import { readChainTrigger } from './chain-triggers/trigger-spec.ts';
 import { SYSTEM_BUILTINS, SYSTEM_LABEL, SYSTEM_NODE_ID, scanTemplates, type TemplateRef } from './templates.ts';
 
 /**
@@ -380,10 +382,22 @@ function checkTemplates(node: WorkflowNode, at: NodeSink, structure: Structure):
   }
 }
 
+/** What validation may consult beyond the registry; without `chains`, trigger networks are not resolved. */
+export interface ValidationContext {
+  chains?: ChainCatalog;
+}
+
+/** Event, Block and Transfer triggers: the chain, addresses and interval the watcher needs. */
+function checkChainTrigger(config: Record<string, unknown>, at: NodeSink, context: ValidationContext): void {
+  for (const problem of readChainTrigger(config, context.chains).problems) {
+    at.error({ code: problem.code, path: `${at.configPath}.${problem.field}`, received: receivedValue(problem.received), message: problem.message, suggestion: problem.suggestion });
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Entry points
 
-export function validateGraph(graph: WorkflowGraph): ValidationReport {
+export function validateGraph(graph: WorkflowGraph, context: ValidationContext = {}): ValidationReport {
   const { sink, close } = collector();
 
   // First occurrence wins; normalization reports duplicate ids.
@@ -423,8 +437,10 @@ export function validateGraph(graph: WorkflowGraph): ValidationReport {
     }
     if (!checkConfigSize(config, at)) return;
     inspectable.add(node);
-    if (node.type === 'trigger') checkTrigger(config, at);
-    else checkAction(config, at);
+    if (node.type === 'trigger') {
+      checkTrigger(config, at);
+      checkChainTrigger(config, at, context);
+    } else checkAction(config, at);
   });
 
   const structure = checkEdges(graph, byId, sink);
@@ -453,9 +469,9 @@ function finish(entry: InvalidField): InvalidField {
 }
 
 /** Normalize, then validate; normalization problems come first among the errors. */
-export function prepareGraph(input: GraphInput): { graph: WorkflowGraph; report: ValidationReport } {
+export function prepareGraph(input: GraphInput, context: ValidationContext = {}): { graph: WorkflowGraph; report: ValidationReport } {
   const { graph, problems } = normalizeGraph(input);
-  const report = validateGraph(graph);
+  const report = validateGraph(graph, context);
   const errors = [...problems.map(finish), ...report.errors];
   return { graph, report: { ...report, valid: errors.length === 0, errors } };
 }
@@ -469,8 +485,8 @@ function describeProblem(entry: InvalidField): string {
  * The graph to save, or a 400 `invalid_workflow` listing every error in
  * `invalidFields` (warnings ride along). Used by workflow create and update.
  */
-export function assertValidGraph(input: GraphInput): { graph: WorkflowGraph; warnings: InvalidField[] } {
-  const { graph, report } = prepareGraph(input);
+export function assertValidGraph(input: GraphInput, context: ValidationContext = {}): { graph: WorkflowGraph; warnings: InvalidField[] } {
+  const { graph, report } = prepareGraph(input, context);
   if (!report.valid) {
     const count = report.errors.length;
     throw new ServiceError(

@@ -34,7 +34,7 @@ export interface DirectResponse {
 }
 
 /** A chain from `chainId` (canonical) or the deprecated `network` alias; `chainId` wins. */
-export function selectChain(services: Services, chainId: unknown, network: unknown): ChainEntry {
+export function selectChain(services: Pick<Services, 'chains'>, chainId: unknown, network: unknown): ChainEntry {
   const ref = chainId ?? network;
   if (ref === undefined || ref === null || ref === '') throw badRequest('invalid_input', 'chainId is required: a numeric chain id such as 8453 (see GET /api/chains).', { field: 'chainId' });
   if (typeof ref !== 'string' && typeof ref !== 'number') throw badRequest('invalid_input', `chainId must be a number or numeric string (got ${typeof ref}).`, { field: 'chainId' });

@@ -57,4 +57,7 @@ export async function migrate(db: Store, target?: string): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/** A unique-constraint violation (SQLite `UNIQUE constraint failed`, PostgreSQL 23505 `... unique ...`): the row already exists. */
+export const isUniqueViolation = (error: unknown): boolean => /UNIQUE|unique/.test(String(error));
+
 export const databaseFile = (dataDir: string) => path.join(dataDir, 'flowgate.sqlite');

@@ -151,6 +151,8 @@ export interface WorkflowExecutionsTable {
   gas_used_wei: string | null;
   scheduled_for: string | null;
   current_node_id: string | null;
+  /** Chain triggers: the block, log or transfer this run is for; unique per workflow. */
+  trigger_occurrence: string | null;
 }
 
 export interface WorkflowSchedulesTable {
@@ -160,6 +162,17 @@ export interface WorkflowSchedulesTable {
   timezone: string;
   next_run_at: number;
   last_run_at: number | null;
+}
+
+export interface ChainTriggerCursorsTable {
+  workflow_id: string;
+  organization_id: string;
+  chain_id: number;
+  /** Canonical JSON of the watched trigger (ChainTriggerSpec). */
+  spec: string;
+  /** Last processed block; null until the head could be read. */
+  last_block: number | null;
+  updated_at: string;
 }
 
 export interface WorkflowExecutionLogsTable {
@@ -311,6 +324,7 @@ export interface Database {
   workflow_execution_logs: WorkflowExecutionLogsTable;
   user_api_keys: UserApiKeysTable;
   workflow_schedules: WorkflowSchedulesTable;
+  chain_trigger_cursors: ChainTriggerCursorsTable;
   integrations: IntegrationsTable;
   direct_executions: DirectExecutionsTable;
   idempotency_records: IdempotencyRecordsTable;

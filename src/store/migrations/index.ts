@@ -7,6 +7,7 @@ import * as executionEngine from './005_execution_engine.ts';
 import * as integrations from './006_integrations.ts';
 import * as directExecution from './007_direct_execution.ts';
 import * as listingsPayments from './008_listings_payments.ts';
+import * as chainTriggers from './009_chain_triggers.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '006_integrations': integrations,
   '007_direct_execution': directExecution,
   '008_listings_payments': listingsPayments,
+  '009_chain_triggers': chainTriggers,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -14,8 +14,9 @@ const isBlank = (value: unknown) => value === undefined || value === null || (ty
  * The step's `network`: a chain id ("8453", 8453) or a chain name ("base").
  * This is the workflow config field, not direct execution's deprecated alias,
  * so no deprecation signal. `chainId` is read when `network` is absent (agents send it).
+ * Chain triggers resolve their `network` here too (save-time checks and the watcher).
  */
-export function chainOf(env: Web3Env, config: Record<string, unknown>): ChainEntry {
+export function chainOf(env: { services: Pick<Web3Env['services'], 'chains'> }, config: Record<string, unknown>): ChainEntry {
   const network = isBlank(config.network) ? config.chainId : config.network;
   if (isBlank(network)) throw badRequest('invalid_config', 'network is required: the chain id as a string, e.g. "8453" (see list_chains).', { field: 'network' });
   return selectChain(env.services, undefined, network);

@@ -1,0 +1,188 @@
+import { BaseError, type PublicClient } from 'viem';
+import type { Services } from '../../services.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import { createExecution } from '../executions.ts';
+import type { WorkflowGraph } from '../graph.ts';
+import { createBlockReader, type BlockReader } from './block-reader.ts';
+import { blockOccurrences } from './block-occurrences.ts';
+import { advanceCursor, chainHead } from './cursors.ts';
+import { eventOccurrences } from './event-occurrences.ts';
+import type { Occurrence } from './occurrence.ts';
+import { nativeTransferOccurrences, tokenTransferOccurrences } from './transfer-occurrences.ts';
+import type { ChainTriggerSpec } from './trigger-spec.ts';
+
+/**
+ * Polls every chain that has enabled Event, Block or Transfer workflows and
+ * turns new occurrences into runs, the chain counterpart of the scheduler.
+ *
+ * Exactly once: each run is inserted under the unique key (workflow,
+ * trigger_occurrence), so a second insert of the same block/log/transfer —
+ * by a retry, a restart or another process — fails and is skipped; the
+ * cursor then moves with compare-and-swap. A crash between the inserts and
+ * the cursor move only means the range is read again and its inserts skipped.
+ *
+ * Catch-up is bounded: one poll moves a cursor by at most
+ * MAX_BLOCKS_PER_POLL, so a long outage is worked off over several polls.
+ * A chain whose RPC fails is logged and retried next poll; the other chains
+ * go on.
+ */
+
+export const MAX_BLOCKS_PER_POLL = 200;
+
+export interface ChainTriggerWatcher {
+  /** One poll of every watched chain; returns the executions it created. */
+  tick(): Promise<string[]>;
+  start(): void;
+  /** Stops polling and waits for a poll in progress. */
+  stop(): Promise<void>;
+}
+
+interface Watch {
+  workflowId: string;
+  organizationId: string;
+  userId: string | null;
+  graph: WorkflowGraph;
+  spec: ChainTriggerSpec;
+  specText: string;
+  lastBlock: number | null;
+}
+
+/** viem's short message never carries the RPC URL (its full message does). */
+const describe = (error: unknown) => (error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error));
+
+export function createChainTriggerWatcher(services: Services, enqueue: (executionId: string) => void, pollMs: number): ChainTriggerWatcher {
+  const { store } = services;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<unknown> | undefined;
+  let stopped = false;
+  /** Chains whose last poll failed: an outage is logged when it starts and when it ends, not on every poll. */
+  const failing = new Set<number>();
+
+  async function watches(): Promise<Map<number, Watch[]>> {
+    const rows = await store
+      .selectFrom('chain_trigger_cursors as c')
+      .innerJoin('workflows as w', 'w.id', 'c.workflow_id')
+      .select(['c.workflow_id', 'c.organization_id', 'c.chain_id', 'c.spec', 'c.last_block', 'w.user_id', 'w.nodes', 'w.edges'])
+      .where('w.enabled', '=', 1)
+      .execute();
+    const byChain = new Map<number, Watch[]>();
+    for (const row of rows) {
+      const watch: Watch = {
+        workflowId: row.workflow_id,
+        organizationId: row.organization_id,
+        userId: row.user_id,
+        graph: { nodes: JSON.parse(row.nodes), edges: JSON.parse(row.edges) } as WorkflowGraph,
+        spec: JSON.parse(row.spec) as ChainTriggerSpec,
+        specText: row.spec,
+        lastBlock: row.last_block,
+      };
+      byChain.set(row.chain_id, [...(byChain.get(row.chain_id) ?? []), watch]);
+    }
+    return byChain;
+  }
+
+  function occurrences(client: PublicClient, reader: BlockReader, spec: ChainTriggerSpec, from: number, to: number): Promise<Occurrence[]> {
+    switch (spec.triggerType) {
+      case 'Event':
+        return eventOccurrences(client, services.chains, spec, from, to);
+      case 'Block':
+        return blockOccurrences(reader, spec.blockInterval, from, to);
+      case 'Transfer':
+        return spec.tokenAddress ? tokenTransferOccurrences(client, spec.tokenAddress, spec.address, from, to) : nativeTransferOccurrences(reader, spec.address, from, to);
+    }
+  }
+
+  /** Inserts one run per occurrence; an occurrence that already has its run is skipped. */
+  async function fire(watch: Watch, found: Occurrence[]): Promise<string[]> {
+    const created: string[] = [];
+    for (const occurrence of found) {
+      if (stopped) break;
+      try {
+        const { id } = await createExecution(store, {
+          workflowId: watch.workflowId,
+          organizationId: watch.organizationId,
+          userId: watch.userId,
+          graph: watch.graph,
+          input: occurrence.input,
+          triggerType: watch.spec.triggerType,
+          triggerOccurrence: occurrence.key,
+        });
+        created.push(id);
+        enqueue(id);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+    }
+    return created;
+  }
+
+  async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch): Promise<string[]> {
+    const cursor = { workflowId: watch.workflowId, spec: watch.specText, from: watch.lastBlock };
+    // The head could not be read when the trigger was saved: start here.
+    if (watch.lastBlock === null) {
+      await advanceCursor(store, cursor, head);
+      return [];
+    }
+    const from = watch.lastBlock + 1;
+    const to = Math.min(head, watch.lastBlock + MAX_BLOCKS_PER_POLL);
+    if (from > to) return [];
+    const created = await fire(watch, await occurrences(client, reader, watch.spec, from, to));
+    // Stopped mid-range: leave the cursor; the next start reads the range again and skips what ran.
+    if (!stopped) await advanceCursor(store, cursor, to);
+    return created;
+  }
+
+  async function pollChain(chainId: number, list: Watch[]): Promise<string[]> {
+    const client = services.chainClients.publicClient(chainId);
+    const head = await chainHead(client);
+    const reader = createBlockReader(client);
+    const created: string[] = [];
+    for (const watch of list) {
+      if (stopped) break;
+      try {
+        created.push(...(await pollWatch(client, reader, head, watch)));
+      } catch (error) {
+        // One workflow's failure (a node refusing a log range, say) does not hold back the others.
+        console.error(`[flowgate] chain trigger of workflow ${watch.workflowId} on chain ${chainId} failed, retrying next poll: ${describe(error)}`);
+      }
+    }
+    return created;
+  }
+
+  async function tick(): Promise<string[]> {
+    const byChain = await watches();
+    const results = await Promise.allSettled([...byChain].map(([chainId, list]) => pollChain(chainId, list)));
+    const created: string[] = [];
+    const chainIds = [...byChain.keys()];
+    results.forEach((result, i) => {
+      const chainId = chainIds[i];
+      if (result.status === 'fulfilled') {
+        created.push(...result.value);
+        if (failing.delete(chainId)) console.error(`[flowgate] chain ${chainId} reachable again; chain triggers catch up from their cursors`);
+      } else if (!failing.has(chainId)) {
+        failing.add(chainId);
+        console.error(`[flowgate] chain ${chainId} could not be polled for triggers, retrying every poll: ${describe(result.reason)}`);
+      }
+    });
+    return created;
+  }
+
+  return {
+    tick,
+    start() {
+      stopped = false;
+      timer = setInterval(() => {
+        if (inFlight) return;
+        inFlight = tick()
+          .catch((error) => console.error('[flowgate] chain trigger poll failed:', describe(error)))
+          .finally(() => (inFlight = undefined));
+      }, pollMs);
+      timer.unref();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await inFlight;
+    },
+  };
+}
