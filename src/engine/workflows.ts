@@ -1,6 +1,7 @@
 import type { Store } from '../store/db.ts';
 import type { WorkflowsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
+import { first, prepared } from '../store/prepared.ts';
 import type { WorkflowEdge, WorkflowNode } from './graph.ts';
 
 /** Stored workflows: reading and shaping records. Writes live in workflow-writes.ts. */
@@ -42,17 +43,17 @@ export function toWorkflowRecord(row: WorkflowsTable): WorkflowRecord {
 export const workflowNotFound = (workflowId: string) =>
   new ServiceError(404, 'not_found', `Workflow ${workflowId} not found in this organization. List yours with list_workflows (GET /api/workflows).`, { workflowId });
 
+// Read on every run start: compiled once.
+const selectWorkflow = prepared<{ workflowId: string; organizationId: string }, WorkflowsTable>((db: Store, a) =>
+  db.selectFrom('workflows').selectAll().where('id', '=', a.workflowId).where('organization_id', '=', a.organizationId),
+);
+
 /**
  * A workflow of the given organization. Another organization's workflow is
  * reported exactly like a missing one (404), so ids cannot be probed.
  */
 export async function getWorkflow(store: Store, organizationId: string, workflowId: string): Promise<WorkflowRecord> {
-  const row = await store
-    .selectFrom('workflows')
-    .selectAll()
-    .where('id', '=', workflowId)
-    .where('organization_id', '=', organizationId)
-    .executeTakeFirst();
+  const row = await first(selectWorkflow, store, { workflowId, organizationId });
   if (!row) throw workflowNotFound(workflowId);
   return toWorkflowRecord(row);
 }

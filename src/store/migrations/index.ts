@@ -8,6 +8,7 @@ import * as integrations from './006_integrations.ts';
 import * as directExecution from './007_direct_execution.ts';
 import * as listingsPayments from './008_listings_payments.ts';
 import * as chainTriggers from './009_chain_triggers.ts';
+import * as partialRunIndexes from './010_partial_run_indexes.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '007_direct_execution': directExecution,
   '008_listings_payments': listingsPayments,
   '009_chain_triggers': chainTriggers,
+  '010_partial_run_indexes': partialRunIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
