@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionsTable, WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
-import { newId, nowIso } from '../ids.ts';
+import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
 
@@ -195,7 +195,7 @@ const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
 
 async function insertExecution(store: Store, input: NewExecution): Promise<CreatedExecution> {
-  const id = newId();
+  const id = newSortableId();
   const now = Date.now();
   const createdAt = new Date(now).toISOString();
   const claim = input.claimedBy;

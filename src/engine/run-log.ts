@@ -1,6 +1,6 @@
 import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionLogsTable } from '../store/schema.ts';
-import { newId, nowIso } from '../ids.ts';
+import { newSortableId, nowIso } from '../ids.ts';
 import { prepared } from '../store/prepared.ts';
 
 /**
@@ -89,7 +89,7 @@ type Write = { insert: WorkflowExecutionLogsTable } | { update: Finish };
 
 function logRow(entry: LogEntry, fields: Pick<WorkflowExecutionLogsTable, 'status' | 'output' | 'error' | 'started_at' | 'completed_at' | 'duration_ms'>): WorkflowExecutionLogsTable {
   return {
-    id: newId(),
+    id: newSortableId(),
     execution_id: entry.executionId,
     node_id: entry.nodeId,
     node_name: entry.nodeName,
