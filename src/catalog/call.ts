@@ -2,12 +2,15 @@ import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { startWorkflowRun } from '../engine/run-workflow.ts';
 import { abandonGatedRun, prepareGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';
-import { isTerminal } from '../engine/executions.ts';
+import { executionNotFound, isTerminal } from '../engine/executions.ts';
 import { toWorkflowRecord, type WorkflowRecord } from '../engine/workflows.ts';
 import type { PaymentCredentials, PaymentReceipt } from '../payments/service.ts';
 import { buildCalldata, type Calldata } from './calldata.ts';
 import { validateCallInput } from './input.ts';
 import { getListing, type Listing } from './listings.ts';
+import type { Store } from '../store/db.ts';
+import type { WorkflowExecutionsTable, WorkflowsTable } from '../store/schema.ts';
+import { first, prepared } from '../store/prepared.ts';
 
 /**
  * Calling a listed workflow: validate the body against the listing's schema,
@@ -31,8 +34,14 @@ export type CallOutcome = { kind: 'calldata'; body: Calldata } | { kind: 'run'; 
 
 export const callUrl = (baseUrl: string, slug: string) => `${baseUrl}/api/mcp/workflows/${slug}/call`;
 
+// Both read on every call: compiled once.
+const selectWorkflow = prepared<{ id: string }, WorkflowsTable>((db: Store, a) => db.selectFrom('workflows').selectAll().where('id', '=', a.id));
+const selectOutcome = prepared<{ id: string }, Pick<WorkflowExecutionsTable, 'status' | 'output' | 'error'>>((db: Store, a) =>
+  db.selectFrom('workflow_executions').select(['status', 'output', 'error']).where('id', '=', a.id),
+);
+
 async function loadWorkflow(services: Services, listing: Listing): Promise<WorkflowRecord> {
-  const row = await services.store.selectFrom('workflows').selectAll().where('id', '=', listing.workflowId).executeTakeFirst();
+  const row = await first(selectWorkflow, services.store, { id: listing.workflowId });
   if (!row || !row.enabled) throw new ServiceError(410, 'workflow_disabled', `The workflow behind ${listing.slug} is disabled; nothing was run or charged.`);
   return toWorkflowRecord(row);
 }
@@ -57,7 +66,11 @@ function resultOf(listing: Listing, output: Record<string, unknown> | null): unk
 }
 
 export async function answerFor(services: Services, listing: Listing, executionId: string, waitMs: number): Promise<RunAnswer> {
-  const read = () => services.store.selectFrom('workflow_executions').select(['status', 'output', 'error']).where('id', '=', executionId).executeTakeFirstOrThrow();
+  const read = async () => {
+    const row = await first(selectOutcome, services.store, { id: executionId });
+    if (!row) throw executionNotFound(executionId);
+    return row;
+  };
   let row = await read();
   if (!isTerminal(row.status) && waitMs > 0) {
     await services.engine.events.waitFor(executionId, waitMs);

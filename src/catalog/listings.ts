@@ -1,6 +1,7 @@
 import type { Store } from '../store/db.ts';
 import type { WorkflowListingsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
+import { first, prepared } from '../store/prepared.ts';
 
 /** Listings as the domain sees them: a workflow callable by slug, with its price and contract. */
 
@@ -49,8 +50,11 @@ export async function listListings(store: Store): Promise<Listing[]> {
   return rows.map(toListing);
 }
 
+// Read on every call: compiled once.
+const selectListed = prepared<{ slug: string }, WorkflowListingsTable>((db: Store, a) => db.selectFrom('workflow_listings').selectAll().where('slug', '=', a.slug).where('listed', '=', 1));
+
 export async function getListing(store: Store, slug: string): Promise<Listing> {
-  const row = await store.selectFrom('workflow_listings').selectAll().where('slug', '=', slug).where('listed', '=', 1).executeTakeFirst();
+  const row = await first(selectListed, store, { slug });
   if (!row) throw listingNotFound(slug);
   return toListing(row);
 }

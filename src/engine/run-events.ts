@@ -1,4 +1,8 @@
 import { EventEmitter } from 'node:events';
+import { isTerminal } from './executions.ts';
+
+/** How many recent completions are remembered (see RunEvents.finished). */
+const REMEMBERED_COMPLETIONS = 10_000;
 
 /**
  * In-process notifications of run progress and completion, so `wait` wakes
@@ -6,13 +10,26 @@ import { EventEmitter } from 'node:events';
  */
 export class RunEvents {
   private readonly emitter = new EventEmitter();
+  /**
+   * Runs that ended lately, by id. A waiter reads the row and then waits: a
+   * run that ends between the two would otherwise leave it waiting for its
+   * whole timeout. Oldest forgotten first.
+   */
+  private readonly ended = new Map<string, string>();
 
   constructor() {
     this.emitter.setMaxListeners(0);
   }
 
   finished(executionId: string, status: string): void {
+    // `unconfirmed` is not an end: its waiters keep waiting for the verification sweep's verdict.
+    if (isTerminal(status)) this.remember(executionId, status);
     this.emitter.emit(`finished:${executionId}`, status);
+  }
+
+  private remember(executionId: string, status: string): void {
+    if (this.ended.size >= REMEMBERED_COMPLETIONS) this.ended.delete(this.ended.keys().next().value!);
+    this.ended.set(executionId, status);
   }
 
   /** Whether anyone follows this run's steps (progress notifications). */
@@ -24,8 +41,10 @@ export class RunEvents {
     this.emitter.emit(`progress:${executionId}`);
   }
 
-  /** Resolves on completion, or after `ms` with undefined; `onProgress` fires after each step. */
+  /** Resolves on completion (at once when the run already ended in this process), or after `ms` with undefined; `onProgress` fires after each step. */
   waitFor(executionId: string, ms: number, onProgress?: () => void): Promise<string | undefined> {
+    const ended = this.ended.get(executionId);
+    if (ended !== undefined) return Promise.resolve(ended);
     return new Promise((resolve) => {
       const done = (status?: string) => {
         clearTimeout(timer);
