@@ -245,10 +245,6 @@ export async function claimExecutionRow(store: Store, executionId: string, owner
   return first(claim, store, { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() });
 }
 
-export async function claimExecution(store: Store, executionId: string, owner: string, leaseMs: number): Promise<boolean> {
-  return (await claimExecutionRow(store, executionId, owner, leaseMs)) !== undefined;
-}
-
 type HeartbeatArgs = { id: string; owner: string; leaseExpiresAt: number; now: string };
 const renewLease = prepared<HeartbeatArgs, { cancel_requested: number | null }>((db: Store, a) =>
   db

@@ -2,7 +2,7 @@ import { getAddress, isAddress, type AbiEvent, type Address } from 'viem';
 import type { ChainCatalog } from '../../chains/catalog.ts';
 import { isServiceError } from '../../errors.ts';
 import { bareName, isRecord } from '../config-checks.ts';
-import { chainOf } from '../runners/web3/config.ts';
+import { chainOf, isBlank } from '../runners/web3/config.ts';
 
 /**
  * What an Event, Block or Transfer trigger watches, read from its node config.
@@ -33,7 +33,6 @@ export interface TriggerFieldProblem {
   suggestion?: string;
 }
 
-const isBlank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 const isTemplated = (value: unknown) => typeof value === 'string' && value.includes('{{');
 
 /** Triggers have no upstream node: their fields must be literal when the watcher reads them. */

@@ -41,7 +41,9 @@ interface Watch {
   workflowId: string;
   organizationId: string;
   userId: string | null;
-  graph: WorkflowGraph;
+  /** The stored graph, parsed only when an occurrence fires (most polls find none). */
+  nodes: string;
+  edges: string;
   spec: ChainTriggerSpec;
   specText: string;
   lastBlock: number | null;
@@ -71,12 +73,15 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
         workflowId: row.workflow_id,
         organizationId: row.organization_id,
         userId: row.user_id,
-        graph: { nodes: JSON.parse(row.nodes), edges: JSON.parse(row.edges) } as WorkflowGraph,
+        nodes: row.nodes,
+        edges: row.edges,
         spec: JSON.parse(row.spec) as ChainTriggerSpec,
         specText: row.spec,
         lastBlock: row.last_block,
       };
-      byChain.set(row.chain_id, [...(byChain.get(row.chain_id) ?? []), watch]);
+      const list = byChain.get(row.chain_id);
+      if (list) list.push(watch);
+      else byChain.set(row.chain_id, [watch]);
     }
     return byChain;
   }
@@ -95,6 +100,8 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
   /** Inserts one run per occurrence; an occurrence that already has its run is skipped. */
   async function fire(watch: Watch, found: Occurrence[]): Promise<string[]> {
     const created: string[] = [];
+    if (found.length === 0) return created;
+    const graph = { nodes: JSON.parse(watch.nodes), edges: JSON.parse(watch.edges) } as WorkflowGraph;
     for (const occurrence of found) {
       if (stopped) break;
       try {
@@ -102,7 +109,7 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
           workflowId: watch.workflowId,
           organizationId: watch.organizationId,
           userId: watch.userId,
-          graph: watch.graph,
+          graph,
           input: occurrence.input,
           triggerType: watch.spec.triggerType,
           triggerOccurrence: occurrence.key,

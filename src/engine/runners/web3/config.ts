@@ -8,7 +8,8 @@ import type { Web3Env } from './types.ts';
 
 /** Config readers shared by the web3 steps: chain, token, wallet and routing fields. */
 
-const isBlank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+/** Absent, null or only whitespace: a config field left empty. */
+export const isBlank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
 /**
  * The step's `network`: a chain id ("8453", 8453) or a chain name ("base").

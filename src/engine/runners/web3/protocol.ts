@@ -5,7 +5,7 @@ import { badRequest, ServiceError } from '../../../errors.ts';
 import { jsonSafe, type PreparedWrite } from '../../../execute/direct.ts';
 import { parseEvmAddress, parseGasLimitMultiplier } from '../../../execute/money-inputs.ts';
 import { revertReason } from '../../../chains/transactions.ts';
-import { chainOf, checkWriteRouting, walletAddress } from './config.ts';
+import { chainOf, checkWriteRouting, isBlank, walletAddress } from './config.ts';
 import type { Web3Env, Web3Step } from './types.ts';
 
 /**
@@ -24,7 +24,6 @@ function contractOn(binding: ProtocolBinding, chain: ChainEntry): Address {
   return address;
 }
 
-const isBlank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
 /** An ABI argument from its textual value, exactly: integers as base-10 digits, addresses checksummed. */
 function encodeArg(arg: ProtocolArg, raw: unknown, field: string): unknown {
