@@ -242,7 +242,7 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   if (!tokenRef) {
     const value = parseAmount(input.amount, 18);
     if (value === 0n) throw badRequest('invalid_amount', 'amount must be greater than 0.', { field: 'amount' });
-    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token: null } } };
+    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount), token: null } } };
   }
   const token = parseEvmAddress(tokenRef, 'tokenAddress', 'token address');
   const decimals = await tokenDecimals(services, chain.chainId, token, tokenConfig.decimals);
@@ -251,7 +251,7 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, raw] });
   const symbol = tokenConfig.symbol ?? services.stablecoins.lookup(chain.chainId, token)?.symbol ?? null;
   return {
-    write: { type: 'transfer', chain, request: { to: token, data, value: 0n }, abi: erc20Abi, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token, symbol, decimals, amountRaw: raw.toString() } },
+    write: { type: 'transfer', chain, request: { to: token, data, value: 0n }, abi: erc20Abi, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount), token, symbol, decimals, amountRaw: raw.toString() } },
   };
 }
 
