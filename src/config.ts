@@ -130,7 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read(env, 'PORT', decimalInteger.transform(Number).refine((n) => n <= 65535, 'must be a port number 0-65535'), '3000');
   const host = read(env, 'HOST', z.string().trim().min(1, 'must not be empty'), '127.0.0.1');
   const dataDir = path.resolve(read(env, 'FLOWGATE_DATA_DIR', z.string().trim().min(1), './data'));
-  const baseUrl = read(env, 'FLOWGATE_BASE_URL', httpUrl, `http://localhost:${port}`).replace(/\/+$/, '');
+  const baseUrl = read(env, 'FLOWGATE_BASE_URL', httpUrl, defaultBaseUrl(host, port)).replace(/\/+$/, '');
   const masterKey = env.FLOWGATE_MASTER_KEY
     ? read(env, 'FLOWGATE_MASTER_KEY', z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex characters'), '')
     : undefined;
@@ -187,6 +187,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     agentRegistration: agentRegistration(env),
   };
+}
+
+/**
+ * The base URL printed and put in documents when FLOWGATE_BASE_URL is unset:
+ * the host the gateway listens on, so a LAN bind prints a URL that reaches it.
+ * Loopback and wildcard binds are reached locally as `localhost`.
+ */
+export function defaultBaseUrl(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const local = isLoopbackHost(host) || bare === '0.0.0.0' || bare === '::';
+  const name = local ? 'localhost' : bare.includes(':') ? `[${bare}]` : bare;
+  return `http://${name}:${port}`;
 }
 
 /** True when HOST is a loopback bind, where DNS-rebinding protection applies. */

@@ -32,6 +32,11 @@ describe('configuration', () => {
 
   it('derives the base URL from PORT and strips a trailing slash from an explicit one', () => {
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
+    // Printed URLs reach the address the gateway listens on.
+    expect(loadConfig({ PORT: '8080', HOST: '192.168.1.20' }).baseUrl).toBe('http://192.168.1.20:8080');
+    expect(loadConfig({ PORT: '8080', HOST: 'fd00::5' }).baseUrl).toBe('http://[fd00::5]:8080');
+    expect(loadConfig({ PORT: '8080', HOST: '0.0.0.0' }).baseUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PORT: '8080', HOST: '::1' }).baseUrl).toBe('http://localhost:8080');
     expect(loadConfig({ FLOWGATE_BASE_URL: 'https://gw.example.com/' }).baseUrl).toBe('https://gw.example.com');
   });
 
