@@ -76,15 +76,22 @@ async function serve(config: Config) {
   console.log(lines.join('\n'));
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal} received, shutting down`);
+    console.log(`\n${reason}, shutting down`);
     await gateway.close();
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT received'));
+  process.on('SIGTERM', () => void stop('SIGTERM received'));
+  // `npm start` does not pass SIGTERM on: when the parent (npm, a shell) goes away we are re-parented, and stop too.
+  const parent = process.ppid;
+  if (config.exitWithParent) {
+    setInterval(() => {
+      if (process.ppid !== parent) void stop(`parent process ${parent} exited`);
+    }, 1_000).unref();
+  }
 }
 
 async function createKey(config: Config, args: string[]) {

@@ -44,6 +44,8 @@ export interface Config {
   explorerApiUrls: Record<number, string>;
   explorerApiKey: string | undefined;
   devnet: 'auto' | 'off';
+  /** `flowgate serve` stops when its parent process exits (FLOWGATE_EXIT_WITH_PARENT). */
+  exitWithParent: boolean;
   masterKey: string | undefined;
   spend: {
     dailyValueCapWei: bigint;
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     explorerApiUrls: perChain(env, 'FLOWGATE_EXPLORER_API_URL_'),
     explorerApiKey: env.FLOWGATE_EXPLORER_API_KEY || undefined,
     devnet: read(env, 'FLOWGATE_DEVNET', z.enum(['auto', 'off']), 'auto'),
+    exitWithParent: read(env, 'FLOWGATE_EXIT_WITH_PARENT', z.enum(['on', 'off']), 'on') === 'on',
     masterKey,
     spend: {
       dailyValueCapWei: read(env, 'EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI', decimalInteger.transform(BigInt), '20000000000000000'),
