@@ -173,6 +173,14 @@ describe('the catalog hides a listing whose steps cannot run (email-send)', () =
     expect((await fetchJson(`${gw.url}/api/mcp/workflows/helloworld/call`, { method: 'POST', body: '{}' })).body).toMatchObject({ status: 'success' });
   });
 
+  it('any other problem in a catalog graph still stops the sync, naming the file', async () => {
+    const { syncCatalog } = await import('../src/catalog/sync.ts');
+    const { loadCatalog } = await import('../src/catalog/load.ts');
+    const hello = loadCatalog().find((e) => e.slug === 'helloworld')!;
+    const broken = { ...hello, workflow: { nodes: [hello.workflow.nodes[0], { id: 'x', type: 'action', data: { label: 'X', config: { actionType: 'web3/no-such-action' } } }], edges: [{ id: 'e0', source: 'trigger', target: 'x' }] } };
+    await expect(syncCatalog(gw.gateway.services, [broken])).rejects.toThrow(/Invalid catalog file helloworld\.json: workflow: .*Unknown actionType/);
+  });
+
   it('an unknown slug is still the plain listing_not_found', async () => {
     expect((await fetchJson(`${gw.url}/api/mcp/workflows/no-such-slug`)).body.code).toBe('listing_not_found');
   });

@@ -56,7 +56,7 @@ export const actionSchema = z.object({
   outputFields: fieldMap,
   requiresCredentials: z.boolean().optional().describe('Absent on system actions'),
   requiredPlan: z.enum(['free', 'pro', 'enterprise']).nullable(),
-  featureEnabled: z.boolean(),
+  featureEnabled: z.boolean().describe('False when the action cannot run on this gateway (no runner yet, or its feature is rolled back); a workflow using it is refused'),
   featureId: z.string(),
   sourceHandles: z.array(z.string()).optional().describe('Condition only: edge sourceHandle values'),
   operators: z.array(z.string()).optional(),

@@ -26,8 +26,9 @@ export interface FeatureSnapshot {
 
 /**
  * Self-hosted installs run with billing disabled: the plan is `enterprise`
- * and every feature is on unless it was rolled back for all plans or none of
- * its actions can run on this gateway yet (their `featureEnabled` is false).
+ * and every feature is on unless it was rolled back for all plans or its
+ * actions cannot run on this gateway yet (their `featureEnabled` is false; a
+ * feature never mixes runnable and unrunnable actions, test/actions-registry).
  */
 export function buildFeatureSnapshot(): FeatureSnapshot {
   const entries = features.map((f): FeatureEntry => {
