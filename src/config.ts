@@ -19,14 +19,16 @@ const positiveInt = decimalInteger.transform(Number).refine((n) => Number.isSafe
 const onOff = z.enum(['on', 'off']);
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
-/** Each request-rate limit of SPEC.md's Limits table, with its own variable. */
+/**
+ * Each request-rate limit the gateway enforces, with its own variable. Only
+ * enforced limits belong here: /openapi.json (`x-rate-limits`) and
+ * /docs/limits are generated from this table. SPEC.md's sign-in and step-up
+ * limits join it with the routes they guard.
+ */
 export const RATE_LIMIT_VARIABLES = {
   mcpPerOrganization: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PER_ORG', default: 120, windowSeconds: 60, describes: 'MCP requests per organization per minute' },
   mcpPublicCallsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP', default: 10, windowSeconds: 60, describes: 'anonymous MCP tools/call requests per IP per minute' },
   executePerKey: { variable: 'FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY', default: 60, windowSeconds: 60, describes: 'direct-execution requests per API key per minute' },
-  siweNoncePerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP', default: 20, windowSeconds: 3600, describes: 'wallet sign-in nonce requests per IP per hour' },
-  siweVerifyPerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP', default: 10, windowSeconds: 3600, describes: 'wallet sign-in verifications per IP per hour' },
-  stepUpPerUserAction: { variable: 'FLOWGATE_RATE_LIMIT_STEP_UP', default: 10, windowSeconds: 900, describes: 'step-up requests per user and action per 15 minutes' },
   anonymousWorkflowsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP', default: 20, windowSeconds: 3600, describes: 'anonymous (unclaimed) workflow creations per IP per hour' },
 } as const;
 

@@ -531,7 +531,15 @@ export function checkAction(config: Record<string, unknown>, at: NodeSink): void
     });
     return;
   }
-  if (!action.featureEnabled) {
+  if (action.runnable === false) {
+    // Refused at save time: otherwise the workflow saves cleanly and every run of it fails.
+    at.error({
+      code: 'action_not_available',
+      path,
+      received: actionType,
+      message: `${actionType} cannot run on this gateway yet (no runner; its featureEnabled is false in list_action_schemas). Remove this step or use an action that runs here, e.g. webhook/send-webhook or HTTP Request for notifications.`,
+    });
+  } else if (!action.featureEnabled) {
     at.warn({ code: 'feature_disabled', path, received: actionType, message: `${actionType} is switched off on this deployment; execution refuses it until it is enabled again.` });
   }
   checkFields({ key: action.actionType, kind: 'action', requiredFields: action.requiredFields, optionalFields: action.optionalFields }, config, at);

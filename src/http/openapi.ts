@@ -107,7 +107,7 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Organization API key (`svc_...`) or OAuth access token. Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
+          description: 'Organization API key (`svc_...`). Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
         },
       },
       schemas: {
