@@ -394,9 +394,26 @@ export async function reapExpired(store: Store, now = Date.now()): Promise<strin
   return reaped;
 }
 
-export async function pendingExecutionIds(store: Store, limit = 100): Promise<string[]> {
-  const rows = await store.selectFrom('workflow_executions').select('id').where('status', '=', 'pending').orderBy('created_at').limit(limit).execute();
-  return rows.map((r) => r.id);
+/**
+ * Pending runs for the sweep to queue, interleaved across organizations (each
+ * one's oldest first, then each one's second, ...), so one organization's
+ * backlog cannot fill the batch and starve the others.
+ */
+export async function pendingExecutionIds(store: Store, limit = 100): Promise<{ id: string; organizationId: string }[]> {
+  const rows = await store
+    .selectFrom((db) =>
+      db
+        .selectFrom('workflow_executions')
+        .select(['id', 'organization_id', 'created_at', sql<number>`row_number() over (partition by organization_id order by created_at, id)`.as('turn')])
+        .where('status', '=', 'pending')
+        .as('p'),
+    )
+    .select(['p.id', 'p.organization_id'])
+    .orderBy('p.turn')
+    .orderBy('p.created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
 }
 
 /** Asks a run to stop at its next node boundary; a run that has not started is cancelled at once. */
