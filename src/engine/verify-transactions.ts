@@ -97,31 +97,3 @@ export async function reverifyUnconfirmed(services: Services): Promise<{ id: str
   }
   return settled;
 }
-
-/**
- * Runs the verification pass over runs the reaper just ended (system_error):
- * their claimed hashes get receipt fields and the run its gas total, as a
- * finished run's do. The status stays system_error; a chain that cannot be
- * read leaves entries unverified, as it does for any failed run.
- */
-export async function verifyReapedRuns(services: Services, executionIds: readonly string[]): Promise<void> {
-  if (executionIds.length === 0) return;
-  const rows = await services.store
-    .selectFrom('workflow_executions')
-    .select(['id', 'transaction_hashes'])
-    .where('id', 'in', executionIds)
-    .where('status', '=', 'system_error')
-    .where('transaction_hashes', '!=', '[]')
-    .execute();
-  for (const row of rows) {
-    const entries = JSON.parse(row.transaction_hashes ?? '[]') as TransactionHashEntry[];
-    if (entries.length === 0) continue;
-    const v = await verifyEntries(services, entries);
-    await services.store
-      .updateTable('workflow_executions')
-      .set({ transaction_hashes: JSON.stringify(v.entries), gas_used_wei: v.gasUsedWei })
-      .where('id', '=', row.id)
-      .where('status', '=', 'system_error')
-      .execute();
-  }
-}

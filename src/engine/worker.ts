@@ -5,7 +5,7 @@ import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
-import { reverifyUnconfirmed, verifyReapedRuns } from './verify-transactions.ts';
+import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
 import type { RunEvents } from './run-events.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
@@ -175,10 +175,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   }
 
   async function sweep() {
-    const reaped = await reapExpired(services.store);
-    // Hashes a reaped run claimed are verified before anyone is told it ended, like a finished run's.
-    await verifyReapedRuns(services, reaped);
-    for (const id of reaped) events.finished(id, 'system_error');
+    // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
+    for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
     for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
     for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
   }
