@@ -57,6 +57,12 @@ describe('one tenant cannot stall another', () => {
       ),
     );
 
+    // Warm the sandbox pool first (two concurrent evaluations start two workers), so A's loops take
+    // workers the moment its runs start, before B's runs arrive.
+    const quick = await create(keyA, linear(action('one', 'One', { actionType: 'code/run-code', code: 'return 1' })));
+    const warm = await Promise.all([start(keyA, quick), start(keyA, quick)]);
+    for (const id of warm) expect((await api(keyA, `/api/workflows/executions/${id}/wait?timeoutMs=30000`)).body.status).toBe('success');
+
     // More runaway runs than the engine has slots (8 by default).
     const spinning = await Promise.all(Array.from({ length: 10 }, () => start(keyA, spin)));
     for (let i = 0; i < 100 && (await Promise.all(spinning.map((id) => status(keyA, id)))).filter((s) => s === 'running').length === 0; i++) {
