@@ -64,6 +64,8 @@ export interface Config {
   engine: {
     /** Executions run at once by this process. */
     concurrency: number;
+    /** Of those, at most this many for one organization, so others always find a slot (default: half, rounded up). */
+    concurrencyPerOrg: number;
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
     leaseMs: number;
     schedulerTickMs: number;
@@ -139,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ? read(env, 'FLOWGATE_MASTER_KEY', z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex characters'), '')
     : undefined;
 
+  const concurrency = read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8');
   const rateLimits = {} as Record<RateLimitName, RateLimitSetting>;
   for (const [name, spec] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, (typeof RATE_LIMIT_VARIABLES)[RateLimitName]][]) {
     rateLimits[name] = { limit: read(env, spec.variable, positiveInt, String(spec.default)), windowSeconds: spec.windowSeconds };
@@ -165,7 +168,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits,
     httpAllowHosts: allowHosts(env.FLOWGATE_HTTP_ALLOW_HOSTS),
     engine: {
-      concurrency: read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8'),
+      concurrency,
+      concurrencyPerOrg: read(env, 'FLOWGATE_ENGINE_CONCURRENCY_PER_ORG', positiveInt, String(Math.ceil(concurrency / 2))),
       leaseMs: read(env, 'FLOWGATE_ENGINE_LEASE_MS', positiveInt.refine((n) => n >= 1000, 'must be at least 1000'), '30000'),
       schedulerTickMs: read(env, 'FLOWGATE_SCHEDULER_TICK_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '1000'),
       chainTriggerPollMs: read(env, 'FLOWGATE_CHAIN_TRIGGER_POLL_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '2000'),

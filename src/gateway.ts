@@ -70,7 +70,10 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
 }
 
 function engineOptionsFrom(config: Config) {
-  return { concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs, chainTriggerPollMs: config.engine.chainTriggerPollMs };
+  return {
+    concurrency: config.engine.concurrency,
+    perOrgConcurrency: config.engine.concurrencyPerOrg,
+    leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs, chainTriggerPollMs: config.engine.chainTriggerPollMs };
 }
 
 export interface FirstStart {
