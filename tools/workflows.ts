@@ -46,7 +46,7 @@ export const getWorkflowTool = defineTool({
   name: 'get_workflow',
   title: 'Get workflow',
   description:
-    'One workflow with its nodes, edges, publicTags and isOwner. Works for any workflow of your organization and for public workflows of others (read-only). Next: validate_workflow, update_workflow or execute it.',
+    'One workflow with its nodes, edges, publicTags and isOwner. Works for any workflow of your organization and for public workflows of others (read-only, credentials in nodes shown as [REDACTED]). Next: validate_workflow, update_workflow or execute it.',
   scope: 'mcp:read',
   input: z.object({ workflowId: workflowIdParam }),
   output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
@@ -231,14 +231,20 @@ export const claimWorkflowTool = defineTool({
 export const goLiveTool = defineTool({
   name: 'go_live_workflow',
   title: 'Publish workflow (go live)',
-  description: `Publishes a workflow of your organization: sets its public name and up to ${MAX_PUBLIC_TAGS} public tags (ids from list_public_tags) and makes it publicly visible in GET /api/workflows/public and search_workflows.`,
+  description: `Publishes a workflow of your organization: sets its public name and up to ${MAX_PUBLIC_TAGS} public tags (ids from list_public_tags) and makes it publicly visible in GET /api/workflows/public and search_workflows. Others see the graph with credentials typed into nodes redacted (credential headers, query parameters and body fields, URL userinfo); redactedPaths lists each one.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
     name: workflowName,
     publicTagIds: z.array(z.string().trim().min(1)).max(MAX_PUBLIC_TAGS, `at most ${MAX_PUBLIC_TAGS} public tags`).optional(),
   }),
-  output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
+  output: workflowSchema.extend({
+    publicTags: z.array(publicTagRefSchema),
+    isOwner: z.boolean(),
+    redactedPaths: z
+      .array(z.string())
+      .describe('Fields shown as [REDACTED] to everyone but your organization, by node id and field path, e.g. nodes[id=http1].data.config.httpHeaders.Authorization, nodes[id=http1].data.config.endpoint?api_key (a query parameter) or nodes[id=http1].data.config.endpoint@userinfo.'),
+  }),
   rest: { method: 'PUT', path: '/api/workflows/:workflowId/go-live' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
   handler: ({ workflowId, name, publicTagIds }, ctx) => goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, { name, publicTagIds: publicTagIds ?? [] }),

@@ -6,7 +6,7 @@ import { appendTransactionHash, type Completion, type TransactionHashEntry } fro
 import { bindSqlTemplates, bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
 import { PARAM_TOKEN } from './runners/database-query.ts';
 import { NodeError, type NodeResult, type NodeRunner } from './runners/types.ts';
-import { redactSecrets } from './redact.ts';
+import { redact, redactEchoes, redactOutput, redactSecrets } from '../text/redact.ts';
 import type { RunLog } from './run-log.ts';
 
 /**
@@ -153,13 +153,20 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   async function runNode(node: WorkflowNode, view: Map<string, unknown>, iteration?: { index: number; forEachNodeId: string }): Promise<NodeResult> {
     const actionType = actionTypeOf(node);
     const started = Date.now();
-    let logInput: unknown = node.data.config;
+    // Set once the config is resolved; a step failing before that logs its stored config, redacted alike.
+    let logInput: unknown;
+    // The input's secrets, hidden again wherever the step's output or error repeats them.
+    let secrets: string[] = [];
     let logId: string | undefined;
     const logEntry = (input: unknown) => ({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
     const contained = CONTAINED_ACTIONS.has(actionType);
     // Top-level steps that may act outside the engine show as running while they run; others are written once, finished.
-    const record = (status: string, output: unknown, error: string | null) =>
-      logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
+    const record = (status: string, result: unknown, message: string | null) => {
+      if (logInput === undefined) ({ value: logInput, secrets } = redact(node.data.config));
+      const output = redactOutput(result, secrets);
+      const error = message === null || secrets.length === 0 ? message : redactEchoes(message, secrets);
+      return logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
+    };
     try {
       const scope = scopeOf(view);
       const { actionType: _type, ...rawConfig } = node.data.config;
@@ -180,7 +187,7 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       } else {
         config = resolveValue(rawConfig, scope) as Record<string, unknown>;
       }
-      logInput = redactSecrets(config);
+      ({ value: logInput, secrets } = redact(config));
       if (!contained && !iteration) logId = await log.started(logEntry(logInput));
       // Nothing acts outside the engine before the log of everything before it is committed.
       else if (!contained) await log.flush();
