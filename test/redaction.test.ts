@@ -117,6 +117,17 @@ describe('a published workflow', () => {
     expect(JSON.stringify(asOwner.body)).toContain('userinfo-pass-1');
   });
 
+  it('an update of the public workflow also lists what the public sees; a private one does not', async () => {
+    const graph = publishedGraph();
+    const updated = await api(`/api/workflows/${id}`, { method: 'PATCH', body: JSON.stringify({ nodes: graph.nodes.slice(0, 2), edges: graph.edges.slice(0, 1) }) });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body.redactedPaths).toHaveLength(6);
+    const other = await api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Private', ...graph }) });
+    const renamed = await api(`/api/workflows/${other.body.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'Still private' }) });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.redactedPaths).toBeUndefined();
+  });
+
   it('cannot be duplicated, downloaded or turned into code by another organization', async () => {
     for (const [method, path] of [
       ['POST', `/api/workflows/${id}/duplicate`],
