@@ -34,7 +34,20 @@ function wordsOf(name: string): string[] {
 
 type Strength = 'strong' | 'weak' | undefined;
 
+/** Names repeat on every step of every run (config keys): classified once. Bounded, since header names come from users. */
+const strengthCache = new Map<string, Strength>();
+
 function strengthOf(name: string): Strength {
+  let strength = strengthCache.get(name);
+  if (strength === undefined && !strengthCache.has(name)) {
+    strength = classify(name);
+    if (strengthCache.size >= 5000) strengthCache.clear();
+    strengthCache.set(name, strength);
+  }
+  return strength;
+}
+
+function classify(name: string): Strength {
   const words = wordsOf(name);
   if (words.some((w) => STRONG_WORDS.has(w))) return 'strong';
   const last = words.at(-1);
