@@ -75,4 +75,9 @@ describe('redaction', () => {
     expect(JSON.stringify(output)).not.toMatch(/echo-me-123|qk_999999|abc123456|srv-token-1/);
     expect(output.url).toBe('http://h/x?api_key=[REDACTED]');
   });
+
+  it('hides credential query parameters of the final URL even when the input did not carry them', () => {
+    const output = redactOutput({ success: true, url: 'https://h/landing?access_token=abc&page=2' }, []) as any;
+    expect(output.url).toBe('https://h/landing?access_token=[REDACTED]&page=2');
+  });
 });
