@@ -179,4 +179,32 @@ describe('execution logs', () => {
     expect(login.output.data.url).toBe('/session?api_key=[REDACTED]');
     expect(JSON.parse(login.input.httpHeaders)).toEqual({ Authorization: '[REDACTED]', 'X-Api-Key': '[REDACTED]' });
   });
+
+  it('hide credentials of a step that fails before its templates resolve', async () => {
+    const created = await api('/api/workflows/create', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'Broken template',
+        nodes: [
+          trigger,
+          action('call', 'Call', {
+            actionType: 'HTTP Request',
+            endpoint: `${target.url}/echo?q={{@t:Start.missing.deeper}}`,
+            httpMethod: 'GET',
+            httpHeaders: JSON.stringify({ Authorization: 'Bearer unresolved-secret-4' }),
+          }),
+        ],
+        edges: [{ source: 't', target: 'call' }],
+      }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const started = await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: '{}' });
+    const done = await api(`/api/workflows/executions/${started.body.executionId}/wait?timeoutMs=20000`);
+    expect(done.body.status).toBe('error');
+    const logs = (await api(`/api/workflows/executions/${started.body.executionId}/logs`)).body.logs as any[];
+    const call = logs.find((l) => l.nodeId === 'call');
+    expect(call.status).toBe('error');
+    expect(JSON.stringify(logs)).not.toContain('unresolved-secret-4');
+    expect(JSON.parse(call.input.httpHeaders)).toEqual({ Authorization: '[REDACTED]' });
+  });
 });
