@@ -44,6 +44,12 @@ describe('redaction', () => {
     expect(secrets).toEqual(expect.arrayContaining(['s3cr3t-pw', 'ak_1234567', 'tk_7654321', 'form-pass-1', 'custom-auth-1']));
   });
 
+  it('hides credentials in header maps that are not valid JSON', () => {
+    const { value, paths } = redact({ httpHeaders: '{Authorization: "Bearer loose-secret-1", "X-Api-Key": loose-key-2, Accept: "text/plain",}' });
+    expect(value.httpHeaders).toBe('{Authorization: "[REDACTED]", "X-Api-Key": [REDACTED], Accept: "text/plain",}');
+    expect(paths).toEqual(['httpHeaders.Authorization', 'httpHeaders.X-Api-Key']);
+  });
+
   it('keeps web3 token fields, addresses, booleans and template-only values visible', () => {
     const tokenConfig = '{"mode":"custom","customToken":{"address":"0x1111111111111111111111111111111111111111","symbol":"USDC"}}';
     const input = {

@@ -165,10 +165,23 @@ function parseJson(text: string): unknown {
  */
 function walkJsonText(text: string, path: string, c: Collector, depth: number): string {
   const parsed = parseJson(text);
-  if (parsed === undefined) return redactUrls(text, path, c);
+  if (parsed === undefined) return redactUrls(redactLooseJson(text, path, c), path, c);
   const before = c.paths.length;
   const out = walk(parsed, path, c, depth + 1);
   return c.paths.length === before ? text : JSON.stringify(out);
+}
+
+/** `name: value` pairs of JSON-like text that does not parse (a typo in a header map must not publish its token). */
+const LOOSE_PAIR = /(["']?)([\w.-]+)\1(\s*:\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^,}\n]+)/g;
+
+function redactLooseJson(text: string, path: string, c: Collector): string {
+  return text.replace(LOOSE_PAIR, (pair, quote: string, name: string, colon: string, raw: string) => {
+    const quoted = /^["']/.test(raw);
+    const value = quoted ? raw.slice(1, -1) : raw.trim();
+    if (!isCredentialName(name) || keepsScalar(value)) return pair;
+    c.hide(keyPath(path, name), value);
+    return `${quote}${name}${quote}${colon}${quoted ? `${raw[0]}${REDACTED}${raw[0]}` : REDACTED}`;
+  });
 }
 
 function redactText(text: string, path: string, c: Collector, depth: number): string {
