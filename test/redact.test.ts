@@ -59,6 +59,7 @@ describe('redaction', () => {
       keyId: 'k-1',
       requiresAuth: true,
       httpHeaders: '{"Authorization":"Bearer {{@trigger:Trigger.token}}"}',
+      httpBody: '{{@auth:Auth.data.body}}',
     };
     const { value, paths } = redact(input);
     expect(value).toEqual(input);

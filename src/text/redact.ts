@@ -185,6 +185,7 @@ function redactLooseJson(text: string, path: string, c: Collector): string {
 }
 
 function redactText(text: string, path: string, c: Collector, depth: number): string {
+  if (TEMPLATE_ONLY.test(text)) return text;
   if (isJsonText(text)) return walkJsonText(text, path, c, depth);
   if (FORM_BODY.test(text)) return redactParams(text, (name) => `${keyPath(path, name)}`, c);
   return redactUrls(text, path, c);
@@ -265,8 +266,11 @@ export function redactEchoes(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/** Deeper than any real response; past it the rest is dropped rather than searched (fail closed). */
+const MAX_OUTPUT_DEPTH = 64;
+
 function replaceEchoes(value: unknown, secrets: readonly string[], depth: number): unknown {
-  if (depth > 20) return '[…]';
+  if (depth > MAX_OUTPUT_DEPTH) return '[…]';
   if (typeof value === 'string') return redactEchoes(value, secrets);
   if (Array.isArray(value)) return value.map((item) => replaceEchoes(item, secrets, depth + 1));
   if (value === null || typeof value !== 'object') return value;
