@@ -247,14 +247,14 @@ function safeDecode(text: string): string {
  */
 export function redactOutput(output: unknown, secrets: readonly string[]): unknown {
   let out = output;
-  if (out && typeof out === 'object' && !Array.isArray(out)) {
-    const { headers, url } = out as { headers?: unknown; url?: unknown };
+  if (output && typeof output === 'object' && !Array.isArray(output)) {
+    const { headers, url } = output as { headers?: unknown; url?: unknown };
     if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
       const hidden = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, isCredentialName(name) && !keepsScalar(value) ? REDACTED : value]));
-      out = { ...out, headers: hidden };
+      out = { ...(out as object), headers: hidden };
     }
     // The final URL after redirects: its query can carry keys the input never had.
-    if (typeof url === 'string') out = { ...out, url: redactUrls(url, 'url', new Collector()) };
+    if (typeof url === 'string') out = { ...(out as object), url: redactUrls(url, 'url', new Collector()) };
   }
   return secrets.length === 0 ? out : replaceEchoes(out, secrets, 0);
 }
