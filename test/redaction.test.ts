@@ -166,6 +166,10 @@ describe('execution logs', () => {
     expect(done.body.status).toBe('success');
     // The endpoint really received (and echoed) the credentials.
     expect(target.hits.at(-1)!.url).toBe('/session?api_key=query-key-2');
+    expect(target.hits.at(-1)!.body).toContain('body-password-2');
+    // The run's result (what a published workflow's caller gets) does not repeat them either.
+    expect(done.body.output.result.headers.authorization).toBe('[REDACTED]');
+    for (const secret of ['echo-token-2', 'header-key-2', 'body-password-2', 'query-key-2']) expect(JSON.stringify(done.body), secret).not.toContain(secret);
 
     const logs = (await api(`/api/workflows/executions/${started.body.executionId}/logs`)).body.logs as any[];
     const login = logs.find((l) => l.nodeId === 'login');

@@ -259,6 +259,11 @@ export function redactOutput(output: unknown, secrets: readonly string[]): unkno
   return secrets.length === 0 ? out : replaceEchoes(out, secrets, 0);
 }
 
+/** Replaces known secret values anywhere in a value (a run's result). */
+export function redactEchoesIn(value: unknown, secrets: readonly string[]): unknown {
+  return secrets.length === 0 ? value : replaceEchoes(value, secrets, 0);
+}
+
 /** Replaces known secret values inside a text (an error message, say). */
 export function redactEchoes(text: string, secrets: readonly string[]): string {
   let out = text;
