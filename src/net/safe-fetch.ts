@@ -50,9 +50,6 @@ export const DEFAULT_MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Headers describing a body, dropped when a redirect turns the request into a GET. */
 const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
-/** Credentials that must not follow a redirect to another origin: these, and any header named like one (X-Api-Key, X-Custom-Auth...). */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
-const isCredentialHeader = (name: string) => CREDENTIAL_HEADERS.has(name) || isCredentialName(name);
 /** Framing headers this client computes itself. */
 const MANAGED_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection'];
 
@@ -174,7 +171,8 @@ function nextHop(hop: Hop, status: number, location: string): Hop {
     body = undefined;
     for (const name of BODY_HEADERS) delete headers[name];
   }
-  if (url.origin !== hop.url.origin) for (const name of Object.keys(headers)) if (isCredentialHeader(name)) delete headers[name];
+  // Credentials must not follow a redirect to another origin: Authorization, Cookie, Proxy-Authorization and any header named like one (X-Api-Key, X-Custom-Auth...).
+  if (url.origin !== hop.url.origin) for (const name of Object.keys(headers)) if (isCredentialName(name)) delete headers[name];
   return { url, method, headers, body, from: hop.url };
 }
 
