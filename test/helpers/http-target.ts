@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A local HTTP server for workflow steps to call: JSON echo, a price feed, one that answers after `?ms=`, and one that never answers. */
+/** A local HTTP server for workflow steps to call: JSON echo, a price feed, a cookie-setting header echo, one that answers after `?ms=`, and one that never answers. */
 export async function startHttpTarget() {
   const hits: { method: string; url: string; body: string }[] = [];
   const server = http.createServer((req, res) => {
@@ -18,6 +18,11 @@ export async function startHttpTarget() {
       }
       if (req.url?.startsWith('/prices')) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ prices: [1.5, 2.25, 3], symbol: 'ETH' }));
+        return;
+      }
+      if (req.url?.startsWith('/session')) {
+        // A login-like endpoint: sets a session cookie and echoes the request's headers, as debugging endpoints do.
+        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'sid=cookie-secret-3; HttpOnly' }).end(JSON.stringify({ url: req.url, headers: req.headers, body }));
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }));
