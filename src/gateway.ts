@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import http from 'node:http';
 import type { AnyTool } from '../tools/define.ts';
 import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
@@ -14,6 +13,7 @@ import { TEST_USDC } from './chains/devnet/test-usdc.ts';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './guards/rate-limit.ts';
 import { createHttpApp } from './http/app.ts';
+import { createNodeServer } from './http/node-server.ts';
 import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import type { Services } from './services.ts';
 import { createEngine } from './engine/engine.ts';
@@ -109,7 +109,7 @@ export async function createGateway(config: Config, options: { tools?: readonly 
     throw error;
   }
   const app = createHttpApp(runtime.services, options.tools ?? registry);
-  const server = http.createServer(app);
+  const server = createNodeServer(app, config.requestTimeoutMs);
   await runtime.services.engine.start();
 
   return {
