@@ -42,7 +42,7 @@ export function createNodeServer(app: RequestListener, requestTimeoutMs: number)
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node's default handler: answer only while no response of this connection has begun (`_httpMessage` is the in-flight one).
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && !inFlight?.headersSent) socket.write(answerFor(error, requestTimeoutMs));
+    if (error.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) socket.write(answerFor(error, requestTimeoutMs));
     socket.destroy();
   });
   return server;
