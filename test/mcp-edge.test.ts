@@ -56,6 +56,15 @@ describe('JSON-RPC batches', () => {
     expect(await runsOf('helloworld')).toBe(before);
   });
 
+  it('refuses an empty batch and one over 100 messages before counting anything', async () => {
+    const empty = await post(`${gw.url}/mcp`, []);
+    expect(empty.status).toBe(400);
+    expect((await empty.json()).error.code).toBe(-32600);
+    const huge = await post(`${gw.url}/mcp`, Array.from({ length: 101 }, (_, i) => callHello(i + 1)));
+    expect(huge.status).toBe(400);
+    expect((await huge.json()).error.message).toContain('100');
+  });
+
   it('answers a batch under an older protocol, each message answered by id', async () => {
     const res = await post(
       `${gw.url}/mcp`,

@@ -1,6 +1,14 @@
 import { Router, type Request, type Response } from 'express';
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
-import { allowsBatching, answerMcpPost, declaredProtocolVersion, FIRST_VERSION_WITHOUT_BATCHING, type McpServerInfo, type McpToolSet } from '../mcp/sdk.ts';
+import {
+  allowsBatching,
+  answerMcpPost,
+  declaredProtocolVersion,
+  FIRST_VERSION_WITHOUT_BATCHING,
+  MAX_BATCH_MESSAGES,
+  type McpServerInfo,
+  type McpToolSet,
+} from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
 import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
 import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../guards/rate-limit.ts';
@@ -128,6 +136,8 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       return jsonRpcError(res, 400, -32600, `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${version} (removed in ${FIRST_VERSION_WITHOUT_BATCHING}); send one message per POST.`);
     }
     if (messages.length === 0) return jsonRpcError(res, 400, -32600, 'Invalid Request: the batch is empty.');
+    // Before counting: the transport refuses larger batches whole, and counting thousands would cost more than refusing.
+    if (messages.length > MAX_BATCH_MESSAGES) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages.`);
 
     const forwarded: unknown[] = [];
     const refused: ReturnType<typeof rateLimited>[] = [];

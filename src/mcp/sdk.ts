@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import {
   CallToolRequestSchema,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
@@ -45,6 +46,8 @@ export function declaredProtocolVersion(header: string | undefined, messages: re
 /** Versions are dates (YYYY-MM-DD), so they order as strings. */
 export const allowsBatching = (version: string) => version < BATCHING_REMOVED_IN;
 export const FIRST_VERSION_WITHOUT_BATCHING = BATCHING_REMOVED_IN;
+/** The most messages the transport accepts in one batch. */
+export const MAX_BATCH_MESSAGES: number = MAX_BATCH_SIZE;
 
 /** An error the SDK's protocol layer sends as the JSON-RPC error: its numeric `code` and its message, nothing added. */
 const jsonRpcFailure = (code: number, message: string) => Object.assign(new Error(message), { code });
