@@ -27,7 +27,7 @@ export type McpCallResult = CallToolResult;
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
 
 /** The first protocol version without JSON-RPC batching (2025-06-18 removed it). */
-const BATCHING_REMOVED_IN = '2025-06-18';
+export const FIRST_VERSION_WITHOUT_BATCHING = '2025-06-18';
 
 /**
  * The protocol version a POST speaks: its `MCP-Protocol-Version` header, else
@@ -44,8 +44,7 @@ export function declaredProtocolVersion(header: string | undefined, messages: re
 }
 
 /** Versions are dates (YYYY-MM-DD), so they order as strings. */
-export const allowsBatching = (version: string) => version < BATCHING_REMOVED_IN;
-export const FIRST_VERSION_WITHOUT_BATCHING = BATCHING_REMOVED_IN;
+export const allowsBatching = (version: string) => version < FIRST_VERSION_WITHOUT_BATCHING;
 /** The most messages the transport accepts in one batch. */
 export const MAX_BATCH_MESSAGES: number = MAX_BATCH_SIZE;
 
