@@ -76,6 +76,10 @@ export interface Config {
   internalServiceSecret: string | undefined;
   /** Extra Host header values accepted when bound to a loopback address (DNS-rebinding protection). */
   allowedHosts: string[];
+  /** Browser origins (besides the base URL's) allowed on /mcp and in CORS answers of authenticated routes (FLOWGATE_ALLOWED_ORIGINS). */
+  allowedOrigins: string[];
+  /** Time a client has to send a whole request, headers and body; then 408 and the socket is closed. */
+  requestTimeoutMs: number;
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
   agentRegistration: { agentId: string; agentRegistry: string } | undefined;
   /** Paid workflow calls; unset values are defaulted in src/payments/settings.ts (devnet or Base USDC). */
@@ -122,6 +126,23 @@ function agentRegistration(env: NodeJS.ProcessEnv): Config['agentRegistration'] 
     agentId: read(env, 'FLOWGATE_AGENT_ID', decimalInteger.refine((v) => Number.isSafeInteger(Number(v)), 'must be at most 2^53-1'), ''),
     agentRegistry: read(env, 'FLOWGATE_AGENT_REGISTRY', z.string().trim().regex(/^eip155:\d+:0x[0-9a-fA-F]{40}$/, 'must be eip155:<chainId>:<0x registry address>'), ''),
   };
+}
+
+/** FLOWGATE_ALLOWED_ORIGINS: comma-separated http(s) origins (scheme, host, optional port; no path), normalized as browsers send them. */
+function allowedOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  return origins.map((entry) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username) {
+      throw new ConfigError('FLOWGATE_ALLOWED_ORIGINS', `must be comma-separated http(s) origins such as https://app.example.com or http://localhost:5173, without a path (got ${JSON.stringify(entry)})`);
+    }
+    return url.origin;
+  });
 }
 
 function allowHosts(value: string | undefined): EgressAllowList {
@@ -194,6 +215,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    allowedOrigins: allowedOrigins(env.FLOWGATE_ALLOWED_ORIGINS),
+    requestTimeoutMs: read(env, 'FLOWGATE_REQUEST_TIMEOUT_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '10000'),
     agentRegistration: agentRegistration(env),
   };
 }

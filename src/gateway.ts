@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import http from 'node:http';
 import type { AnyTool } from '../tools/define.ts';
 import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
@@ -16,6 +15,7 @@ import { TEST_USDC } from './chains/devnet/test-usdc.ts';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './guards/rate-limit.ts';
 import { createHttpApp } from './http/app.ts';
+import { createNodeServer } from './http/node-server.ts';
 import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import type { Services } from './services.ts';
 import { createEngine } from './engine/engine.ts';
@@ -141,7 +141,7 @@ export async function createGateway(config: Config, options: { tools?: readonly 
   const runtime = await openServingRuntime(config);
   const { firstStart } = runtime;
   const app = createHttpApp(runtime.services, options.tools ?? registry);
-  const server = http.createServer(app);
+  const server = createNodeServer(app, config.requestTimeoutMs);
   await runtime.services.engine.start();
 
   return {
