@@ -154,6 +154,8 @@ describe('sqlite database integrations', () => {
       'PRAGMA writable_schema=1',
       'PRAGMA journal_mode=delete',
       "select load_extension('/tmp/evil')",
+      "select load_extension('/tmp/evil', 'entry')",
+      "select hex(fts3_tokenizer('simple'))",
       `select 1; ATTACH '${ownDb}' AS g`,
       "insert into notes (body) values ('written')",
       'delete from notes',
@@ -164,7 +166,7 @@ describe('sqlite database integrations', () => {
     ]) {
       const run = await runQuery(owner, id, q);
       expect(run.status, q).toBe('error');
-      expect(run.error, q).toMatch(/do not run on SQLite integrations|need a writable SQLite integration|is read-only|not authorized|more than one statement/);
+      expect(run.error, q).toMatch(/do not run on SQLite integrations|need a writable SQLite integration|is read-only|does not run on SQLite integrations|more than one statement/);
       expect(JSON.stringify(run), q).not.toContain(ownerKeyHash);
     }
     expect(fs.existsSync(vacuumTarget)).toBe(false);
@@ -237,6 +239,7 @@ describe('sqlite database integrations', () => {
     expect(() => loadConfig({ FLOWGATE_DATA_DIR: data, FLOWGATE_SQLITE_INTEGRATION_DIR: path.join(data, 'inner') })).toThrow(/FLOWGATE_SQLITE_INTEGRATION_DIR/);
     expect(() => loadConfig({ FLOWGATE_DATA_DIR: data, FLOWGATE_SQLITE_INTEGRATION_DIR: path.join(data, 'missing') })).toThrow(/existing directory/);
     expect(loadConfig({ FLOWGATE_DATA_DIR: data, FLOWGATE_SQLITE_INTEGRATION_DIR: dir }).sqliteIntegrationDir).toBe(dir);
+    expect(() => loadConfig({ FLOWGATE_DATA_DIR: data, FLOWGATE_DATABASE_ALLOW_HOSTS: 'db.internal,10.1' })).toThrow(/FLOWGATE_DATABASE_ALLOW_HOSTS/);
   });
 });
 

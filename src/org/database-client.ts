@@ -63,6 +63,21 @@ const UNOPENABLE = new Set(['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_CORRUPT'
 
 const READ_ONLY_REFUSAL = 'This SQLite integration is read-only: only statements that read rows run (set `allowWrites: true` in its config for writes).';
 
+/**
+ * Shadows built-in functions a tenant must not call, per connection:
+ * load_extension (already off in better-sqlite3; kept off should that change)
+ * and fts3_tokenizer, whose one-argument form returns a native pointer.
+ */
+function refuseUnsafeFunctions(db: SQLite.Database): void {
+  for (const name of ['load_extension', 'fts3_tokenizer']) {
+    const refuse = () => {
+      throw new DatabaseError(`${name}() does not run on SQLite integrations.`);
+    };
+    db.function(name, (_a: unknown) => refuse());
+    db.function(name, (_a: unknown, _b: unknown) => refuse());
+  }
+}
+
 function runSqlite(access: DatabaseAccess, config: DatabaseConfig, sql: string, params: unknown[]): { rows: unknown[]; rowCount: number } {
   const allowWrites = config.allowWrites === true;
   let db: SQLite.Database | undefined;
@@ -70,6 +85,7 @@ function runSqlite(access: DatabaseAccess, config: DatabaseConfig, sql: string, 
     const file = resolveSqlitePath(access.sqliteDir, access.dataDir, String(config.path));
     checkSqliteStatement(sql, allowWrites);
     db = new SQLite(file, { readonly: !allowWrites, fileMustExist: true, timeout: 5_000 });
+    refuseUnsafeFunctions(db);
     // Anonymous `?` placeholders, with the values listed in the order the tokens appear.
     const order: number[] = [];
     const statement = db.prepare(
