@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -46,6 +47,12 @@ async function runQuery(api: Api, integrationId: string, dbQuery: string) {
   return { ...done, executionId: started.body.executionId as string };
 }
 
+/** Child processes of this test process running a SQLite query (src/org/sqlite-process.ts). */
+const queryProcesses = () =>
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes('better-sqlite3'));
+
 describe('sqlite database integrations', () => {
   let gw: TestGateway;
   let owner: Api;
@@ -62,7 +69,8 @@ describe('sqlite database integrations', () => {
     makeDb(path.join(dir, 'shop.sqlite'));
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a database, just text that is long enough to have a header');
     fs.mkdirSync(path.join(dir, 'sub'));
-    gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SQLITE_INTEGRATION_DIR: dir } });
+    // A short lease: a cancel reaches a running step within a second.
+    gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SQLITE_INTEGRATION_DIR: dir, FLOWGATE_ENGINE_LEASE_MS: '1000' } });
     ownDb = path.join(gw.dataDir, 'flowgate.sqlite');
     // Links inside the allowed directory that lead out of it.
     fs.symlinkSync(ownDb, path.join(dir, 'gateway.sqlite'));
@@ -194,6 +202,45 @@ describe('sqlite database integrations', () => {
     expect(db.prepare('select count(*) as n from notes').get()).toEqual({ n: 2 });
     db.close();
   });
+
+  it('runs a slow query without stalling the gateway, and stops an endless one when the run is cancelled', async () => {
+    const created = await create(hostile, { path: 'shop.sqlite' });
+    expect(created.status).toBe(201);
+    const counting = (limit: string) => `with recursive c(x) as (select 1 union all select x + 1 from c${limit}) select count(*) as n from c`;
+
+    // A few seconds of SQLite work: other tenants' requests still answer at once.
+    const slow = runQuery(hostile, created.body.id, counting(' where x < 5000000'));
+    // The gateway runs in this process: a query on its thread would hold this timer as well.
+    await expect.poll(() => queryProcesses().length, { timeout: 5000, interval: 50 }).toBe(1);
+    const started = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const other = await owner('/api/integrations');
+    expect(other.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(1200);
+    const done = await slow;
+    expect(done.status, done.error).toBe('success');
+    expect(done.output.result.rows).toEqual([{ n: 5000000 }]);
+
+    // No end at all: cancelling the run kills the query's process.
+    const workflow = await hostile('/api/workflows/create', {
+      method: 'POST',
+      json: {
+        name: 'Endless',
+        nodes: [
+          { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
+          { id: 'q', type: 'action', data: { label: 'Query', config: { actionType: 'Database Query', integrationId: created.body.id, dbQuery: counting('') } } },
+        ],
+        edges: [{ source: 't', target: 'q' }],
+      },
+    });
+    const run = await hostile(`/api/workflows/${workflow.body.id}/execute`, { method: 'POST', json: { input: {} } });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(queryProcesses().length).toBe(1);
+    expect((await hostile(`/api/workflows/executions/${run.body.executionId}/cancel`, { method: 'POST', json: {} })).status).toBe(200);
+    const ended = (await hostile(`/api/workflows/executions/${run.body.executionId}/wait`)).body;
+    expect(ended.status).toBe('cancelled');
+    await expect.poll(() => queryProcesses().length, { timeout: 5000 }).toBe(0);
+  }, 60_000);
 
   it('is off unless the operator sets a directory, which may not be the data directory', async () => {
     const off = await startTestGateway();

@@ -1,10 +1,10 @@
 import net from 'node:net';
-import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { policyLookup } from '../net/egress-lookup.ts';
 import { egressVerdict, type EgressAllowList } from '../net/egress-policy.ts';
 import { checkSqliteStatement, resolveSqlitePath, SQLITE_PATH_UNAVAILABLE, SqliteGuardError } from './sqlite-guard.ts';
+import { runSqliteJob } from './sqlite-process.ts';
 
 /**
  * Connections to `database` integrations: run one statement on a SQLite file
@@ -59,63 +59,31 @@ export interface DatabaseConfig {
 }
 
 /** SQLite codes that mean "this file cannot be opened as a database": answered like a missing file. */
-const UNOPENABLE = new Set(['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_IOERR']);
+const UNOPENABLE = ['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_IOERR'];
 
-const READ_ONLY_REFUSAL = 'This SQLite integration is read-only: only statements that read rows run (set `allowWrites: true` in its config for writes).';
-
-/**
- * Shadows built-in functions a tenant must not call, per connection:
- * load_extension (already off in better-sqlite3; kept off should that change)
- * and fts3_tokenizer, whose one-argument form returns a native pointer.
- */
-function refuseUnsafeFunctions(db: SQLite.Database): void {
-  for (const name of ['load_extension', 'fts3_tokenizer']) {
-    const refuse = () => {
-      throw new DatabaseError(`${name}() does not run on SQLite integrations.`);
-    };
-    db.function(name, (_a: unknown) => refuse());
-    db.function(name, (_a: unknown, _b: unknown) => refuse());
-  }
-}
-
-function runSqlite(access: DatabaseAccess, config: DatabaseConfig, sql: string, params: unknown[]): { rows: unknown[]; rowCount: number } {
+async function runSqlite(access: DatabaseAccess, config: DatabaseConfig, sql: string, params: unknown[], signal: AbortSignal): Promise<{ rows: unknown[]; rowCount: number }> {
   const allowWrites = config.allowWrites === true;
-  let db: SQLite.Database | undefined;
+  let file: string;
   try {
-    const file = resolveSqlitePath(access.sqliteDir, access.dataDir, String(config.path));
+    file = resolveSqlitePath(access.sqliteDir, access.dataDir, String(config.path));
     checkSqliteStatement(sql, allowWrites);
-    db = new SQLite(file, { readonly: !allowWrites, fileMustExist: true, timeout: 5_000 });
-    refuseUnsafeFunctions(db);
-    // Anonymous `?` placeholders, with the values listed in the order the tokens appear.
-    const order: number[] = [];
-    const statement = db.prepare(
-      sql.replace(PARAM_PATTERN, (_m, n: string) => {
-        order.push(Number(n) - 1);
-        return '?';
-      }),
-    );
-    // Second layer for read-only integrations: SQLite itself must call the statement a row-returning read.
-    if (!allowWrites && !(statement.reader && statement.readonly)) throw new DatabaseError(READ_ONLY_REFUSAL);
-    const bound = order.map((i) => (params[i] === undefined ? null : params[i]));
-    if (statement.reader) {
-      const rows: unknown[] = [];
-      for (const row of statement.iterate(...bound)) {
-        if (rows.length >= MAX_ROWS) throw new DatabaseError(`The query returned more than ${MAX_ROWS} rows; add a LIMIT.`);
-        rows.push(row);
-      }
-      return { rows, rowCount: rows.length };
-    }
-    const result = statement.run(...bound);
-    return { rows: [], rowCount: result.changes };
   } catch (error) {
-    if (error instanceof DatabaseError) throw error;
     if (error instanceof SqliteGuardError) throw new DatabaseError(error.message);
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && [...UNOPENABLE].some((c) => code === c || code.startsWith(`${c}_`))) throw new DatabaseError(SQLITE_PATH_UNAVAILABLE);
-    throw new DatabaseError(`The database refused the query: ${error instanceof Error ? error.message : String(error)}`);
-  } finally {
-    db?.close();
+    throw error;
   }
+  // Anonymous `?` placeholders, with the values listed in the order the tokens appear.
+  const order: number[] = [];
+  const text = sql.replace(PARAM_PATTERN, (_m, n: string) => {
+    order.push(Number(n) - 1);
+    return '?';
+  });
+  const bound = order.map((i) => (params[i] === undefined ? null : params[i]));
+  const outcome = await runSqliteJob({ file, allowWrites, sql: text, params: bound, maxRows: MAX_ROWS }, QUERY_TIMEOUT_MS, signal);
+  if (outcome.ok) return { rows: outcome.rows, rowCount: outcome.rowCount };
+  if (outcome.kind !== 'sqlite') throw new DatabaseError(outcome.message);
+  const code = outcome.code;
+  if (code && UNOPENABLE.some((c) => code === c || code.startsWith(`${c}_`))) throw new DatabaseError(SQLITE_PATH_UNAVAILABLE);
+  throw new DatabaseError(`The database refused the query: ${outcome.message}`);
 }
 
 /**
@@ -198,7 +166,7 @@ export async function queryDatabase(
   params: unknown[],
   signal: AbortSignal,
 ): Promise<{ rows: unknown[]; rowCount: number }> {
-  if (db.driver === 'sqlite' && typeof db.path === 'string') return runSqlite(access, db, sql, params);
+  if (db.driver === 'sqlite' && typeof db.path === 'string') return runSqlite(access, db, sql, params, signal);
   if (db.driver === 'postgres') return runPostgres(access, db, sql, params, signal);
   throw new DatabaseError('Unsupported database driver; use sqlite (with path) or postgres.');
 }
