@@ -280,6 +280,21 @@ describe('sqlite database integrations', () => {
       await off.close();
     }
 
+    // The data directory inside the allowed one: still out of reach.
+    const outer = tempDir();
+    const nested = await startTestGateway({ dataDir: path.join(outer, 'data'), env: { FLOWGATE_SQLITE_INTEGRATION_DIR: outer } });
+    try {
+      const res = await fetchJson(`${nested.url}/api/integrations`, {
+        key: nested.ownerKey,
+        method: 'POST',
+        body: JSON.stringify({ name: 'own', type: 'database', config: { driver: 'sqlite', path: 'data/flowgate.sqlite' } }),
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toContain('No SQLite database this gateway may open at this path');
+    } finally {
+      await nested.close();
+    }
+
     const data = tempDir();
     expect(() => loadConfig({ FLOWGATE_DATA_DIR: data, FLOWGATE_SQLITE_INTEGRATION_DIR: data })).toThrow(ConfigError);
     fs.mkdirSync(path.join(data, 'inner'));
