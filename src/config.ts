@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowHosts, type EgressAllowList } from './net/egress-policy.ts';
+import { isInside, SQLITE_DIR_VARIABLE } from './org/sqlite-guard.ts';
 
 /**
  * Typed gateway configuration, read once from the environment at start-up.
@@ -61,6 +63,10 @@ export interface Config {
   bodyLimitBytes: number;
   /** Operator exceptions to the outbound-HTTP egress policy (FLOWGATE_HTTP_ALLOW_HOSTS). */
   httpAllowHosts: EgressAllowList;
+  /** Operator exceptions to the egress policy for PostgreSQL integrations (FLOWGATE_DATABASE_ALLOW_HOSTS). */
+  databaseAllowHosts: EgressAllowList;
+  /** The only directory SQLite integrations may open files in (real path); unset: the sqlite driver is off. */
+  sqliteIntegrationDir: string | undefined;
   engine: {
     /** Executions run at once by this process. */
     concurrency: number;
@@ -145,12 +151,38 @@ function allowedOrigins(value: string | undefined): string[] {
   });
 }
 
-function allowHosts(value: string | undefined): EgressAllowList {
+function allowHosts(env: NodeJS.ProcessEnv, variable: string): EgressAllowList {
   try {
-    return parseAllowHosts(value);
+    return parseAllowHosts(env[variable]);
   } catch (error) {
-    throw new ConfigError('FLOWGATE_HTTP_ALLOW_HOSTS', (error as Error).message);
+    throw new ConfigError(variable, (error as Error).message);
   }
+}
+
+/**
+ * FLOWGATE_SQLITE_INTEGRATION_DIR as its real path: an existing directory
+ * that is not the data directory nor inside it (the gateway's own database
+ * must never be reachable from an integration).
+ */
+function sqliteIntegrationDir(env: NodeJS.ProcessEnv, dataDir: string): string | undefined {
+  const variable = SQLITE_DIR_VARIABLE;
+  const raw = env[variable]?.trim();
+  if (!raw) return undefined;
+  let real: string;
+  try {
+    real = fs.realpathSync(path.resolve(raw));
+    if (!fs.statSync(real).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new ConfigError(variable, `must be an existing directory (got ${JSON.stringify(raw)})`);
+  }
+  let realData = dataDir;
+  try {
+    realData = fs.realpathSync(dataDir);
+  } catch {
+    // The data directory is created later; compare its resolved path.
+  }
+  if (isInside(real, realData)) throw new ConfigError(variable, `must not be the data directory or inside it (got ${JSON.stringify(raw)})`);
+  return real;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -187,7 +219,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
-    httpAllowHosts: allowHosts(env.FLOWGATE_HTTP_ALLOW_HOSTS),
+    httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),
+    databaseAllowHosts: allowHosts(env, 'FLOWGATE_DATABASE_ALLOW_HOSTS'),
+    sqliteIntegrationDir: sqliteIntegrationDir(env, dataDir),
     engine: {
       concurrency,
       concurrencyPerOrg: read(env, 'FLOWGATE_ENGINE_CONCURRENCY_PER_ORG', positiveInt, String(Math.ceil(concurrency / 2))),

@@ -1,4 +1,3 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -7,6 +6,7 @@ import zlib from 'node:zlib';
 import { isCredentialName } from '../text/redact.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { EgressError } from './egress-error.ts';
+import { policyLookup } from './egress-lookup.ts';
 import { ALLOW_HOSTS_VARIABLE, EMPTY_ALLOW_LIST, egressVerdict, type EgressAllowList } from './egress-policy.ts';
 
 /**
@@ -187,21 +187,11 @@ function blockedError(hop: Hop, ip: string, range: string): EgressError {
   );
 }
 
-/** dns.lookup that drops refused addresses, failing when none is left. */
 function guardedLookup(hop: Hop, allowList: EgressAllowList): LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      if (addresses.length === 0) return callback(new EgressError('network', `Could not resolve ${hostname}: no addresses`, { url: shown(hop.url) }), '');
-      const usable = addresses.filter((a) => egressVerdict(a.address, hostname, allowList).allowed);
-      if (usable.length === 0) {
-        const verdict = egressVerdict(addresses[0].address, hostname, allowList);
-        return callback(blockedError(hop, addresses[0].address, verdict.allowed ? 'refused' : verdict.range), '');
-      }
-      if (options.all) callback(null, usable);
-      else callback(null, usable[0].address, usable[0].family);
-    });
-  };
+  return policyLookup(allowList, {
+    noAddress: (hostname) => new EgressError('network', `Could not resolve ${hostname}: no addresses`, { url: shown(hop.url) }),
+    refused: (_hostname, ip, range) => blockedError(hop, ip, range),
+  });
 }
 
 /** Sends one hop and resolves with the response head; the body is read separately. */
