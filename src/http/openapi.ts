@@ -98,6 +98,7 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
     info: {
       title: 'Flowgate API',
       version: DESCRIPTION_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description: 'MCP-server-first agent gateway for onchain workflow automation. Every operation here is also described as an MCP tool at /mcp where `x-mcp-tool` is set.',
     },
     servers: [{ url: config.baseUrl }],
