@@ -138,7 +138,7 @@ const runsSettled = (g: TestGateway, workflowId: string, count: number) =>
 
 /** The trigger node's logged output of a run. */
 async function triggerOutput(g: TestGateway, executionId: string): Promise<Record<string, any>> {
-  const res = await fetchJson(`${g.url}/api/workflows/executions/${executionId}`, { key: g.ownerKey });
+  const res = await fetchJson(`${g.url}/api/workflows/executions/${executionId}/details`, { key: g.ownerKey });
   return res.body.logs.find((l: any) => l.nodeId === 't').output;
 }
 

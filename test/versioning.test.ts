@@ -89,6 +89,20 @@ describe('deprecation signals', () => {
     expectNotDeprecated((await post(`/api/workflows/${id}/execute`, {})).headers);
   });
 
+  it('the bare execution path: still answers, signalled; /details is the current path', async () => {
+    const { id } = await createWorkflowViaApi(gw.url, gw.ownerKey);
+    const started = await post(`/api/workflows/${id}/execute`, {});
+    const executionId = started.body.executionId as string;
+    const legacy = await fetchJson(`${gw.url}/api/workflows/executions/${executionId}`, { key: gw.ownerKey });
+    expect(legacy.status).toBe(200);
+    expect(legacy.body.execution.id).toBe(executionId);
+    expectDeprecated(legacy.headers, 'legacy-execution-path');
+    const current = await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/details`, { key: gw.ownerKey });
+    expect(current.status).toBe(200);
+    expect(current.body.execution.id).toBe(executionId);
+    expectNotDeprecated(current.headers);
+  });
+
   it('functionName/args workflow fields: signalled on create, update and validate only when a node uses them', async () => {
     const graph = balanceGraph();
     const abi = JSON.stringify([{ type: 'function', name: 'ping', inputs: [], outputs: [], stateMutability: 'nonpayable' }]);
@@ -148,6 +162,8 @@ describe('x-api-versioning', () => {
     for (const d of versioning.deprecations) expect(Date.parse(d.sunsetAt) - Date.parse(d.deprecatedAt)).toBeGreaterThanOrEqual(MIN_SUNSET_LEAD_DAYS * DAY);
 
     expect(body.paths['/api/workflow/{workflowId}/execute'].post.deprecated).toBe(true);
+    expect(body.paths['/api/workflows/executions/{executionId}'].get.deprecated).toBe(true);
+    expect(byName['legacy-execution-path']).toMatchObject({ kind: 'path', operations: ['get_execution_legacy_path'] });
     expect(body.paths['/api/workflows/{workflowId}/execute'].post.deprecated).toBeUndefined();
     const probe = body.paths['/api/test/chain-probe'].post;
     expect(probe.requestBody.content['application/json'].schema.properties.network.deprecated).toBe(true);

@@ -52,6 +52,14 @@ export const DEPRECATIONS = {
     sunsetAt: '2027-06-01T00:00:00Z',
     docs: '/docs/versioning#legacy-execute-path',
   },
+  'legacy-execution-path': {
+    kind: 'path',
+    subject: 'GET /api/workflows/executions/{executionId}',
+    replacement: 'GET /api/workflows/executions/{executionId}/details (beside /status, /wait and /logs; the old path was ambiguous with /api/workflows/{workflowId}/duplicate for OpenAPI tools)',
+    deprecatedAt: '2026-11-23T00:00:00Z',
+    sunsetAt: '2027-06-01T00:00:00Z',
+    docs: '/docs/versioning#legacy-execution-path',
+  },
   'network-field': {
     kind: 'request-field',
     subject: 'network',
@@ -75,6 +83,7 @@ export const DEPRECATIONS = {
 export type DeprecationName = keyof typeof DEPRECATIONS;
 
 export const LEGACY_EXECUTE_PATH = '/api/workflow/:workflowId/execute';
+export const LEGACY_EXECUTION_PATH = '/api/workflows/executions/:executionId';
 
 const DAY_MS = 86_400_000;
 export const MIN_SUNSET_LEAD_DAYS = 180;

@@ -18,7 +18,7 @@ import { truncateLarge } from '../src/engine/truncate.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
-import { LEGACY_EXECUTE_PATH } from './deprecations.ts';
+import { LEGACY_EXECUTE_PATH, LEGACY_EXECUTION_PATH } from './deprecations.ts';
 
 /** Starting runs and following them: execute, webhook, status, wait, logs, cancel. */
 
@@ -305,31 +305,49 @@ export const executionLogsTool = defineTool({
   },
 });
 
+const getExecutionInput = z.object({
+  executionId: executionIdParam,
+  includeData: z.boolean().optional(),
+  nodeIds: z.array(z.string()).max(500).optional(),
+  truncateData: z.boolean().optional(),
+});
+const getExecutionOutput = z.object({ execution: executionSchema, progress: progressSchema, completed: z.boolean(), pollIntervalHint: z.number(), logs: z.array(logSchema) });
+
+async function getExecution({ executionId, includeData, nodeIds, truncateData }: z.output<typeof getExecutionInput>, ctx: ToolContext): Promise<z.output<typeof getExecutionOutput>> {
+  const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+  const allLogs = await listLogs(ctx.services.store, executionId);
+  const { progress } = executionProgress(row, allLogs);
+  const wanted = nodeIds ? new Set(nodeIds) : undefined;
+  const shape = (value: unknown) => (includeData === false ? undefined : truncateData === false ? value : truncateLarge(value));
+  const logs = allLogs.filter((l) => !wanted || wanted.has(l.nodeId)).map((l) => ({ ...l, input: shape(l.input), output: shape(l.output) }));
+  const execution = toExecutionRecord(row);
+  return { execution: { ...execution, output: execution.output && (shape(execution.output) as Record<string, unknown>) }, progress, completed: isTerminal(execution.status), pollIntervalHint: pollIntervalHint(execution.status), logs };
+}
+
 export const getExecutionTool = defineTool({
   name: 'get_execution',
   title: 'Get execution',
   description:
     'Status, progress and per-node logs of a run in one call. includeData=false omits step inputs and outputs; nodeIds limits the logs to those nodes; truncateData (default true) shortens large values to {_truncated, originalSize, preview}.',
   scope: 'mcp:read',
-  input: z.object({
-    executionId: executionIdParam,
-    includeData: z.boolean().optional(),
-    nodeIds: z.array(z.string()).max(500).optional(),
-    truncateData: z.boolean().optional(),
-  }),
-  output: z.object({ execution: executionSchema, progress: progressSchema, completed: z.boolean(), pollIntervalHint: z.number(), logs: z.array(logSchema) }),
-  rest: { method: 'GET', path: '/api/workflows/executions/:executionId' },
+  input: getExecutionInput,
+  output: getExecutionOutput,
+  rest: { method: 'GET', path: '/api/workflows/executions/:executionId/details' },
   mcp: { annotations: READ_ONLY_LOCAL },
-  async handler({ executionId, includeData, nodeIds, truncateData }, ctx) {
-    const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
-    const allLogs = await listLogs(ctx.services.store, executionId);
-    const { progress } = executionProgress(row, allLogs);
-    const wanted = nodeIds ? new Set(nodeIds) : undefined;
-    const shape = (value: unknown) => (includeData === false ? undefined : truncateData === false ? value : truncateLarge(value));
-    const logs = allLogs.filter((l) => !wanted || wanted.has(l.nodeId)).map((l) => ({ ...l, input: shape(l.input), output: shape(l.output) }));
-    const execution = toExecutionRecord(row);
-    return { execution: { ...execution, output: execution.output && (shape(execution.output) as Record<string, unknown>) }, progress, completed: isTerminal(execution.status), pollIntervalHint: pollIntervalHint(execution.status), logs };
-  },
+  handler: getExecution,
+});
+
+export const getExecutionLegacyTool = defineTool({
+  name: 'get_execution_legacy_path',
+  title: 'Get execution (deprecated path)',
+  description: 'Deprecated alias of GET /api/workflows/executions/{executionId}/details, kept for backward compatibility; responses carry Deprecation, Sunset and Link headers.',
+  scope: 'mcp:read',
+  input: getExecutionInput,
+  output: getExecutionOutput,
+  rest: { method: 'GET', path: LEGACY_EXECUTION_PATH },
+  mcp: false,
+  deprecations: ['legacy-execution-path'],
+  handler: getExecution,
 });
 
 export const cancelExecutionTool = defineTool({
@@ -357,6 +375,7 @@ export const executionTools = [
   waitForExecutionTool,
   executionLogsTool,
   getExecutionTool,
+  getExecutionLegacyTool,
   cancelExecutionTool,
 ];
 

@@ -42,7 +42,7 @@ export async function runWorkflow(gw: TestGateway, graph: { nodes: unknown[]; ed
     await new Promise((r) => setTimeout(r, 100));
     status = (await api(`/api/workflows/executions/${executionId}/status`)).body.status;
   }
-  const full = await api(`/api/workflows/executions/${executionId}`);
+  const full = await api(`/api/workflows/executions/${executionId}/details`);
   if (full.status !== 200) throw new Error(`get execution failed ${full.status}: ${JSON.stringify(full.body)}`);
   const logs = full.body.logs as any[];
   return { executionId, execution: full.body.execution, logs, step: (nodeId) => logs.find((l) => l.nodeId === nodeId) };
