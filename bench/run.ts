@@ -19,7 +19,7 @@ import { createGateway } from '../src/gateway.ts';
 import { newId, nowIso } from '../src/ids.ts';
 import { startWorkflowRun } from '../src/engine/run-workflow.ts';
 import { getWorkflow } from '../src/engine/workflows.ts';
-import { chainGraph } from '../test/helpers/workflows.ts';
+import { chainGraph } from './graphs.ts';
 import { benchDirectExecution } from './direct-execution.ts';
 import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import solc from 'solc';
 import { keccak256, parseEther, type Address, type Hex } from 'viem';
-import { requestHash } from '../src/engine/run-workflow.ts';
+import { requestHash } from '../src/text/request-hash.ts';
 import { insertPending, storeSigned } from '../src/execute/records.ts';
 import { organizationAccount } from '../src/wallets/signer.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';

@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { Services } from '../src/services.ts';
 import type { DeprecationName } from './deprecations.ts';
+import type { KeyScope, Principal } from '../src/auth/principal.ts';
+
+export type { KeyScope, Principal };
 
 /**
  * The tool registry's contract. Every operation of the gateway is one
@@ -16,17 +19,6 @@ import type { DeprecationName } from './deprecations.ts';
  * start runs (mcp:write).
  */
 export type ToolScope = 'public' | 'mcp:read' | 'mcp:write' | 'mcp:admin' | 'session' | 'internal' | 'webhook';
-export type KeyScope = 'mcp:read' | 'mcp:write' | 'mcp:admin';
-
-export interface Principal {
-  /** `user_key`: a `wfb_` webhook key, accepted only by `webhook`-scoped operations. */
-  kind: 'api_key' | 'user_key';
-  organizationId: string;
-  userId: string;
-  keyId: string;
-  /** null: the key has no scope and is unrestricted (SPEC Authentication rule 2). */
-  scope: KeyScope | null;
-}
 
 export interface ToolContext {
   principal: Principal | null;

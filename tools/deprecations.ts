@@ -128,14 +128,6 @@ export function signalDeprecations(tool: Pick<AnyTool, 'deprecations'>, rawInput
   for (const [name, value] of Object.entries(headers)) ctx.setHeader(name, value);
 }
 
-/**
- * For handlers that discover a deprecated shape themselves (prefer declaring
- * it on the registry entry). Overwrites any headers set for this request.
- */
-export function deprecate(ctx: ToolContext, ...names: DeprecationName[]): void {
-  for (const [name, value] of Object.entries(deprecationHeaders(names, ctx.services.config.baseUrl))) ctx.setHeader(name, value);
-}
-
 /** The `x-api-versioning.deprecations` list of /openapi.json and the versioning docs page. */
 export function describeDeprecations(registry: readonly AnyTool[]) {
   return (Object.entries(DEPRECATIONS) as [DeprecationName, DeprecationDeclaration][]).map(([name, d]) => ({

@@ -17,8 +17,3 @@ export const chainRef = z.union([
   z.string().trim().min(1, 'expected a chain id or chain name'),
 ]);
 
-/** A 20-byte hex address, any case (checksum rules are applied where money moves). */
-export const evmAddress = z
-  .string()
-  .trim()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte hex address');

@@ -1,5 +1,5 @@
 import type { Store } from '../store/db.ts';
-import type { KeyScope, Principal } from '../../tools/define.ts';
+import type { KeyScope, Principal } from './principal.ts';
 import { newId, nowIso } from '../ids.ts';
 import { matchSecret, mintSecret, secretDigest } from './secret-keys.ts';
 import { RecentPrincipals } from './recent-principals.ts';

@@ -1,4 +1,4 @@
-import type { Principal } from '../../tools/define.ts';
+import type { Principal } from './principal.ts';
 
 /**
  * Principals of recently authenticated keys, by the key's SHA-256 digest

@@ -145,6 +145,12 @@ export function addressLink(catalog: ChainCatalog, chainId: number, address: str
   return chain?.explorerUrl ? `${chain.explorerUrl}${chain.explorerAddressPath}${address}` : '';
 }
 
+/** The explorer page of a transaction, or '' when the chain has no explorer. */
+export function transactionLink(catalog: ChainCatalog, chainId: number, hash: string): string {
+  const explorer = catalog.get(chainId)?.explorerUrl;
+  return explorer ? `${explorer}/tx/${hash}` : '';
+}
+
 /** A few well-known names for error messages. */
 const EXAMPLE_NAMES = ['ethereum', 'base', 'arbitrum', 'optimism', 'polygon', 'sepolia', 'base-sepolia', 'solana'];
 

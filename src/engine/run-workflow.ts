@@ -1,22 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { createExecution } from './executions.ts';
+import { requestHash } from '../text/request-hash.ts';
 import type { WorkflowRecord } from './workflows.ts';
-
-/** Canonical JSON (sorted keys) so formatting and key order never change a request's identity. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-export const requestHash = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
 /**
  * Starts a run of a stored workflow: refuses graphs that cannot execute,

@@ -131,8 +131,6 @@ export function replaceTemplates(text: string, replacement: string | ((raw: stri
   return text.replace(TEMPLATE_PATTERN, (raw) => (typeof replacement === 'string' ? replacement : replacement(raw)));
 }
 
-export const hasTemplate = (text: string): boolean => text.includes('{{@');
-
 /** True when the whole string is one template: its value comes from upstream, so its shape cannot be checked on save. */
 export const isWholeTemplate = (text: string): boolean => {
   const trimmed = text.trim();

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Hex } from 'viem';
 import { verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
-import type { ChainCatalog } from '../chains/catalog.ts';
+import { transactionLink, type ChainCatalog } from '../chains/catalog.ts';
 import { nowIso } from '../ids.ts';
 import type { Services } from '../services.ts';
 import type { Store } from '../store/db.ts';
@@ -34,11 +34,6 @@ export interface DirectExecutionRecord {
 }
 
 export const directPollHint = (status: string) => (status === 'unconfirmed' ? 5 : status === 'pending' ? 1 : 0);
-
-export function transactionLink(chains: ChainCatalog, chainId: number, hash: string): string {
-  const explorer = chains.get(chainId)?.explorerUrl;
-  return explorer ? `${explorer}/tx/${hash}` : '';
-}
 
 export function toRecord(chains: ChainCatalog, row: DirectExecutionsTable): DirectExecutionRecord {
   const status = row.status as DirectStatus;

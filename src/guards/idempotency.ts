@@ -1,6 +1,8 @@
 import { ServiceError } from '../errors.ts';
-import { requestHash } from '../engine/run-workflow.ts';
+import { requestHash } from '../text/request-hash.ts';
+import type { ExpressionBuilder } from 'kysely';
 import type { Store } from '../store/db.ts';
+import type { Database } from '../store/schema.ts';
 import { nowIso } from '../ids.ts';
 
 /**
@@ -49,7 +51,8 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
     throw new ServiceError(400, 'invalid_idempotency_key', `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters (got ${scope.key.length}).`);
   }
   const hash = requestHash(request);
-  const where = (q: any) => q.where('organization_id', '=', scope.organizationId).where('endpoint', '=', scope.endpoint).where('key', '=', scope.key);
+  // This key's record, as a where-clause every query below shares.
+  const thisKey = (eb: ExpressionBuilder<Database, 'idempotency_records'>) => eb.and({ organization_id: scope.organizationId, endpoint: scope.endpoint, key: scope.key });
 
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = new Date();
@@ -71,24 +74,24 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
       .executeTakeFirst();
     const owned: OwnedReservation = {
       async attach(executionId) {
-        await where(store.updateTable('idempotency_records')).set({ execution_id: executionId }).execute();
+        await store.updateTable('idempotency_records').where(thisKey).set({ execution_id: executionId }).execute();
       },
       async settle(state, executionId, response) {
-        await where(store.updateTable('idempotency_records'))
+        await store.updateTable('idempotency_records').where(thisKey)
           .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
           .execute();
       },
       async release() {
-        await where(store.deleteFrom('idempotency_records')).execute();
+        await store.deleteFrom('idempotency_records').where(thisKey).execute();
       },
     };
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'fresh', ...owned };
 
-    const row = await where(store.selectFrom('idempotency_records').selectAll()).executeTakeFirst();
+    const row = await store.selectFrom('idempotency_records').selectAll().where(thisKey).executeTakeFirst();
     if (!row) continue; // released between our insert and read: try again
     if (row.expires_at <= nowIso()) {
       // Outside the 24 h window the key is free again.
-      await where(store.deleteFrom('idempotency_records')).where('expires_at', '=', row.expires_at).execute();
+      await store.deleteFrom('idempotency_records').where(thisKey).where('expires_at', '=', row.expires_at).execute();
       continue;
     }
     if (row.request_hash !== hash) {
@@ -99,7 +102,7 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
     }
     if (row.state === 'in_progress' && Date.now() - Date.parse(row.created_at) > staleAfterMs) {
       // Take the recovery over with a compare-and-swap on created_at: one retrier wins, the others see it in progress.
-      const taken = await where(store.updateTable('idempotency_records')).set({ created_at: nowIso() }).where('state', '=', 'in_progress').where('created_at', '=', row.created_at).executeTakeFirst();
+      const taken = await store.updateTable('idempotency_records').where(thisKey).set({ created_at: nowIso() }).where('state', '=', 'in_progress').where('created_at', '=', row.created_at).executeTakeFirst();
       if (Number(taken.numUpdatedRows) === 1) return { kind: 'stale', executionId: row.execution_id, ...owned };
     }
     if (row.state === 'in_progress') {

@@ -5,6 +5,7 @@ import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { isLoopbackHost } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import { MCP_INSTRUCTIONS } from '../discovery/identity.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { bearerAuth } from './auth.ts';
 import { renderErrors, sendError } from './errors.ts';
@@ -24,9 +25,6 @@ import { listingOperations, paymentSecuritySchemes } from './openapi-listings.ts
 import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
-
-export const MCP_INSTRUCTIONS =
-  'Flowgate runs onchain workflows and direct transactions for an organization. Call tools_documentation first for the safe-usage recipe; read list_action_schemas before building workflows; simulate writes before sending them.';
 
 /** Where MCP is served: /.well-known/mcp is the same transport for clients that look there (its GET is a discovery document, tools/discovery.ts). */
 const MCP_ENDPOINTS = ['/mcp', '/.well-known/mcp'];

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Principal } from '../../tools/define.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { KeyService } from '../auth/keys.ts';
 import { unauthorized } from '../../tools/authorize.ts';
 import { authenticateUserKey, USER_KEY_PREFIX } from '../auth/user-keys.ts';

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import { DEFAULT_ORGANIZATION_SLUG } from '../org/organizations.ts';
 import type { Services } from '../services.ts';
 import { GATEWAY_VERSION } from '../version.ts';
-import { MCP_INSTRUCTIONS } from '../http/app.ts';
+import { MCP_INSTRUCTIONS } from '../discovery/identity.ts';
 import { connectRemoteToolSet, serveMcpStdio, type McpServerInfo } from './sdk.ts';
 import { createToolSet } from './toolset.ts';
 

@@ -5,8 +5,6 @@ import { z } from 'zod';
 // Explicit case ranges rather than the `i` flag: the pattern is also published in JSON Schema.
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
-export const isHexColor = (value: string) => HEX_COLOR.test(value);
-
 /**
  * `#rgb` or `#rrggbb`, any case, stored lowercase so equal colors compare equal.
  * The error repeats the value received, so a caller sees what it actually sent.

@@ -14,11 +14,3 @@ export function toAtomicUnits(price: string, decimals: number): string {
   if (trimmed.length > decimals) throw new Error(`Price ${price} has more decimal places than the payment token (${decimals})`);
   return (BigInt(whole) * 10n ** BigInt(decimals) + BigInt(trimmed.padEnd(decimals, '0') || '0')).toString();
 }
-
-/** Atomic units back to a decimal string without trailing zeros ("50000", 6 → "0.05"). */
-export function fromAtomicUnits(amount: string, decimals: number): string {
-  const value = BigInt(amount);
-  const base = 10n ** BigInt(decimals);
-  const fraction = (value % base).toString().padStart(decimals, '0').replace(/0+$/, '');
-  return fraction ? `${value / base}.${fraction}` : `${value / base}`;
-}

@@ -41,11 +41,6 @@ export async function closeSandbox(): Promise<void> {
   await current?.close();
 }
 
-/** Starts a sandbox worker ahead of the first evaluation (it takes a moment to load). */
-export async function warmSandbox(): Promise<void> {
-  await evaluateExpression('true', {});
-}
-
 /**
  * Evaluates one JS expression; each binding is a variable of that name.
  * Returns the value as it round-trips through JSON (`undefined` stays

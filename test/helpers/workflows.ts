@@ -13,17 +13,6 @@ export function balanceGraph(address = '0x000000000000000000000000000000000000dE
   };
 }
 
-/** A linear graph of `count` nodes (one trigger plus HTTP requests), for size tests and benchmarks. */
-export function chainGraph(count: number) {
-  const nodes = [{ id: 'n0', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }];
-  const edges = [];
-  for (let i = 1; i < count; i++) {
-    nodes.push({ id: `n${i}`, type: 'action', data: { label: `Step ${i}`, config: { actionType: 'HTTP Request', endpoint: 'https://example.com/api', httpMethod: 'GET' } } } as never);
-    edges.push({ id: `e${i}`, source: `n${i - 1}`, target: `n${i}` });
-  }
-  return { nodes, edges };
-}
-
 export async function createWorkflowViaApi(url: string, key: string, body: Record<string, unknown> = {}) {
   const res = await fetchJson(`${url}/api/workflows/create`, { method: 'POST', key, body: JSON.stringify({ name: 'Balance check', ...balanceGraph(), ...body }) });
   if (res.status !== 200) throw new Error(`create failed ${res.status}: ${JSON.stringify(res.body)}`);

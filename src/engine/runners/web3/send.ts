@@ -3,7 +3,8 @@ import { isRpcUnreachable, RpcUnavailableError } from '../../../chains/rpc-error
 import { ServiceError } from '../../../errors.ts';
 import type { PreparedWrite } from '../../../execute/direct.ts';
 import { guardedSend, type WriteOutcome } from '../../../execute/guarded-send.ts';
-import { receiptError, transactionLink } from '../../../execute/records.ts';
+import { transactionLink } from '../../../chains/catalog.ts';
+import { receiptError } from '../../../execute/records.ts';
 import { NodeError, type NodeResult, type NodeRunContext } from '../types.ts';
 
 /**
