@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registry } from '../tools/index.ts';
 import type { AnyTool } from '../tools/define.ts';
-import { inputJsonSchema } from '../tools/json-schema.ts';
+import { inputJsonSchema, toJsonSchema } from '../tools/json-schema.ts';
+import { actions } from '../src/actions/index.ts';
+import { INTEGRATION_TYPES } from '../src/org/integrations.ts';
 import { databaseFile } from '../src/store/db.ts';
 import { RATE_LIMIT_VARIABLES } from '../src/config.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
@@ -137,7 +139,70 @@ const withKey = (target: Record<string, Json>, key: string, value: Json) => {
   return target;
 };
 
-const KINDS = ['wrongType', 'missing', 'huge', 'deep', 'proto', 'nonFinite', 'negative', 'unicode', 'extra', 'junk'] as const;
+/** Any one bad value, for a mutation deep inside an otherwise valid input. */
+const anyBad: fc.Arbitrary<Json> = fc.oneof(wrongTyped, huge, deep, nonFinite, negative, oddUnicode, pollution.map((v) => withKey({}, '__proto__', v)));
+
+/** Every property filled (arrays with one item), so nested paths exist to mutate. */
+function fullPlausible(schema: Schema | undefined, name: string, depth = 0): Json {
+  if (!schema || depth > 5 || name in HINTS || 'const' in schema || Array.isArray(schema.enum)) return plausible(schema, name, depth);
+  const options = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(options)) return fullPlausible(options.find((o: Schema) => o.type !== 'null') ?? options[0], name, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (type === 'array') return [fullPlausible(schema.items, name, depth + 1)];
+  if (type === 'object' && schema.properties) return Object.fromEntries(Object.entries(schema.properties as Record<string, Schema>).map(([k, v]) => [k, fullPlausible(v, k, depth + 1)]));
+  return plausible(schema, name, depth);
+}
+
+/**
+ * Realistic inputs from the domain's own registries, so a mutation lands past
+ * the first validation layer: workflow graphs and node configs from each
+ * action's exampleConfig, integration configs from each type's schema.
+ */
+function domainSeeds(properties: Record<string, Schema>): Record<string, Json>[] {
+  const seeds: Record<string, Json>[] = [];
+  const trigger = { id: 'trigger', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
+  for (const action of actions) {
+    const config = { actionType: action.actionType, ...(action.exampleConfig ?? {}) } as Json;
+    if (properties.nodes) seeds.push({ name: 'fuzz', nodes: [trigger, { id: 'a', type: action.actionType, data: { label: 'A', config } }], edges: [{ id: 'e', source: 'trigger', target: 'a' }] });
+    if (properties.actionType && properties.config) seeds.push({ actionType: action.actionType, config });
+  }
+  if (properties.type && properties.config) {
+    for (const [type, spec] of Object.entries(INTEGRATION_TYPES)) seeds.push({ name: 'fuzz', type, config: fullPlausible(toJsonSchema(spec.schema, 'input') as Schema, 'config') });
+  }
+  if (properties.inputs) seeds.push({ inputs: { amount: '1', address: HINTS.address!, note: 'x' } });
+  return seeds;
+}
+
+/** Paths to every value inside a JSON value (depth-bounded), the root excluded. */
+function pathsOf(value: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  if (prefix.length > 6 || value === null || typeof value !== 'object') return out;
+  for (const [key, child] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    out.push([...prefix, key]);
+    pathsOf(child as Json, [...prefix, key], out);
+  }
+  return out;
+}
+
+/** A copy of `value` with the value at `path` replaced (or deleted when `replacement` is undefined). */
+function mutateAt(value: Json, path: (string | number)[], replacement: Json | undefined): Json {
+  const copy = structuredClone(value) as any;
+  let node = copy;
+  for (const key of path.slice(0, -1)) node = node[key];
+  const last = path[path.length - 1]!;
+  if (replacement === undefined) {
+    if (Array.isArray(node)) node.splice(Number(last), 1);
+    else delete node[last];
+  } else if (typeof last === 'string') withKey(node, last, replacement);
+  else node[last] = replacement;
+  return copy;
+}
+
+const nonEmpty = <T,>(list: T[], fallback: T): T[] => (list.length > 0 ? list : [fallback]);
+
+/** Structure-aware mutation has the most ground to cover: it gets more runs than the flat kinds. */
+const runsFor = (kind: Kind) => (kind === 'nested' ? RUNS * 5 : RUNS);
+
+const KINDS = ['wrongType', 'missing', 'huge', 'deep', 'proto', 'nonFinite', 'negative', 'unicode', 'extra', 'junk', 'nested'] as const;
 type Kind = (typeof KINDS)[number];
 
 interface Case {
@@ -199,6 +264,10 @@ function caseArbitrary(tool: AnyTool, kind: Kind, realIds: Record<string, string
     unicode: fc.tuple(field, oddUnicode).map(([k, v]) => set(k, v)),
     extra: fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>, { maxKeys: 4 }).map((extra) => ({ ...base(), ...extra })),
     junk: fc.oneof(fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>, fc.constantFrom<Json>([], 'string', 42, null, true)),
+    nested: fc
+      .constantFrom(...nonEmpty([fullPlausible(schema, '(input)'), ...domainSeeds(properties)].filter((seed) => pathsOf(seed).length > 0), { fuzz: 'x' }))
+      .chain((seed) => fc.tuple(fc.constant(seed), fc.constantFrom(...pathsOf(seed)), fc.option(anyBad, { nil: undefined, freq: 6 })))
+      .map(([seed, path, bad]) => mutateAt(seed, path, bad)),
   };
   const auth = tool.scope === 'public' || tool.anonymous ? fc.constantFrom<'org' | 'anonymous'>('org', 'anonymous') : fc.constantFrom<'org' | 'anonymous'>('org', 'org', 'org', 'anonymous');
   return fc
@@ -420,16 +489,57 @@ describe('fuzzing every registry operation', () => {
     if (tool.rest) {
       it(`REST ${tool.rest.method} ${tool.rest.path} (${tool.name})`, async () => {
         for (const kind of KINDS) {
-          await fc.assert(fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendRest(tool, c))), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+          await fc.assert(fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendRest(tool, c))), { seed: SEED, numRuns: runsFor(kind), endOnFailure: true });
         }
       });
     }
     if (tool.mcp) {
       it(`MCP tools/call ${tool.name}`, async () => {
         for (const kind of KINDS) {
-          await fc.assert(fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendMcp(tool, c))), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+          await fc.assert(fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendMcp(tool, c))), { seed: SEED, numRuns: runsFor(kind), endOnFailure: true });
         }
       });
     }
   }
+});
+
+/** Findings of the fuzz run, each pinned by a focused test that failed before its fix. */
+describe('fuzz findings', () => {
+  const rpc = async (body: unknown, protocol = '2025-06-18') => {
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocol, authorization: `Bearer ${orgKey}` },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('a malformed tools/call envelope is -32602 Invalid params with a readable reason, not -32603 with raw zod JSON', async () => {
+    const arrayArgs = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_tags', arguments: [1, 2] } });
+    expect(arrayArgs.status).toBe(200);
+    expect(arrayArgs.body.id).toBe(1);
+    expect(arrayArgs.body.error.code).toBe(-32602);
+    expect(arrayArgs.body.error.message).toMatch(/^Invalid tools\/call params: params\.arguments: /);
+    expect(arrayArgs.body.error.message).not.toContain('"code"');
+
+    const noName = await rpc({ jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { arguments: {} } });
+    expect(noName.body).toMatchObject({ id: 'x', error: { code: -32602 } });
+    expect(noName.body.error.message).toContain('params.name');
+
+    const noParams = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call' });
+    expect(noParams.body.error.code).toBe(-32602);
+  });
+
+  it('inside a batch (older protocol) a malformed tools/call is -32602 too', async () => {
+    const batch = await rpc(
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_tags', arguments: 'nope' } },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      ],
+      '2025-03-26',
+    );
+    expect(JSON.stringify(batch.body)).not.toContain('-32603');
+    const answers: any[] = Array.isArray(batch.body) ? batch.body : [batch.body];
+    expect(answers.find((a) => a.id === 1)?.error?.code ?? answers[0]?.error?.code).toBe(-32602);
+  });
 });
