@@ -174,6 +174,9 @@ function domainSeeds(properties: Record<string, Schema>): Record<string, Json>[]
   if (properties.type && properties.config) {
     for (const [type, spec] of Object.entries(INTEGRATION_TYPES)) seeds.push({ name: 'fuzz', type, config: fullPlausible(toJsonSchema(spec.schema, 'input') as Schema, 'config') });
   }
+  if (properties.configOverrides) {
+    for (const spec of Object.values(INTEGRATION_TYPES)) seeds.push({ configOverrides: fullPlausible(toJsonSchema(spec.schema, 'input') as Schema, 'config') });
+  }
   if (properties.inputs) seeds.push({ inputs: { amount: '1', address: HINTS.address!, note: 'x' } });
   return seeds;
 }
@@ -217,6 +220,8 @@ interface Case {
   input: Json;
   /** Path parameters (REST); also merged into MCP arguments. */
   params: Record<string, string>;
+  /** An `Idempotency-Key` header (REST). */
+  idempotencyKey?: string;
   deep: boolean;
 }
 
@@ -226,6 +231,9 @@ interface Outcome {
   refused: boolean;
   internal: boolean;
 }
+
+/** Header values a client can send (latin-1 only), odd ones included. */
+const idempotencyKeys = fc.oneof(fc.constantFrom('', ' ', '\t', 'a'.repeat(256), 'a'.repeat(8_000), '\u00ff\u00e9', '../x', '__proto__', 'null', '-1'), fc.string({ unit: 'grapheme-ascii', maxLength: 40 }));
 
 const pathParams = (tool: AnyTool) => [...(tool.rest?.path.matchAll(/:([A-Za-z0-9_]+)/g) ?? [])].map((m) => m[1]!);
 
@@ -276,7 +284,7 @@ function caseArbitrary(tool: AnyTool, kind: Kind, realIds: Record<string, string
   };
   const auth = tool.scope === 'public' || tool.anonymous ? fc.constantFrom<'org' | 'anonymous'>('org', 'anonymous') : fc.constantFrom<'org' | 'anonymous'>('org', 'org', 'org', 'anonymous');
   return fc
-    .record({ input: byKind[kind], params: paramArb, auth })
+    .record({ input: byKind[kind], params: paramArb, auth, idempotencyKey: fc.option(idempotencyKeys, { nil: undefined, freq: 3 }) })
     .map((c) => ({ ...c, kind, tool: tool.name, deep: [DEEP_ARRAY, DEEP_OBJECT].some((m) => JSON.stringify(c.input).includes(JSON.stringify(m))) }));
 }
 
@@ -360,6 +368,7 @@ async function sendRest(tool: AnyTool, c: Case): Promise<Outcome> {
   const headers: Record<string, string> = {};
   if (c.auth === 'org') headers.authorization = `Bearer ${orgKey}`;
   if (hasBody) headers['content-type'] = 'application/json';
+  if (c.idempotencyKey !== undefined) headers['idempotency-key'] = c.idempotencyKey;
   const response = await fetch(`${gw.url}${path}${query ? `?${query}` : ''}`, { method: rest.method, headers, body: hasBody ? serialize(c.input) : undefined, signal: AbortSignal.timeout(20_000) });
   const text = await response.text();
   return { status: response.status, text, refused: response.status >= 400, internal: response.status >= 500 || /"code":"internal_error"/.test(text) };
