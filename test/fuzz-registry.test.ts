@@ -238,7 +238,7 @@ const idempotencyKeys = fc.oneof(fc.constantFrom('', ' ', '\t', 'a'.repeat(256),
 const pathParams = (tool: AnyTool) => [...(tool.rest?.path.matchAll(/:([A-Za-z0-9_]+)/g) ?? [])].map((m) => m[1]!);
 
 /** Operations whose valid call destroys seeded state by design: they only ever see fuzzed ids. */
-const destroys = (tool: AnyTool) => tool.rest?.method === 'DELETE' || tool.mcp?.annotations?.destructiveHint === true;
+const destroys = (tool: AnyTool) => tool.rest?.method === 'DELETE' || (tool.mcp && tool.mcp.annotations.destructiveHint === true);
 
 function caseArbitrary(tool: AnyTool, kind: Kind, realIds: Record<string, string>): fc.Arbitrary<Case> {
   const schema = inputJsonSchema(tool) as Schema;
