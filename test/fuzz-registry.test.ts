@@ -213,10 +213,14 @@ const runsFor = (kind: Kind) => (kind === 'nested' ? RUNS * 5 : RUNS);
 const KINDS = ['wrongType', 'missing', 'huge', 'deep', 'proto', 'nonFinite', 'negative', 'unicode', 'extra', 'junk', 'nested'] as const;
 type Kind = (typeof KINDS)[number];
 
+/** `internal`: the deployment's internal service secret, for `internal`-scoped operations. */
+type Auth = 'org' | 'anonymous' | 'internal';
+const INTERNAL_SECRET = 'fuzz-internal-service-secret-0123456789abcdef';
+
 interface Case {
   tool: string;
   kind: Kind;
-  auth: 'org' | 'anonymous';
+  auth: Auth;
   input: Json;
   /** Path parameters (REST); also merged into MCP arguments. */
   params: Record<string, string>;
@@ -282,7 +286,12 @@ function caseArbitrary(tool: AnyTool, kind: Kind, realIds: Record<string, string
       .chain((seed) => fc.tuple(fc.constant(seed), fc.constantFrom(...pathsOf(seed)), fc.option(anyBad, { nil: undefined, freq: 6 })))
       .map(([seed, path, bad]) => mutateAt(seed, path, bad)),
   };
-  const auth = tool.scope === 'public' || tool.anonymous ? fc.constantFrom<'org' | 'anonymous'>('org', 'anonymous') : fc.constantFrom<'org' | 'anonymous'>('org', 'org', 'org', 'anonymous');
+  const auth =
+    tool.scope === 'internal'
+      ? fc.constantFrom<Auth>('internal', 'internal', 'org', 'anonymous')
+      : tool.scope === 'public' || tool.anonymous
+        ? fc.constantFrom<Auth>('org', 'anonymous')
+        : fc.constantFrom<Auth>('org', 'org', 'org', 'anonymous');
   return fc
     .record({ input: byKind[kind], params: paramArb, auth, idempotencyKey: fc.option(idempotencyKeys, { nil: undefined, freq: 3 }) })
     .map((c) => ({ ...c, kind, tool: tool.name, deep: [DEEP_ARRAY, DEEP_OBJECT].some((m) => JSON.stringify(c.input).includes(JSON.stringify(m))) }));
@@ -367,6 +376,7 @@ async function sendRest(tool: AnyTool, c: Case): Promise<Outcome> {
   const query = hasBody ? '' : queryString(c.input);
   const headers: Record<string, string> = {};
   if (c.auth === 'org') headers.authorization = `Bearer ${orgKey}`;
+  if (c.auth === 'internal') headers['x-internal-service-token'] = INTERNAL_SECRET;
   if (hasBody) headers['content-type'] = 'application/json';
   if (c.idempotencyKey !== undefined) headers['idempotency-key'] = c.idempotencyKey;
   const response = await fetch(`${gw.url}${path}${query ? `?${query}` : ''}`, { method: rest.method, headers, body: hasBody ? serialize(c.input) : undefined, signal: AbortSignal.timeout(20_000) });
@@ -453,7 +463,7 @@ async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
 beforeAll(async () => {
   // Limits far above the fuzz volume, so handlers run rather than the limiter answering 429.
   const limits = Object.fromEntries(Object.values(RATE_LIMIT_VARIABLES).map((spec) => [spec.variable, '1000000']));
-  gw = await startTestGateway({ env: limits });
+  gw = await startTestGateway({ env: { ...limits, FLOWGATE_INTERNAL_SERVICE_SECRET: INTERNAL_SECRET } });
   orgKey = gw.ownerKey;
   db = new Database(databaseFile(gw.dataDir), { readonly: true, fileMustExist: true });
   tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[])
