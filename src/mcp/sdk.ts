@@ -3,14 +3,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { z } from 'zod';
 import {
   CallToolRequestSchema,
-  ErrorCode,
   ListToolsRequestSchema,
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolRequest,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -57,31 +54,13 @@ export interface McpServerInfo {
  * Answers one streamable-HTTP POST statelessly: a fresh server and transport
  * per request (the SDK cannot reuse a stateless transport), JSON responses.
  */
-/**
- * The SDK's base Protocol parses a request against the handler's schema before
- * the Server's own tools/call check runs, and a failed parse there becomes
- * -32603 Internal error carrying raw zod JSON. Registering this loose schema
- * lets the Server's check answer -32602 Invalid params instead.
- */
-const LooseCallToolRequest = z.looseObject({ method: z.literal('tools/call'), params: z.unknown() });
-
-/** A readable reason a tools/call message is malformed (`params.arguments: expected record, received array`), or undefined. */
-function malformedToolCall(message: unknown): string | undefined {
-  if (!message || typeof message !== 'object' || (message as { method?: unknown }).method !== 'tools/call') return undefined;
-  const parsed = CallToolRequestSchema.safeParse(message);
-  if (parsed.success) return undefined;
-  return parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(message)'}: ${issue.message}`).join('; ');
-}
-
 function createServer(info: McpServerInfo, tools: McpToolSet): Server {
   const server = new Server(
     { name: info.name, title: info.title, version: info.version },
     { capabilities: { tools: { listChanged: false } }, instructions: info.instructions },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await tools.list() }));
-  server.setRequestHandler(LooseCallToolRequest, async (loose, extra) => {
-    // The Server validated this message against CallToolRequestSchema before calling here.
-    const req = loose as unknown as CallToolRequest;
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const token = req.params._meta?.progressToken;
     const progress: ProgressReporter | undefined =
       token === undefined
@@ -99,12 +78,6 @@ function createServer(info: McpServerInfo, tools: McpToolSet): Server {
 }
 
 export async function answerMcpPost(info: McpServerInfo, tools: McpToolSet, request: Request, parsedBody: unknown, streaming: boolean): Promise<Response> {
-  // A malformed tools/call envelope: -32602 with a readable reason (in a batch the SDK answers -32602 itself).
-  const malformed = malformedToolCall(parsedBody);
-  if (malformed) {
-    const id = (parsedBody as { id?: unknown }).id ?? null;
-    return Response.json({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid tools/call params: ${malformed}` } });
-  }
   const server = createServer(info, tools);
   // Clients that accept event streams get SSE (so progress notifications arrive while a call runs); others get plain JSON.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
