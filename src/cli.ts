@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { isKeyScope, KEY_SCOPES } from './auth/keys.ts';
@@ -5,6 +7,7 @@ import { DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import { GATEWAY_VERSION } from './version.ts';
 import { mcpClientConfigs } from './mcp/client-config.ts';
 import type { Services } from './services.ts';
+import { databaseFile } from './store/db.ts';
 
 const HELP = `flowgate ${GATEWAY_VERSION} — MCP-first agent gateway for onchain workflow automation
 
@@ -32,6 +35,23 @@ FLOWGATE_RATE_LIMITS, EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI, ...`;
 
 class UsageError extends Error {}
 
+/** `FLOWGATE_DATA_DIR=<dir> ` when the data directory is not the default, so a printed command works as copied. */
+function dataDirPrefix(config: Config): string {
+  return config.dataDir === path.resolve('./data') ? '' : `FLOWGATE_DATA_DIR=${JSON.stringify(config.dataDir)} `;
+}
+
+/**
+ * Commands that act on a running deployment's data must never create a second,
+ * empty database (its keys would be unknown to the gateway).
+ */
+function requireExistingDatabase(config: Config): void {
+  if (fs.existsSync(databaseFile(config.dataDir))) return;
+  throw new UsageError(
+    `No Flowgate database in ${config.dataDir} (looked for ${path.basename(databaseFile(config.dataDir))}). ` +
+      'Set FLOWGATE_DATA_DIR to the data directory of your gateway, or start the gateway once there with `flowgate serve`.',
+  );
+}
+
 async function serve(config: Config) {
   // Loaded on demand so `--help` stays instant.
   const { createGateway } = await import('./gateway.ts');
@@ -45,25 +65,33 @@ async function serve(config: Config) {
       '',
       `Owner API key for organization "${gateway.firstStart.organizationSlug}" (shown once; store it now):`,
       `  ${ownerKey}`,
+      `More keys: ${dataDirPrefix(config)}npx flowgate keys create --name my-agent`,
       '',
       mcpClientConfigs(base, ownerKey),
     );
   } else {
-    lines.push('', 'Create an API key with: npx flowgate keys create --name my-agent', '', mcpClientConfigs(base, '<API_KEY>'));
+    lines.push('', `Create an API key with: ${dataDirPrefix(config)}npx flowgate keys create --name my-agent`, '', mcpClientConfigs(base, '<API_KEY>'));
   }
   if (gateway.services.devnet) lines.splice(4, 0, await devnetLine(gateway.services, config));
   console.log(lines.join('\n'));
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal} received, shutting down`);
+    console.log(`\n${reason}, shutting down`);
     await gateway.close();
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT received'));
+  process.on('SIGTERM', () => void stop('SIGTERM received'));
+  // `npm start` does not pass SIGTERM on: when the parent (npm, a shell) goes away we are re-parented, and stop too.
+  const parent = process.ppid;
+  if (config.exitWithParent) {
+    setInterval(() => {
+      if (process.ppid !== parent) void stop(`parent process ${parent} exited`);
+    }, 1_000).unref();
+  }
 }
 
 async function createKey(config: Config, args: string[]) {
@@ -78,6 +106,7 @@ async function createKey(config: Config, args: string[]) {
   const slug = (values.org ?? DEFAULT_ORGANIZATION_SLUG).trim();
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) throw new UsageError(`--org must be a lowercase slug of letters, digits and dashes (got "${slug}")`);
 
+  requireExistingDatabase(config);
   const { openRuntime } = await import('./gateway.ts');
   const runtime = await openRuntime(config);
   try {

@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowHosts, type EgressAllowList } from './net/egress-policy.ts';
+import { isInside, SQLITE_DIR_VARIABLE } from './org/sqlite-guard.ts';
 
 /**
  * Typed gateway configuration, read once from the environment at start-up.
@@ -19,14 +21,16 @@ const positiveInt = decimalInteger.transform(Number).refine((n) => Number.isSafe
 const onOff = z.enum(['on', 'off']);
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
-/** Each request-rate limit of SPEC.md's Limits table, with its own variable. */
+/**
+ * Each request-rate limit the gateway enforces, with its own variable. Only
+ * enforced limits belong here: /openapi.json (`x-rate-limits`) and
+ * /docs/limits are generated from this table. SPEC.md's sign-in and step-up
+ * limits join it with the routes they guard.
+ */
 export const RATE_LIMIT_VARIABLES = {
   mcpPerOrganization: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PER_ORG', default: 120, windowSeconds: 60, describes: 'MCP requests per organization per minute' },
   mcpPublicCallsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP', default: 10, windowSeconds: 60, describes: 'anonymous MCP tools/call requests per IP per minute' },
   executePerKey: { variable: 'FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY', default: 60, windowSeconds: 60, describes: 'direct-execution requests per API key per minute' },
-  siweNoncePerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP', default: 20, windowSeconds: 3600, describes: 'wallet sign-in nonce requests per IP per hour' },
-  siweVerifyPerIp: { variable: 'FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP', default: 10, windowSeconds: 3600, describes: 'wallet sign-in verifications per IP per hour' },
-  stepUpPerUserAction: { variable: 'FLOWGATE_RATE_LIMIT_STEP_UP', default: 10, windowSeconds: 900, describes: 'step-up requests per user and action per 15 minutes' },
   anonymousWorkflowsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP', default: 20, windowSeconds: 3600, describes: 'anonymous (unclaimed) workflow creations per IP per hour' },
 } as const;
 
@@ -44,6 +48,8 @@ export interface Config {
   explorerApiUrls: Record<number, string>;
   explorerApiKey: string | undefined;
   devnet: 'auto' | 'off';
+  /** `flowgate serve` stops when its parent process exits (FLOWGATE_EXIT_WITH_PARENT). */
+  exitWithParent: boolean;
   masterKey: string | undefined;
   spend: {
     dailyValueCapWei: bigint;
@@ -57,9 +63,15 @@ export interface Config {
   bodyLimitBytes: number;
   /** Operator exceptions to the outbound-HTTP egress policy (FLOWGATE_HTTP_ALLOW_HOSTS). */
   httpAllowHosts: EgressAllowList;
+  /** Operator exceptions to the egress policy for PostgreSQL integrations (FLOWGATE_DATABASE_ALLOW_HOSTS). */
+  databaseAllowHosts: EgressAllowList;
+  /** The only directory SQLite integrations may open files in (real path); unset: the sqlite driver is off. */
+  sqliteIntegrationDir: string | undefined;
   engine: {
     /** Executions run at once by this process. */
     concurrency: number;
+    /** Of those, at most this many for one organization, so others always find a slot (default: half, rounded up). */
+    concurrencyPerOrg: number;
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
     leaseMs: number;
     schedulerTickMs: number;
@@ -70,6 +82,10 @@ export interface Config {
   internalServiceSecret: string | undefined;
   /** Extra Host header values accepted when bound to a loopback address (DNS-rebinding protection). */
   allowedHosts: string[];
+  /** Browser origins (besides the base URL's) allowed on /mcp and in CORS answers of authenticated routes (FLOWGATE_ALLOWED_ORIGINS). */
+  allowedOrigins: string[];
+  /** Time a client has to send a whole request, headers and body; then 408 and the socket is closed. */
+  requestTimeoutMs: number;
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
   agentRegistration: { agentId: string; agentRegistry: string } | undefined;
   /** Paid workflow calls; unset values are defaulted in src/payments/settings.ts (devnet or Base USDC). */
@@ -118,23 +134,67 @@ function agentRegistration(env: NodeJS.ProcessEnv): Config['agentRegistration'] 
   };
 }
 
-function allowHosts(value: string | undefined): EgressAllowList {
+/** FLOWGATE_ALLOWED_ORIGINS: comma-separated http(s) origins (scheme, host, optional port; no path), normalized as browsers send them. */
+function allowedOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  return origins.map((entry) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username) {
+      throw new ConfigError('FLOWGATE_ALLOWED_ORIGINS', `must be comma-separated http(s) origins such as https://app.example.com or http://localhost:5173, without a path (got ${JSON.stringify(entry)})`);
+    }
+    return url.origin;
+  });
+}
+
+function allowHosts(env: NodeJS.ProcessEnv, variable: string): EgressAllowList {
   try {
-    return parseAllowHosts(value);
+    return parseAllowHosts(env[variable]);
   } catch (error) {
-    throw new ConfigError('FLOWGATE_HTTP_ALLOW_HOSTS', (error as Error).message);
+    throw new ConfigError(variable, (error as Error).message);
   }
+}
+
+/**
+ * FLOWGATE_SQLITE_INTEGRATION_DIR as its real path: an existing directory
+ * that is not the data directory nor inside it (the gateway's own database
+ * must never be reachable from an integration).
+ */
+function sqliteIntegrationDir(env: NodeJS.ProcessEnv, dataDir: string): string | undefined {
+  const variable = SQLITE_DIR_VARIABLE;
+  const raw = env[variable]?.trim();
+  if (!raw) return undefined;
+  let real: string;
+  try {
+    real = fs.realpathSync(path.resolve(raw));
+    if (!fs.statSync(real).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new ConfigError(variable, `must be an existing directory (got ${JSON.stringify(raw)})`);
+  }
+  let realData = dataDir;
+  try {
+    realData = fs.realpathSync(dataDir);
+  } catch {
+    // The data directory is created later; compare its resolved path.
+  }
+  if (isInside(real, realData)) throw new ConfigError(variable, `must not be the data directory or inside it (got ${JSON.stringify(raw)})`);
+  return real;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read(env, 'PORT', decimalInteger.transform(Number).refine((n) => n <= 65535, 'must be a port number 0-65535'), '3000');
   const host = read(env, 'HOST', z.string().trim().min(1, 'must not be empty'), '127.0.0.1');
   const dataDir = path.resolve(read(env, 'FLOWGATE_DATA_DIR', z.string().trim().min(1), './data'));
-  const baseUrl = read(env, 'FLOWGATE_BASE_URL', httpUrl, `http://localhost:${port}`).replace(/\/+$/, '');
+  const baseUrl = read(env, 'FLOWGATE_BASE_URL', httpUrl, defaultBaseUrl(host, port)).replace(/\/+$/, '');
   const masterKey = env.FLOWGATE_MASTER_KEY
     ? read(env, 'FLOWGATE_MASTER_KEY', z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex characters'), '')
     : undefined;
 
+  const concurrency = read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8');
   const rateLimits = {} as Record<RateLimitName, RateLimitSetting>;
   for (const [name, spec] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, (typeof RATE_LIMIT_VARIABLES)[RateLimitName]][]) {
     rateLimits[name] = { limit: read(env, spec.variable, positiveInt, String(spec.default)), windowSeconds: spec.windowSeconds };
@@ -149,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     explorerApiUrls: perChain(env, 'FLOWGATE_EXPLORER_API_URL_'),
     explorerApiKey: env.FLOWGATE_EXPLORER_API_KEY || undefined,
     devnet: read(env, 'FLOWGATE_DEVNET', z.enum(['auto', 'off']), 'auto'),
+    exitWithParent: read(env, 'FLOWGATE_EXIT_WITH_PARENT', z.enum(['on', 'off']), 'on') === 'on',
     masterKey,
     spend: {
       dailyValueCapWei: read(env, 'EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI', decimalInteger.transform(BigInt), '20000000000000000'),
@@ -158,9 +219,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
-    httpAllowHosts: allowHosts(env.FLOWGATE_HTTP_ALLOW_HOSTS),
+    httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),
+    databaseAllowHosts: allowHosts(env, 'FLOWGATE_DATABASE_ALLOW_HOSTS'),
+    sqliteIntegrationDir: sqliteIntegrationDir(env, dataDir),
     engine: {
-      concurrency: read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8'),
+      concurrency,
+      concurrencyPerOrg: read(env, 'FLOWGATE_ENGINE_CONCURRENCY_PER_ORG', positiveInt, String(Math.ceil(concurrency / 2))),
       leaseMs: read(env, 'FLOWGATE_ENGINE_LEASE_MS', positiveInt.refine((n) => n >= 1000, 'must be at least 1000'), '30000'),
       schedulerTickMs: read(env, 'FLOWGATE_SCHEDULER_TICK_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '1000'),
       chainTriggerPollMs: read(env, 'FLOWGATE_CHAIN_TRIGGER_POLL_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '2000'),
@@ -185,8 +249,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    allowedOrigins: allowedOrigins(env.FLOWGATE_ALLOWED_ORIGINS),
+    requestTimeoutMs: read(env, 'FLOWGATE_REQUEST_TIMEOUT_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '10000'),
     agentRegistration: agentRegistration(env),
   };
+}
+
+/**
+ * The base URL printed and put in documents when FLOWGATE_BASE_URL is unset:
+ * the host the gateway listens on, so a LAN bind prints a URL that reaches it.
+ * Loopback and wildcard binds are reached locally as `localhost`.
+ */
+export function defaultBaseUrl(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const local = isLoopbackHost(host) || bare === '0.0.0.0' || bare === '::';
+  const name = local ? 'localhost' : bare.includes(':') ? `[${bare}]` : bare;
+  return `http://${name}:${port}`;
 }
 
 /** True when HOST is a loopback bind, where DNS-rebinding protection applies. */

@@ -1,5 +1,6 @@
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import http from 'node:http';
+import path from 'node:path';
 import type { AnyTool } from '../tools/define.ts';
 import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
@@ -14,6 +15,7 @@ import { TEST_USDC } from './chains/devnet/test-usdc.ts';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './guards/rate-limit.ts';
 import { createHttpApp } from './http/app.ts';
+import { createNodeServer } from './http/node-server.ts';
 import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import type { Services } from './services.ts';
 import { createEngine } from './engine/engine.ts';
@@ -70,7 +72,10 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
 }
 
 function engineOptionsFrom(config: Config) {
-  return { concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs, chainTriggerPollMs: config.engine.chainTriggerPollMs };
+  return {
+    concurrency: config.engine.concurrency,
+    perOrgConcurrency: config.engine.concurrencyPerOrg,
+    leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs, chainTriggerPollMs: config.engine.chainTriggerPollMs };
 }
 
 export interface FirstStart {
@@ -93,14 +98,28 @@ export interface Gateway extends Runtime {
   listen(): Promise<string>;
 }
 
-export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
+export interface ServingRuntime extends Runtime {
+  firstStart: FirstStart | undefined;
+}
+
+/**
+ * The world `flowgate serve` runs in, for every process that serves the
+ * registry on a data directory (the HTTP gateway and embedded `flowgate mcp`):
+ * the devnet (shared with a live gateway on this data directory, else its
+ * own), the default organization, funding, the catalog and payment settings.
+ * Two entry points on one data directory therefore see the same chains,
+ * prices and URLs.
+ */
+export async function openServingRuntime(config: Config, options: { mintOwnerKey?: boolean } = {}): Promise<ServingRuntime> {
   // The devnet comes first: it sets config.rpcUrls[31337] when it spawns anvil.
   const devnet = await openDevnet(config);
   let runtime: Runtime;
   let firstStart: FirstStart | undefined;
   try {
     runtime = await openRuntime(config, { devnet: devnet?.devnet ?? null });
-    firstStart = await bootstrapDefaultOrganization(runtime.services);
+    // Only a process that can show the first owner key mints it (embedded stdio has no terminal to print to).
+    if (options.mintOwnerKey ?? true) firstStart = await bootstrapDefaultOrganization(runtime.services);
+    else await runtime.services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
     if (devnet) await fundDefaultWallet(runtime.services, devnet.devnet);
     await syncCatalog(runtime.services, loadCatalog());
     if (devnet) await fundFacilitator(runtime.services, devnet.devnet);
@@ -108,8 +127,21 @@ export async function createGateway(config: Config, options: { tools?: readonly 
     await devnet?.stop();
     throw error;
   }
+  return {
+    ...runtime,
+    firstStart,
+    async close() {
+      await runtime.close();
+      await devnet?.stop();
+    },
+  };
+}
+
+export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
+  const runtime = await openServingRuntime(config);
+  const { firstStart } = runtime;
   const app = createHttpApp(runtime.services, options.tools ?? registry);
-  const server = http.createServer(app);
+  const server = createNodeServer(app, config.requestTimeoutMs);
   await runtime.services.engine.start();
 
   return {
@@ -121,6 +153,7 @@ export async function createGateway(config: Config, options: { tools?: readonly 
         server.listen(config.port, config.host, () => {
           const { port } = server.address() as AddressInfo;
           const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+          advertiseBaseUrl(config.dataDir, config.baseUrl);
           resolve(`http://${host}:${port}`);
         });
       }),
@@ -128,8 +161,8 @@ export async function createGateway(config: Config, options: { tools?: readonly 
       await runtime.services.engine.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      withdrawBaseUrl(config.dataDir, config.baseUrl);
       await runtime.close();
-      await devnet?.stop();
     },
   };
 }
@@ -145,4 +178,27 @@ async function fundFacilitator(services: Services, devnet: Devnet) {
   const address = services.payments.facilitatorAddress;
   if (!address || services.payments.settings.chainId !== devnet.chainId) return;
   if ((await devnet.balances(address)).eth === '0') await devnet.fund(address, { eth: '10' });
+}
+
+/**
+ * A listening gateway advertises its public base URL in the data directory,
+ * so `flowgate mcp` on the same directory prints the same URLs (its port,
+ * not the default 3000) without being told.
+ */
+const baseUrlFile = (dataDir: string) => path.join(dataDir, 'base-url');
+
+function advertiseBaseUrl(dataDir: string, baseUrl: string): void {
+  fs.writeFileSync(baseUrlFile(dataDir), `${baseUrl}\n`, { mode: 0o600 });
+}
+
+function withdrawBaseUrl(dataDir: string, baseUrl: string): void {
+  if (readAdvertisedBaseUrl(dataDir) === baseUrl) fs.rmSync(baseUrlFile(dataDir), { force: true });
+}
+
+export function readAdvertisedBaseUrl(dataDir: string): string | undefined {
+  try {
+    return fs.readFileSync(baseUrlFile(dataDir), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }

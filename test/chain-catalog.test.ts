@@ -124,12 +124,12 @@ describe('chain list', () => {
     expect(external.rpcUrl(31337)).toBe('http://127.0.0.1:9545');
   });
 
-  it('describes chain types, testnets and the private-mempool capability', () => {
+  it('describes chain types and testnets, and claims no private mempool (no private routing exists)', () => {
     expect(catalog.get(101)).toMatchObject({ chainType: 'solana', isTestnet: false, symbol: 'SOL' });
     expect(catalog.get(103)).toMatchObject({ chainType: 'solana', isTestnet: true });
     expect(catalog.get(42431)).toMatchObject({ name: 'Tempo Testnet (Moderato)', isTestnet: true });
     const privateMempool = catalog.list({ includeDisabled: true }).filter((c) => c.usePrivateMempoolRpc).map((c) => c.chainId);
-    expect(privateMempool.sort()).toEqual([1, 8453]);
+    expect(privateMempool).toEqual([]);
     for (const chain of catalog.list({ includeDisabled: true })) expect(chain.id).not.toBe(String(chain.chainId));
   });
 

@@ -2,6 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { openRuntime } from '../src/gateway.ts';
 import { freePort, tempDir } from './helpers/gateway.ts';
 
 const BIN = path.resolve('bin/flowgate.js');
@@ -13,8 +15,16 @@ function run(args: string[], env: Record<string, string> = {}) {
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!;
 
+/** A data directory holding a gateway database, as `flowgate serve` leaves it. */
+async function initializedDataDir(): Promise<string> {
+  const dataDir = tempDir();
+  const runtime = await openRuntime(loadConfig({ FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off' }));
+  await runtime.close();
+  return dataDir;
+}
+
 // Every case spawns the CLI (Node + tsx loading the sources), which takes seconds on a busy machine.
-describe('flowgate CLI', { timeout: 90_000 }, () => {
+describe('flowgate CLI', { timeout: 180_000 }, () => {
   it('prints help', () => {
     const { code, stdout } = run(['--help']);
     expect(code).toBe(0);
@@ -23,8 +33,19 @@ describe('flowgate CLI', { timeout: 90_000 }, () => {
     expect(stdout).toContain('flowgate mcp [--url URL]');
   });
 
-  it('creates keys whose last output line is the key, in the default or a named organization', () => {
-    const dataDir = tempDir();
+  it('refuses to create a key where no gateway database exists, naming the directory and the variable', () => {
+    const dataDir = path.join(tempDir(), 'not-a-gateway');
+    const res = run(['keys', 'create', '--name', 'x'], { FLOWGATE_DATA_DIR: dataDir });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`No Flowgate database in ${dataDir}`);
+    expect(res.stderr).toContain('FLOWGATE_DATA_DIR');
+    expect(res.stdout).not.toMatch(/svc_/);
+    // Nothing was created: no second database, no master key.
+    expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
+  it('creates keys whose last output line is the key, in the default or a named organization', async () => {
+    const dataDir = await initializedDataDir();
     const first = run(['keys', 'create', '--name', 'ci', '--scope', 'mcp:read'], { FLOWGATE_DATA_DIR: dataDir });
     expect(first.code).toBe(0);
     expect(lastLine(first.stdout)).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
@@ -47,6 +68,7 @@ describe('flowgate CLI', { timeout: 90_000 }, () => {
 
   it('refuses bad arguments and bad configuration with one line and exit code 2', () => {
     const scope = run(['keys', 'create', '--name', 'x', '--scope', 'root'], { FLOWGATE_DATA_DIR: tempDir() });
+    // (argument errors are reported before the data directory is looked at)
     expect(scope.code).toBe(2);
     expect(scope.stderr).toContain('--scope must be one of');
     expect(run(['keys', 'create'], { FLOWGATE_DATA_DIR: tempDir() }).code).toBe(2);
@@ -59,6 +81,7 @@ describe('flowgate CLI', { timeout: 90_000 }, () => {
 
   it('serve starts on embedded defaults and prints a working owner key and MCP config once', async () => {
     const dataDir = tempDir();
+    const prefix = `FLOWGATE_DATA_DIR=${JSON.stringify(dataDir)} `;
     const port = await freePort();
     const env = { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: String(port) };
     const start = async () => {
@@ -66,7 +89,7 @@ describe('flowgate CLI', { timeout: 90_000 }, () => {
       let out = '';
       child.stdout.on('data', (chunk) => (out += chunk));
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
         child.stdout.on('data', () => {
           if (out.includes('claude mcp add')) {
             clearTimeout(timer);
@@ -97,7 +120,13 @@ describe('flowgate CLI', { timeout: 90_000 }, () => {
 
     const second = await start();
     expect(second.out).not.toContain(key!);
-    expect(second.out).toContain('flowgate keys create');
+    // Printed commands name this data directory, and work as copied against the running gateway.
+    expect(first.out).toContain(`More keys: ${prefix}npx flowgate keys create`);
+    expect(second.out).toContain(`Create an API key with: ${prefix}npx flowgate keys create`);
+    const minted = run(['keys', 'create', '--name', 'copied'], { FLOWGATE_DATA_DIR: dataDir });
+    expect(minted.code).toBe(0);
+    const live = await fetch(`http://127.0.0.1:${port}/api/keys`, { headers: { Authorization: `Bearer ${lastLine(minted.stdout)}` } });
+    expect(live.status).toBe(200);
     await stop(second.child);
   });
 });

@@ -30,8 +30,24 @@ describe('configuration', () => {
     expect(config.spend.stablecoinCapMicroUsd).toBe(100_000_000n);
   });
 
+  it('reads allowed browser origins and the request timeout, refusing origins with a path', () => {
+    const config = loadConfig({ FLOWGATE_ALLOWED_ORIGINS: 'https://App.Example.com, http://localhost:5173/', FLOWGATE_REQUEST_TIMEOUT_MS: '2500' });
+    expect(config.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(config.requestTimeoutMs).toBe(2500);
+    expect(loadConfig({}).allowedOrigins).toEqual([]);
+    expect(loadConfig({}).requestTimeoutMs).toBe(10_000);
+    expect(errorFor({ FLOWGATE_ALLOWED_ORIGINS: 'https://app.example.com/dashboard' })).toContain('FLOWGATE_ALLOWED_ORIGINS');
+    expect(errorFor({ FLOWGATE_ALLOWED_ORIGINS: 'app.example.com' })).toContain('FLOWGATE_ALLOWED_ORIGINS');
+    expect(errorFor({ FLOWGATE_REQUEST_TIMEOUT_MS: '10' })).toContain('FLOWGATE_REQUEST_TIMEOUT_MS');
+  });
+
   it('derives the base URL from PORT and strips a trailing slash from an explicit one', () => {
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
+    // Printed URLs reach the address the gateway listens on.
+    expect(loadConfig({ PORT: '8080', HOST: '192.168.1.20' }).baseUrl).toBe('http://192.168.1.20:8080');
+    expect(loadConfig({ PORT: '8080', HOST: 'fd00::5' }).baseUrl).toBe('http://[fd00::5]:8080');
+    expect(loadConfig({ PORT: '8080', HOST: '0.0.0.0' }).baseUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PORT: '8080', HOST: '::1' }).baseUrl).toBe('http://localhost:8080');
     expect(loadConfig({ FLOWGATE_BASE_URL: 'https://gw.example.com/' }).baseUrl).toBe('https://gw.example.com');
   });
 

@@ -16,8 +16,10 @@ let pgServer: PGLiteSocketServer;
 let pgPort: number;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off' } });
-  sqliteFile = path.join(tempDir(), 'shop.sqlite');
+  const sqliteDir = tempDir();
+  // The operator's choices: SQLite files in this directory, and the loopback PostgreSQL reachable.
+  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SQLITE_INTEGRATION_DIR: sqliteDir, FLOWGATE_DATABASE_ALLOW_HOSTS: '127.0.0.1' } });
+  sqliteFile = path.join(sqliteDir, 'shop.sqlite');
   const db = new SQLite(sqliteFile);
   db.exec("create table users (id integer primary key, name text, balance real); insert into users (name, balance) values ('alice', 10.5), ('bob', 3)");
   db.close();

@@ -152,8 +152,17 @@ describe('markdown rendering', () => {
 
   it('renders tables, lists and fenced code', () => {
     const html = renderMarkdown('| a | b |\n|---|---|\n| `x\\|y` | 2 |\n\n- one\n- two\n\n```json\n{"a": "<b>"}\n```');
-    expect(html).toContain('<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td><code>x|y</code></td><td>2</td></tr></tbody></table>');
-    expect(html).toContain('<ul><li>one</li><li>two</li></ul>');
-    expect(html).toContain('<pre><code class="language-json">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}</code></pre>');
+    const compact = html.replace(/\n/g, '');
+    expect(compact).toContain('<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td><code>x|y</code></td><td>2</td></tr></tbody></table>');
+    expect(compact).toContain('<ul><li>one</li><li>two</li></ul>');
+    expect(html).toContain('<pre><code class="language-json">{&quot;a&quot;: &quot;&lt;b&gt;&quot;}\n</code></pre>');
+  });
+
+  it('keeps cron expressions intact: asterisks are not emphasis', async () => {
+    expect(renderMarkdown('Every quarter hour: */15 * * * * (or `*/15 * * * *`).')).toContain('Every quarter hour: */15 * * * * (or <code>*/15 * * * *</code>).');
+    // The served action reference documents scheduleCron with this example.
+    const page = await get(`/docs/${ACTION_REFERENCE_SLUG}`);
+    expect(page.body).toContain('*/15 * * * *');
+    expect(page.body).not.toMatch(/<em>[^<]*15/);
   });
 });

@@ -3,7 +3,9 @@ import { encodeFunctionData, erc20Abi, parseEther, type Hex } from 'viem';
 import { TEST_USDC_ADDRESS } from '../src/chains/devnet/test-usdc.ts';
 import { reverifyUnconfirmed, settleWithVerification } from '../src/engine/verify-transactions.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { startHttpTarget } from './helpers/http-target.ts';
+import { action, linear, randomAddress } from './helpers/web3.ts';
 import { createWorkflowViaApi, insertExecution } from './helpers/workflows.ts';
 
 /** The terminal verification pass: every claimed hash re-fetched from a real chain before a run settles. */
@@ -77,3 +79,57 @@ test('a chain that cannot be read leaves the run unconfirmed; the sweep settles 
   expect(row.completed_at).not.toBeNull();
   expect(JSON.parse(row.transaction_hashes!)[0]).toMatchObject({ verified: true, receiptStatus: 'success' });
 });
+
+test('a run reaped after its gateway stopped mid-run still has its transaction verified from chain', async () => {
+  const target = await startHttpTarget();
+  const dataDir = tempDir();
+  const env = {
+    FLOWGATE_DEVNET: 'auto',
+    FLOWGATE_RPC_URL_31337: chain.url,
+    FLOWGATE_ENGINE_LEASE_MS: '1000',
+    FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+    FLOWGATE_RATE_LIMITS: 'off',
+  };
+  let first: TestGateway | undefined = await startTestGateway({ env, dataDir });
+  let second: TestGateway | undefined;
+  try {
+    const api = (g: TestGateway, path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${g.url}${path}`, { key: g.ownerKey, ...init });
+    const graph = linear(
+      action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.001', recipientAddress: randomAddress() }),
+      action('hang', 'Hang', { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 30000 }),
+    );
+    const created = await api(first, '/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Send then hang', ...graph }) });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const started = await api(first, `/api/workflows/${created.body.id}/execute`, { method: 'POST', body: '{}' });
+    const executionId = started.body.executionId as string;
+    // The transfer is broadcast and mined; the run now waits on the step that never answers.
+    for (let i = 0; i < 200 && target.hits.filter((h) => h.url.startsWith('/hang')).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    const midRun = (await api(first, `/api/workflows/executions/${executionId}/status`)).body;
+    expect(midRun.status).toBe('running');
+    expect(midRun.transactionHashes).toHaveLength(1);
+    expect(midRun.transactionHashes[0].receiptStatus).toBeUndefined();
+
+    // The gateway stops with the run in flight: its row stays `running` and its lease lapses.
+    await first.close();
+    first = undefined;
+    second = await startTestGateway({ env, dataDir });
+    const final = (await api(second, `/api/workflows/executions/${executionId}/wait?timeoutMs=20000`)).body;
+    expect(final).toMatchObject({ status: 'system_error', completed: true });
+    const status = (await api(second, `/api/workflows/executions/${executionId}/status`)).body;
+    expect(status.errorContext).toMatchObject({ reason: 'lease_expired', currentNodeId: 'hang' });
+    const receipt = await chain.publicClient.getTransactionReceipt({ hash: midRun.transactionHashes[0].hash });
+    expect(status.transactionHashes[0]).toMatchObject({
+      hash: midRun.transactionHashes[0].hash,
+      nodeId: 'send',
+      verified: true,
+      receiptStatus: 'success',
+      blockNumber: Number(receipt.blockNumber),
+      gasUsed: receipt.gasUsed.toString(),
+    });
+    expect(final.gasUsedWei).toBe((receipt.gasUsed * receipt.effectiveGasPrice).toString());
+  } finally {
+    await first?.close();
+    await second?.close();
+    await target.close();
+  }
+}, 60_000);

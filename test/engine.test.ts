@@ -299,6 +299,26 @@ describe('following runs', () => {
     expect(notifications[0]).toMatchObject({ total: 2, message: expect.stringMatching(/steps/) });
   });
 
+  it('over MCP a 60 s wait answers completed:false before the client times out, with strictly increasing progress', async () => {
+    // Three 25 s steps: still running when the MCP wait gives up at 55 s.
+    const hang = (id: string) => action(id, `Slow ${id}`, { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms=25000`, httpMethod: 'GET', timeout: 30000 });
+    const id = await createWorkflow([trigger(), hang('h1'), hang('h2'), hang('h3')], [{ source: 't', target: 'h1' }, { source: 'h1', target: 'h2' }, { source: 'h2', target: 'h3' }]);
+    const client = await connectMcp(gw.url, gw.ownerKey);
+    const started = await callTool(client, 'execute_workflow', { workflowId: id });
+    const notifications: { progress: number; total?: number }[] = [];
+    // The SDK client's default request timeout (60 s) applies: no resetTimeoutOnProgress here.
+    const waited = await client.callTool({ name: 'wait_for_execution', arguments: { executionId: started.body.executionId, timeoutMs: 60000 } }, undefined, {
+      onprogress: (p) => notifications.push(p),
+    });
+    await callTool(client, 'cancel_execution', { executionId: started.body.executionId });
+    await client.close();
+    expect(waited.isError).toBeFalsy();
+    expect(waited.structuredContent).toMatchObject({ completed: false, status: 'running' });
+    expect(notifications.length).toBeGreaterThan(2);
+    for (let i = 1; i < notifications.length; i++) expect(notifications[i]!.progress).toBeGreaterThan(notifications[i - 1]!.progress);
+    expect(notifications.every((n) => n.total === 4 && n.progress < 4)).toBe(true);
+  }, 75_000);
+
   it('truncates large step data in get_execution unless asked not to', async () => {
     const big = 'x'.repeat(10_000);
     const id = await createWorkflow([trigger(), action('echo', 'Echo', { actionType: 'code/run-code', code: `return { text: {{@t:Start.text}} };` })], [{ source: 't', target: 'echo' }]);

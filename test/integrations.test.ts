@@ -30,9 +30,11 @@ let reader: string;
 let other: string;
 let me: { organizationId: string; userId: string };
 let target: Awaited<ReturnType<typeof startHttpTarget>>;
+let sqliteDir: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ env: { FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1' } });
+  sqliteDir = tempDir();
+  gw = await startTestGateway({ env: { FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1', FLOWGATE_SQLITE_INTEGRATION_DIR: sqliteDir } });
   owner = gw.ownerKey;
   reader = await gw.createKey({ scope: 'mcp:read' });
   other = await gw.createKey({ org: 'other' });
@@ -196,7 +198,9 @@ describe('POST /api/integrations/:id/test', () => {
     const over = await api(`/api/integrations/${created.id}/test`, { method: 'POST', json: { configOverrides: { url: `${target.url}/override` } } });
     expect(over.status).toBe(200);
     expect(target.hits.at(-1)!.url).toBe('/override');
-    expect((await api(`/api/integrations/${created.id}`)).body.config.url).toBe(`${target.url}/hook`);
+    const saved = await api(`/api/integrations/${created.id}`);
+    expect(saved.body.configuredSecrets).toEqual(['headers', 'url']);
+    expect((await getIntegrationForRun(gw.gateway.services, me.organizationId, created.id)).config.url).toBe(`${target.url}/hook`);
   });
 
   it('reports a failing discord test as 400 integration_test_failed without the token', async () => {
@@ -210,7 +214,7 @@ describe('POST /api/integrations/:id/test', () => {
   });
 
   it('tests a sqlite database file and reports a missing one', async () => {
-    const file = path.join(tempDir(), 'data.sqlite');
+    const file = path.join(sqliteDir, 'data.sqlite');
     const db = new Sqlite(file);
     db.exec('create table t (x int)');
     db.close();

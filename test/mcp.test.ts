@@ -160,3 +160,45 @@ describe('MCP rate limits', () => {
     }
   });
 });
+
+describe('MCP arguments are never dropped', () => {
+  it('an unknown argument is an error with a did-you-mean for the camelCase twin, and nothing runs', async () => {
+    const client = await connect(gw.ownerKey);
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const result = await client.callTool({ name, arguments: args });
+        return { isError: result.isError === true, body: JSON.parse((result.content as { text: string }[])[0]!.text) };
+      };
+      const transfer = await call('execute_transfer', { chainId: '31337', to_address: '0x000000000000000000000000000000000000dEaD', amount: '0.001', simulate: true });
+      expect(transfer.isError).toBe(true);
+      expect(transfer.body.code).toBe('invalid_input');
+      expect(transfer.body.error).toContain('"chainId" (did you mean "chain_id"?)');
+      expect(transfer.body.issues).toEqual([expect.objectContaining({ path: 'chainId', suggestion: 'chain_id' })]);
+
+      const before = (await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey })).body.length;
+      const created = await call('create_workflow', { name: 'typo', nodes: [], edges: [], project_id: 'x' });
+      expect(created.isError).toBe(true);
+      expect(created.body.error).toContain('did you mean "projectId"?');
+      expect((await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey })).body.length).toBe(before);
+
+      const none = await call('get_features', { verbose: true });
+      expect(none.isError).toBe(true);
+      expect(none.body.error).toContain('get_features takes no arguments');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a caller without access to a tool learns nothing of its arguments', async () => {
+    const client = await connect();
+    try {
+      const result = await client.callTool({ name: 'execute_transfer', arguments: { chainId: '1' } });
+      expect(result.isError).toBe(true);
+      const body = JSON.parse((result.content as { text: string }[])[0]!.text);
+      expect(body.code).not.toBe('invalid_input');
+      expect(JSON.stringify(body)).not.toContain('chain_id');
+    } finally {
+      await client.close();
+    }
+  });
+});

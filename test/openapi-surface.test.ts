@@ -25,6 +25,7 @@ describe('/openapi.json', () => {
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
     expect(body.info.version).toBe('1.0.0');
+    expect(body.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
     expect(body.servers[0].url).toBe(gw.url);
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(body['x-api-versioning']).toMatchObject({ header: 'Service-Version', supported: ['1'] });

@@ -153,6 +153,10 @@ describe('HTTP runners against a local server', () => {
         'httpMethod "FETCH" is not supported: use one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS',
       );
       expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '{not json' }, ctx))).message).toMatch(/^httpHeaders is not valid JSON/);
+      // The parser's message would quote the header text around the error: a credential.
+      const quoted = await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '{"Authorization": Bearer quoted-secret-5}' }, ctx));
+      expect(quoted.message).toMatch(/^httpHeaders is not valid JSON/);
+      expect(quoted.message).not.toMatch(/quoted|secret|Bearer [^.]/);
       expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '["a"]' }, ctx))).message).toMatch(/^httpHeaders must be a JSON object/);
       expect((await nodeError(httpRequestRunner({ endpoint: 'ftp://example.com/x' }, ctx))).details.kind).toBe('invalid_url');
     });

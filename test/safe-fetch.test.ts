@@ -277,6 +277,43 @@ describe('safeFetch', () => {
     expect(echoed.headers['x-keep']).toBe('1');
   });
 
+  const CREDENTIALS = {
+    authorization: 'Bearer secret-a',
+    cookie: 'sid=secret-b',
+    'proxy-authorization': 'Basic secret-c',
+    'x-api-key': 'secret-d',
+    'x-custom-auth': 'secret-e',
+    'x-session-id': 'secret-f',
+    'x-client-secret': 'secret-g',
+    'x-access-token': 'secret-h',
+  };
+
+  it('drops every credential header on a redirect to another port (another origin), keeping the others', async () => {
+    const other = await startServer(async (req, res) => {
+      await readRequestBody(req);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ headers: req.headers }));
+    });
+    try {
+      const to = encodeURIComponent(`http://127.0.0.1:${other.port}/landing`);
+      const res = await safeFetch(`${base}/redirect?to=${to}`, { headers: { ...CREDENTIALS, 'x-keep': '1', 'X-Token-Address': 'kept' }, allowList: allowLoopback });
+      expect(other.hits).toEqual(['/landing']);
+      const received = JSON.parse(res.body.toString()).headers;
+      for (const name of Object.keys(CREDENTIALS)) expect(received[name], name).toBeUndefined();
+      expect(JSON.stringify(received)).not.toContain('secret-');
+      expect(received['x-keep']).toBe('1');
+      expect(received['x-token-address']).toBe('kept');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keeps credential headers on a same-origin redirect', async () => {
+    const res = await safeFetch(`${base}/redirect?to=/echo`, { headers: CREDENTIALS, allowList: allowLoopback });
+    expect(res.redirects).toBe(1);
+    expect(JSON.parse(res.body.toString()).headers).toMatchObject(CREDENTIALS);
+  });
+
   it('stops after maxRedirects', async () => {
     const err = await expectEgressError(safeFetch(`${base}/loop`, { maxRedirects: 3, allowList: allowLoopback }), 'redirects');
     expect(err.message).toContain('stopped after 3');

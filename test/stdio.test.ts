@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../tools/index.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 import { balanceGraph } from './helpers/workflows.ts';
-import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 
 /** `flowgate mcp` driven by the SDK's own stdio client, as a desktop app would launch it. */
 
@@ -155,5 +156,70 @@ describe('flowgate mcp --url, a bridge to a remote gateway', { timeout: 90_000 }
     const bad = await runToExit(['--url', 'not a url'], {});
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--url must be');
+  });
+});
+
+describe('flowgate mcp embedded sees the same world as flowgate serve on its data directory', { timeout: 180_000 }, () => {
+  const owner = (dataDir: string) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(dataDir, 'devnet', 'owner.json'), 'utf8')) as { gatewayPid: number; anvilPid: number };
+    } catch {
+      return undefined;
+    }
+  };
+
+  async function expectSameWorld(client: Client, port?: number) {
+    const chains = await callTool(client, 'list_chains');
+    expect(chains.structured.chains).toEqual(expect.arrayContaining([expect.objectContaining({ chainId: 31337, isEnabled: true })]));
+    const listing = await callTool(client, 'get_workflow_listing', { slug: 'microtip' });
+    expect(listing.isError, JSON.stringify(listing.body)).toBe(false);
+    expect(JSON.stringify(listing.structured.protocols)).toContain('eip155:31337');
+    if (port !== undefined) expect(listing.structured.mcpUrl).toBe(`http://localhost:${port}/mcp/w/microtip`);
+    // A paid call is challenged on the devnet, not refused as unconfigured.
+    const call = await callTool(client, 'call_workflow', { slug: 'microtip', inputs: {} });
+    expect(call.isError).toBe(true);
+    expect(JSON.stringify(call.body)).not.toContain('payments_unavailable');
+    expect(JSON.stringify(call.structured ?? call.body)).toContain('eip155:31337');
+  }
+
+  it("uses the running gateway's devnet, prices and URLs", async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+    const serve = spawn(process.execPath, [BIN, 'serve'], { env: { ...baseEnv(), FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'auto' }, stdio: 'ignore' });
+    try {
+      const deadline = Date.now() + 90_000;
+      while ((await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0)) !== 200) {
+        if (Date.now() > deadline || serve.exitCode !== null) throw new Error('serve did not start');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const before = owner(dataDir);
+      expect(before?.gatewayPid).toBe(serve.pid);
+      // No PORT, no FLOWGATE_BASE_URL, devnet on: exactly what a desktop config gives it.
+      const { client } = await launch([], { FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'auto' });
+      try {
+        await expectSameWorld(client, port);
+        expect(owner(dataDir)).toEqual(before); // no second anvil on the same state file
+      } finally {
+        await client.close();
+      }
+    } finally {
+      serve.kill('SIGTERM');
+    }
+  });
+
+  it('starts its own devnet when no gateway runs, and stops it when the client leaves', async () => {
+    const dataDir = tempDir();
+    const { client } = await launch([], { FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'auto' });
+    let anvilPid: number | undefined;
+    try {
+      await expectSameWorld(client);
+      anvilPid = owner(dataDir)?.anvilPid;
+      expect(anvilPid).toBeTypeOf('number');
+    } finally {
+      await client.close();
+    }
+    const deadline = Date.now() + 30_000;
+    while (owner(dataDir) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(owner(dataDir)).toBeUndefined();
   });
 });

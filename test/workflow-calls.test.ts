@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeFunctionData, keccak256, toHex } from 'viem';
+import { getAction } from '../src/actions/index.ts';
 import { loadCatalog } from '../src/catalog/load.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
@@ -28,7 +29,10 @@ describe('GET /api/mcp/workflows', () => {
     const { status, body } = await fetchJson(`${gw.url}/api/mcp/workflows`);
     expect(status).toBe(200);
     const slugs = body.workflows.map((w: { slug: string }) => w.slug);
-    expect(slugs).toEqual(loadCatalog().map((e) => e.slug));
+    // Every catalog file except those with a step that cannot run on this gateway (email-send: no e-mail runner yet).
+    const runnable = loadCatalog().filter((e) => (e.workflow.nodes as { data: { config: { actionType?: string } } }[]).every((n) => getAction(n.data.config.actionType ?? '')?.featureEnabled !== false));
+    expect(slugs).toEqual(runnable.map((e) => e.slug));
+    expect(slugs).not.toContain('email-send');
     const yieldCompare = body.workflows.find((w: { slug: string }) => w.slug === 'stablecoin-yield-compare-base');
     expect(yieldCompare).toMatchObject({
       type: 'read',
@@ -80,7 +84,6 @@ describe('POST /api/mcp/workflows/{slug}/call (free)', () => {
       ['stablecoin-price-check', {}, 'stablecoin'],
       ['stablecoin-price-check', { stablecoin: 'DAI' }, 'stablecoin'],
       ['token-safety-check', { tokenAddress: 'nope' }, 'tokenAddress'],
-      ['email-send', { email: 'a@b.co' }, 'content'],
       ['simple-workflow', { amount: 'ten' }, 'amount'],
       ['defi-position-aggregator-base', { wallet: '0x0000000000000000000000000000000000000001', extra: 1 }, 'extra'],
       ['defi-position-aggregator-ethereum', {}, 'wallet'],

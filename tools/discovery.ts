@@ -17,7 +17,11 @@ import { TOOL_FAMILIES } from './families.ts';
 
 const CACHE = 'public, max-age=300';
 
-/** RFC 9728 protected-resource metadata: where 401s' `WWW-Authenticate` points clients. */
+/**
+ * RFC 9728 protected-resource metadata: where 401s' `WWW-Authenticate` points clients.
+ * No `authorization_servers` (optional in RFC 9728): this gateway runs no OAuth
+ * server, and an organization API key is the only bearer it accepts.
+ */
 export const oauthProtectedResource = defineTool({
   name: 'oauth_protected_resource',
   title: 'OAuth protected resource metadata',

@@ -210,11 +210,31 @@ export const executionStatusTool = defineTool({
 
 export const WAIT_DEFAULT_MS = 25_000;
 export const WAIT_MAX_MS = 60_000;
+/**
+ * MCP clients time a request out after 60 s by default (the SDK's client
+ * does), so a wait over MCP ends before that and answers completed:false.
+ */
+export const MCP_WAIT_MAX_MS = 55_000;
+
+/**
+ * MCP requires each progress notification of a request to carry a larger
+ * `progress` than the last. Completed steps can stand still between
+ * keep-alives, so each repeat adds a hundredth (at most 0.99 per step; a wait
+ * sends one every 2 s for at most 55 s), keeping `progress/total` honest.
+ */
+function monotonicProgress() {
+  let last = -1;
+  return (completedSteps: number): number => {
+    const next = completedSteps > last ? completedSteps : Math.round((last + 0.01) * 100) / 100;
+    last = next;
+    return next;
+  };
+}
 
 export const waitForExecutionTool = defineTool({
   name: 'wait_for_execution',
   title: 'Wait for execution',
-  description: `Blocks until the run reaches a terminal status (success, error, system_error, cancelled) or timeoutMs passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}); on timeout it answers completed:false with the current status — call it again. Sends MCP progress notifications while waiting.`,
+  description: `Blocks until the run reaches a terminal status (success, error, system_error, cancelled) or timeoutMs passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}; over MCP at most ${MCP_WAIT_MAX_MS}, below client request timeouts); on timeout it answers completed:false with the current status — call it again. Sends MCP progress notifications while waiting.`,
   scope: 'mcp:read',
   input: z.object({ executionId: executionIdParam, timeoutMs: decimalWholeNumber('timeoutMs', 1, WAIT_MAX_MS).optional() }),
   output: z.object({
@@ -232,12 +252,14 @@ export const waitForExecutionTool = defineTool({
   async handler({ executionId, timeoutMs }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
     const store = ctx.services.store;
-    const deadline = Date.now() + (timeoutMs ?? WAIT_DEFAULT_MS);
+    const requested = timeoutMs ?? WAIT_DEFAULT_MS;
+    const deadline = Date.now() + (ctx.transport === 'mcp' ? Math.min(requested, MCP_WAIT_MAX_MS) : requested);
     let row = await getExecutionRow(store, organizationId, executionId);
+    const nextProgress = monotonicProgress();
     const report = async () => {
       if (!ctx.notifyProgress) return;
       const { progress } = executionProgress(row, await listLogs(store, executionId));
-      ctx.notifyProgress(progress.completedSteps, progress.totalSteps, `${row.status}: ${progress.completedSteps}/${progress.totalSteps} steps`);
+      ctx.notifyProgress(nextProgress(progress.completedSteps), progress.totalSteps, `${row.status}: ${progress.completedSteps}/${progress.totalSteps} steps`);
     };
     while (!isTerminal(row.status) && Date.now() < deadline) {
       await report();

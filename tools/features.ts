@@ -8,7 +8,7 @@ const featureSchema = z.object({
   name: z.string(),
   description: z.string(),
   category: z.string(),
-  enabled: z.boolean(),
+  enabled: z.boolean().describe('False when the feature is rolled back or its actions cannot run on this gateway yet'),
   requiredPlan: z.enum(['free', 'pro', 'enterprise']).nullable().describe('Plan needed for the feature, or null for every plan'),
   actionTypes: z.array(z.string()).describe('Actions (data.config.actionType values) this feature gates'),
 });
@@ -18,7 +18,7 @@ const getFeatures = defineTool({
   title: 'Get plan and features',
   description: [
     "Returns the organization's plan, whether billing is enabled, and every feature with the actions it gates and the plan it requires.",
-    'On self-hosted installs billing is disabled, the plan is enterprise and every feature is enabled.',
+    'On self-hosted installs billing is disabled and the plan is enterprise: every feature is enabled except one whose actions cannot run on this gateway yet (enabled: false).',
     'Check it before building a workflow with actions whose requiredPlan is not null (list_action_schemas shows requiredPlan and featureId per action).',
   ].join(' '),
   input: z.object({}),

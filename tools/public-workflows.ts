@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeGraph, listPublicWorkflows, markFeatured, type PublicWorkflow } from '../src/engine/public-workflows.ts';
+import { unavailableSteps } from '../src/engine/availability.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
 import { publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
@@ -90,6 +91,8 @@ export const searchWorkflowsTool = defineTool({
     const chainId = chain === undefined ? undefined : ctx.services.chains.resolve(chain)?.chainId ?? -1;
     const results = [];
     for (const workflow of await listPublicWorkflows(ctx.services.store)) {
+      // Search offers workflows to use; one with a step that cannot run here would only fail.
+      if (unavailableSteps(workflow.nodes).length > 0) continue;
       const { networks, workflowType: type } = describeGraph(workflow.nodes);
       const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
       if (query && !matches(workflow, query)) continue;

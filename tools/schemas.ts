@@ -56,7 +56,7 @@ export const actionSchema = z.object({
   outputFields: fieldMap,
   requiresCredentials: z.boolean().optional().describe('Absent on system actions'),
   requiredPlan: z.enum(['free', 'pro', 'enterprise']).nullable(),
-  featureEnabled: z.boolean(),
+  featureEnabled: z.boolean().describe('False when the action cannot run on this gateway (no runner yet, or its feature is rolled back); a workflow using it is refused'),
   featureId: z.string(),
   sourceHandles: z.array(z.string()).optional().describe('Condition only: edge sourceHandle values'),
   operators: z.array(z.string()).optional(),
@@ -114,6 +114,7 @@ const listActionSchemas = defineTool({
     'plus the supported chains, the {{@nodeId:Label.field}} template syntax, built-in variables, the node and edge structure, and practical tips.',
     'Read it before create_workflow or validate_workflow. Filter with category (one of the action categories such as Web3, DeFi, Notifications);',
     'set includeChains=false to drop the chain list. For one plugin use get_plugin; to find DeFi actions by intent use search_protocol_actions.',
+    'Only actions with featureEnabled: true run on this gateway; a workflow using another is refused (action_not_available).',
   ].join(' '),
   input: z.object({
     category: z.string().trim().min(1).optional().describe(`Only actions of this category, case-insensitive: ${actionCategories().join(', ')}`),

@@ -9,7 +9,7 @@ import { listWorkflows } from '../src/engine/workflow-list.ts';
 import { generateWorkflowCode } from '../src/engine/workflow-code.ts';
 import { CLAIM_TOKEN_PREFIX, claimWorkflow, createWorkflow, deleteWorkflow, duplicateWorkflow, updateWorkflow } from '../src/engine/workflow-writes.ts';
 import { syncTriggers } from '../src/engine/trigger-sync.ts';
-import { goLive, MAX_PUBLIC_TAGS, viewWorkflow } from '../src/engine/public-workflows.ts';
+import { goLive, MAX_PUBLIC_TAGS, publicGraph, viewWorkflow } from '../src/engine/public-workflows.ts';
 import { defineTool, type Principal, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
@@ -21,6 +21,12 @@ const owner = (principal: Principal) => ({ organizationId: principal.organizatio
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const readAnnotations = READ_ONLY_LOCAL;
+
+const redactedPaths = z
+  .array(z.string())
+  .describe(
+    'Fields shown as [REDACTED] to everyone but your organization, by node id and field path, e.g. nodes[id=http1].data.config.httpHeaders.Authorization, nodes[id=http1].data.config.endpoint?api_key (a query parameter) or nodes[id=http1].data.config.endpoint@userinfo.',
+  );
 
 export const listWorkflowsTool = defineTool({
   name: 'list_workflows',
@@ -46,7 +52,7 @@ export const getWorkflowTool = defineTool({
   name: 'get_workflow',
   title: 'Get workflow',
   description:
-    'One workflow with its nodes, edges, publicTags and isOwner. Works for any workflow of your organization and for public workflows of others (read-only). Next: validate_workflow, update_workflow or execute it.',
+    'One workflow with its nodes, edges, publicTags and isOwner. Works for any workflow of your organization and for public workflows of others (read-only, credentials in nodes shown as [REDACTED]). Next: validate_workflow, update_workflow or execute it.',
   scope: 'mcp:read',
   input: z.object({ workflowId: workflowIdParam }),
   output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
@@ -98,7 +104,7 @@ export const updateWorkflowTool = defineTool({
   name: 'update_workflow',
   title: 'Update workflow',
   description:
-    'Changes any of name, description, nodes, edges, projectId, tagId, enabled, visibility. Sending nodes or edges re-validates the whole graph (the other half is taken from the stored workflow); a refused update changes nothing. Set projectId or tagId to null to unassign.',
+    'Changes any of name, description, nodes, edges, projectId, tagId, enabled, visibility. Sending nodes or edges re-validates the whole graph (the other half is taken from the stored workflow); a refused update changes nothing. Set projectId or tagId to null to unassign. A public workflow answers with redactedPaths, as go_live_workflow does.',
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
@@ -111,7 +117,7 @@ export const updateWorkflowTool = defineTool({
     enabled: z.boolean().optional(),
     visibility: z.enum(['private', 'public']).optional(),
   }),
-  output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema) }),
+  output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema), redactedPaths: redactedPaths.optional() }),
   rest: { method: 'PATCH', path: '/api/workflows/:workflowId' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
   deprecations: ['function-name-fields'],
@@ -127,7 +133,8 @@ export const updateWorkflowTool = defineTool({
     }
     const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, { ...fields, graph: checked?.graph });
     await syncTriggers(ctx.services, updated);
-    return { ...updated, warnings: checked?.warnings ?? [] };
+    // A public workflow tells its owner what the public sees, as go-live does.
+    return { ...updated, warnings: checked?.warnings ?? [], ...(updated.visibility === 'public' ? { redactedPaths: publicGraph(updated.nodes).paths } : {}) };
   },
 });
 
@@ -231,14 +238,18 @@ export const claimWorkflowTool = defineTool({
 export const goLiveTool = defineTool({
   name: 'go_live_workflow',
   title: 'Publish workflow (go live)',
-  description: `Publishes a workflow of your organization: sets its public name and up to ${MAX_PUBLIC_TAGS} public tags (ids from list_public_tags) and makes it publicly visible in GET /api/workflows/public and search_workflows.`,
+  description: `Publishes a workflow of your organization: sets its public name and up to ${MAX_PUBLIC_TAGS} public tags (ids from list_public_tags) and makes it publicly visible in GET /api/workflows/public and search_workflows. Others see the graph with credentials typed into nodes redacted (credential headers, query parameters and body fields, URL userinfo); redactedPaths lists each one.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
     name: workflowName,
     publicTagIds: z.array(z.string().trim().min(1)).max(MAX_PUBLIC_TAGS, `at most ${MAX_PUBLIC_TAGS} public tags`).optional(),
   }),
-  output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
+  output: workflowSchema.extend({
+    publicTags: z.array(publicTagRefSchema),
+    isOwner: z.boolean(),
+    redactedPaths,
+  }),
   rest: { method: 'PUT', path: '/api/workflows/:workflowId/go-live' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
   handler: ({ workflowId, name, publicTagIds }, ctx) => goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, { name, publicTagIds: publicTagIds ?? [] }),

@@ -34,7 +34,15 @@ export const features: readonly FeatureDefinition[] = [
   {
     id: 'web3-contracts',
     name: 'Contract calls',
-    description: 'Read and write any contract by ABI, decode calldata and query event logs.',
+    description: 'Read and write any contract by ABI and decode calldata.',
+    category: 'Web3',
+    requiredPlan: null,
+    rolledBack: false,
+  },
+  {
+    id: 'web3-event-queries',
+    name: 'Event log queries',
+    description: 'Past event logs of a contract event.',
     category: 'Web3',
     requiredPlan: null,
     rolledBack: false,

@@ -16,8 +16,8 @@ export const hint = {
   functionArgs: `string (JSON array of arguments in ABI order, e.g. "[\\"0x...\\", \\"1000\\"]"; supports ${T} templates)`,
   gasLimitMultiplier: 'string (e.g. "1.5"; default 2x, 1.5x on chain 999)',
   web3Connection: 'string (default | eoa | safe:<safeWalletId>; default follows the organization policy)',
-  usePrivateMempool: "boolean (send through the chain's private-mempool RPC when it has one)",
-  strict: 'boolean (default true: no public-mempool fallback when private routing is available)',
+  usePrivateMempool: 'boolean (private-mempool routing is not available on this gateway: with strict (default) the write is refused; with strict false it goes to the public mempool)',
+  strict: 'boolean (default true: with usePrivateMempool, refuse the write rather than fall back to the public mempool)',
   integrationId: (kind: string) => `string (id of a ${kind} integration, from list_integrations)`,
   templated: (what: string) => `string (${what}; supports ${T} templates)`,
 } as const;

@@ -18,10 +18,10 @@ export { features, getFeature } from './features.ts';
 export { CONDITION_OPERATORS } from './system.ts';
 export { suggest } from '../text/suggest.ts';
 
-/** Plan and rollout state come from the action's feature, never from the action itself. */
+/** Plan and rollout state come from the action's feature; an action without a runner is never enabled. */
 function resolve(spec: ActionSpec): ActionDefinition {
   const feature = getFeature(spec.featureId);
-  return { ...spec, requiredPlan: feature.requiredPlan, featureEnabled: !feature.rolledBack };
+  return { ...spec, requiredPlan: feature.requiredPlan, featureEnabled: !feature.rolledBack && spec.runnable !== false };
 }
 
 const specs: readonly ActionSpec[] = [

@@ -31,6 +31,7 @@ function emailAction(provider: 'sendgrid' | 'resend', name: string) {
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-email',
+    runnable: false,
   });
 }
 
@@ -45,6 +46,7 @@ export const notificationActions: readonly PluginActionSpec[] = [
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-chat',
+    runnable: false,
   }),
   notification({
     actionType: 'slack/send-message',
@@ -60,6 +62,7 @@ export const notificationActions: readonly PluginActionSpec[] = [
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-chat',
+    runnable: false,
   }),
   notification({
     actionType: 'telegram/send-message',
@@ -75,6 +78,7 @@ export const notificationActions: readonly PluginActionSpec[] = [
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-chat',
+    runnable: false,
   }),
   emailAction('sendgrid', 'SendGrid'),
   emailAction('resend', 'Resend'),

@@ -147,7 +147,7 @@ const platform = {
     organizationKeyPrefix: 'svc_',
     userKeyPrefix: 'wfb_',
     notes: [
-      'Organization API keys (svc_) authenticate the REST API and the MCP server; OAuth access tokens are accepted the same way.',
+      'Organization API keys (svc_) authenticate the REST API and the MCP server.',
       'Scopes: mcp:read, mcp:write, mcp:admin; a key without scope is unrestricted. Broadcasting needs mcp:write or mcp:admin.',
       'User keys (wfb_) only authenticate webhook triggers.',
       'This document, GET /api/chains and the discovery documents are public.',
@@ -165,7 +165,7 @@ const templateSyntax = {
   examples: [
     { template: '{{@balance:Check Balance.balance}}', meaning: 'field balance of node "balance" labelled "Check Balance"' },
     { template: '{{@fetch:HTTP Request.data.price.usd}}', meaning: 'nested path into an object' },
-    { template: '{{@events:Query Events.events[0].args.value}}', meaning: 'array index, then a nested path' },
+    { template: '{{@fetch:HTTP Request.data.items[0].price}}', meaning: 'array index, then a nested path' },
     { template: '{{@trigger:Manual Trigger.wallet}}', meaning: 'a field of the execution input (input fields are spread into the trigger output)' },
     { template: '{{@__system:System.isoTimestamp}}', meaning: 'a built-in variable' },
   ],
@@ -280,5 +280,6 @@ const tips = [
   'Every step output has success (boolean); on failure also error. Branch on results with a Condition node.',
   'Execution status is terminal only when the X-Poll-Interval-Hint header is 0; treat anything but success as not succeeded, and poll with wait_for_execution instead of tight loops.',
   'Actions with requiresCredentials: true need an integration (see list_integrations) or, for web3 writes, the organization wallet.',
-  'Use get_plugin with a plugin type (web3, aave-v3, discord, ...) for one plugin\'s actions, and search_protocol_actions to find DeFi actions by intent.',
+  'Use get_plugin with a plugin type (web3, aave-v3, webhook, ...) for one plugin\'s actions, and search_protocol_actions to find DeFi actions by intent.',
+  'Only actions with featureEnabled: true can run here; saving a workflow that uses an action with featureEnabled false is refused (action_not_available).',
 ];

@@ -18,6 +18,7 @@ export type FeatureId =
   | 'database-query'
   | 'web3-wallet'
   | 'web3-contracts'
+  | 'web3-event-queries'
   | 'web3-token-approvals'
   | 'protocol-aave-v3'
   | 'notifications-chat'
@@ -35,6 +36,11 @@ export interface FeatureDefinition {
   requiredPlan: Plan | null;
   /** True when the feature is switched off for every plan; its actions report `featureEnabled: false`. */
   rolledBack: boolean;
+  /**
+   * The snapshot reports a feature enabled only when it is not rolled back and
+   * every action of it can run here (see `runnable`), so a feature never
+   * mixes actions that run with ones that do not.
+   */
 }
 
 /** Where a protocol call's ABI argument comes from: a config field, or a fixed value. */
@@ -83,6 +89,14 @@ interface ActionSpecBase {
   featureId: FeatureId;
   /** A minimal valid `data.config`, shown to agents. */
   exampleConfig?: Readonly<Record<string, unknown>>;
+  /**
+   * `false` while the engine has no runner for this action: it stays in the
+   * registry (agents see what is planned) but reports `featureEnabled: false`,
+   * and saving a workflow that uses it is refused. Declared here rather than
+   * read from the engine, which imports this registry (never the other way);
+   * test/action-runners.test.ts holds the two together.
+   */
+  runnable?: false;
 }
 
 /** System actions (Pascal case with spaces) carry no credential flag at all (SPEC Node). */
@@ -107,6 +121,7 @@ export type ActionSpec = SystemActionSpec | PluginActionSpec;
 
 export type ActionDefinition = ActionSpec & {
   requiredPlan: Plan | null;
+  /** False when the action's feature is rolled back or the action cannot run on this gateway (`runnable: false`). */
   featureEnabled: boolean;
 };
 

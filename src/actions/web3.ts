@@ -183,7 +183,8 @@ export const web3Actions: readonly PluginActionSpec[] = [
       count: 'number',
     },
     requiresCredentials: false,
-    featureId: 'web3-contracts',
+    featureId: 'web3-event-queries',
+    runnable: false,
   }),
   web3({
     actionType: 'web3/approve-token',

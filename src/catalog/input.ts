@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { ServiceError } from '../errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../json-depth.ts';
 
 /**
  * A listing's input schema is JSON Schema (what the listing, OpenAPI and the
@@ -40,6 +41,10 @@ function messageOf(e: ErrorObject): string {
 
 /** Validates (and fills defaults into a copy of) a call body; 400 naming every bad field otherwise. */
 export function validateCallInput(slug: string, schema: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
+  // Copying and validating both recurse: bound the depth first (bodies parsed at the edge already are; this guards every other caller).
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${tooDeepMessage('the body')}`, { limit: MAX_JSON_DEPTH });
+  }
   const copy = structuredClone(body);
   const validate = compileInputSchema(schema);
   if (validate(copy)) return copy;

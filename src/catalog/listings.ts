@@ -2,6 +2,8 @@ import type { Store } from '../store/db.ts';
 import type { WorkflowListingsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
 import { first, prepared } from '../store/prepared.ts';
+import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
+import type { WorkflowNode } from '../engine/graph.ts';
 
 /** Listings as the domain sees them: a workflow callable by slug, with its price and contract. */
 
@@ -55,8 +57,30 @@ const selectListed = prepared<{ slug: string }, WorkflowListingsTable>((db: Stor
 
 export async function getListing(store: Store, slug: string): Promise<Listing> {
   const row = await first(selectListed, store, { slug });
-  if (!row) throw listingNotFound(slug);
+  if (!row) throw (await unavailableCatalogListing(store, slug)) ?? listingNotFound(slug);
   return toListing(row);
+}
+
+/**
+ * A catalog slug that sync left unlisted because its steps cannot run here
+ * (sync.ts): a 404 that says why, rather than "no such slug". Only on the
+ * miss path, and only for the catalog's own listings.
+ */
+async function unavailableCatalogListing(store: Store, slug: string): Promise<ServiceError | undefined> {
+  const row = await store
+    .selectFrom('workflow_listings')
+    .innerJoin('workflows', 'workflows.id', 'workflow_listings.workflow_id')
+    .select(['workflows.nodes'])
+    .where('workflow_listings.slug', '=', slug)
+    .where('workflow_listings.source', '=', 'catalog')
+    .where('workflow_listings.listed', '=', 0)
+    .executeTakeFirst();
+  const steps = row ? unavailableSteps(JSON.parse(row.nodes) as WorkflowNode[]) : [];
+  if (steps.length === 0) return undefined;
+  return new ServiceError(404, 'listing_unavailable', `The workflow "${slug}" is not available on this gateway: ${describeUnavailable(steps)}, which cannot run here yet. Nothing was run or charged. List the callable workflows with GET /api/mcp/workflows.`, {
+    hint: 'GET /api/mcp/workflows',
+    unavailableActions: [...new Set(steps.map((s) => s.actionType))],
+  });
 }
 
 export async function findListingByWorkflow(store: Store, workflowId: string): Promise<Listing | undefined> {

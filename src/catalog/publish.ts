@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { getWorkflow } from '../engine/workflows.ts';
+import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
 import { toAtomicUnits } from '../payments/amount.ts';
 import { checkInputSchema } from './input.ts';
 import { findListingByWorkflow, toListing, type Listing } from './listings.ts';
@@ -59,6 +60,13 @@ export async function publishListing(services: Pick<Services, 'store' | 'organiz
   checkInputSchema(request.inputSchema);
   checkPrice(request.price);
   checkType(request.type, workflow.nodes);
+  const unavailable = unavailableSteps(workflow.nodes);
+  if (unavailable.length > 0) {
+    // A listing is an offer to callers; one whose every run would fail is not listed.
+    throw new ServiceError(400, 'action_not_available', `This workflow cannot be listed: ${describeUnavailable(unavailable)}, which cannot run on this gateway yet. Replace those steps first.`, {
+      unavailableActions: [...new Set(unavailable.map((s) => s.actionType))],
+    });
+  }
   if (request.result && !workflow.nodes.some((n) => n.id === request.result!.nodeId)) {
     throw new ServiceError(400, 'invalid_input', `result.nodeId ${request.result.nodeId} is not a node of this workflow.`, { field: 'result.nodeId' });
   }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Services } from '../services.ts';
-import { assertValidGraph } from '../engine/validate.ts';
+import { prepareGraph } from '../engine/validate.ts';
 import { createWorkflow } from '../engine/workflow-writes.ts';
 import type { GraphInput } from '../engine/graph.ts';
 import { nowIso } from '../ids.ts';
@@ -12,7 +12,10 @@ import { CatalogError } from './load.ts';
  * Makes the database match workflows-catalog/: each file is a public,
  * listed workflow of the catalog organization. A changed file updates the
  * workflow and its listing in place (same workflow id, so execution history
- * stays attached); a removed file unlists its slug.
+ * stays attached); a removed file unlists its slug. A file whose steps
+ * cannot run on this gateway yet (an action without a runner) is stored
+ * private and unlisted, so its slug stays reserved but nothing offers it;
+ * calling it answers 404 `listing_unavailable` (see listings.ts).
  */
 
 export const CATALOG_ORGANIZATION_SLUG = 'flowgate-catalog';
@@ -22,13 +25,17 @@ export async function syncCatalog(services: Pick<Services, 'store' | 'organizati
   const { organization, owner } = await services.organizations.ensure(CATALOG_ORGANIZATION_SLUG);
 
   for (const entry of entries) {
-    let graph;
+    let prepared;
     try {
-      ({ graph } = assertValidGraph(entry.workflow as GraphInput));
+      prepared = prepareGraph(entry.workflow as GraphInput);
     } catch (error) {
       const detail = error instanceof ServiceError ? error.message : String(error);
       throw new CatalogError(`${entry.slug}.json`, `workflow: ${detail}`);
     }
+    const { graph, report } = prepared;
+    const fatal = report.errors.find((e) => e.code !== 'action_not_available');
+    if (fatal) throw new CatalogError(`${entry.slug}.json`, `workflow: ${fatal.path}${fatal.nodeId === null ? '' : ` (node "${fatal.nodeId}")`}: ${fatal.message}`);
+    const runnable = report.errors.length === 0;
     const now = nowIso();
     const existing = await store.selectFrom('workflow_listings').select(['workflow_id', 'source', 'organization_id']).where('slug', '=', entry.slug).executeTakeFirst();
     if (existing && existing.source !== 'catalog') {
@@ -46,7 +53,7 @@ export async function syncCatalog(services: Pick<Services, 'store' | 'organizati
           description: entry.description,
           nodes: JSON.stringify(graph.nodes),
           edges: JSON.stringify(graph.edges),
-          visibility: 'public',
+          visibility: runnable ? 'public' : 'private',
           enabled: 1,
           published_at: sql`coalesce(published_at, ${now})`,
           updated_at: now,
@@ -66,7 +73,7 @@ export async function syncCatalog(services: Pick<Services, 'store' | 'organizati
         output_fields: JSON.stringify(entry.outputFields),
         result_source: entry.result ? JSON.stringify(entry.result) : null,
         protocols: JSON.stringify(entry.protocols),
-        listed: 1,
+        listed: runnable ? 1 : 0,
         updated_at: now,
       };
       if (existing) await trx.updateTable('workflow_listings').set(values).where('slug', '=', entry.slug).execute();

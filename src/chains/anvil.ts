@@ -18,6 +18,8 @@ export interface AnvilOptions {
 export interface AnvilNode {
   url: string;
   port: number;
+  /** The anvil process id (the embedded devnet records it to find an orphan after a crash). */
+  pid: number;
   chainId: number;
   stop(): Promise<void>;
 }
@@ -65,7 +67,7 @@ export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
       child.stdout!.off('data', onData);
       child.stdout!.resume(); // keep draining so anvil never blocks on a full pipe
       const port = Number(match[2]);
-      resolve({ url: `http://127.0.0.1:${port}`, port, chainId: options.chainId, stop: () => stopChild(child) });
+      resolve({ url: `http://127.0.0.1:${port}`, port, pid: child.pid!, chainId: options.chainId, stop: () => stopChild(child) });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -65,7 +65,9 @@ function toEntry(spec: ChainSpec, config: Config): ChainEntry {
     explorerApiType: spec.explorerApi?.type ?? null,
     isTestnet: spec.isTestnet,
     isEnabled,
-    usePrivateMempoolRpc: spec.usePrivateMempoolRpc ?? false,
+    // No private-mempool routing exists on this gateway (writes with usePrivateMempool and strict are refused),
+    // so no chain claims the capability; it becomes true per chain once a private RPC is configured and routed.
+    usePrivateMempoolRpc: false,
     status: spec.status,
     aliases: Object.freeze([...new Set([spec.id, ...spec.aliases].map((a) => a.toLowerCase()))]),
     defaultRpcUrl: spec.defaultRpcUrl,

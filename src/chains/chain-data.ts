@@ -55,7 +55,6 @@ export interface ChainSpec {
   /** Lowercase name aliases, besides `id` and the numeric id. */
   aliases: readonly string[];
   defaultRpcUrl: string;
-  usePrivateMempoolRpc?: boolean;
   /** false where the explorer cannot serve ABIs (callers must pass `abi`). Default true. */
   abiAutoFetch?: boolean;
 }
@@ -76,13 +75,13 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     id: 'ethereum', chainId: 1, name: 'Ethereum', symbol: 'ETH', chainType: 'evm', status: 'stable',
     isTestnet: false, enabled: true, explorerUrl: 'https://etherscan.io', explorerApi: etherscanV2,
     aliases: ['mainnet', 'ethereum', 'eth-mainnet', 'ethereum-mainnet', 'eth'],
-    defaultRpcUrl: rpcOf(mainnet), usePrivateMempoolRpc: true,
+    defaultRpcUrl: rpcOf(mainnet),
   },
   {
     id: 'base', chainId: 8453, name: 'Base', symbol: 'ETH', chainType: 'evm', status: 'stable',
     isTestnet: false, enabled: true, explorerUrl: 'https://basescan.org', explorerApi: etherscanV2,
     aliases: ['base', 'base-mainnet'],
-    defaultRpcUrl: rpcOf(base), usePrivateMempoolRpc: true,
+    defaultRpcUrl: rpcOf(base),
   },
   {
     id: 'arbitrum', chainId: 42161, name: 'Arbitrum One', symbol: 'ETH', chainType: 'evm', status: 'stable',

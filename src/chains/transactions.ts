@@ -12,6 +12,7 @@ import {
   type PublicClient,
 } from 'viem';
 import type { NonceManager } from './nonces.ts';
+import { isRpcUnreachable, RpcUnavailableError } from './rpc-errors.ts';
 
 /**
  * Sign once, store the hash, broadcast, verify (DESIGN "Money paths"). The
@@ -94,7 +95,10 @@ export interface Simulation {
   reason?: string;
 }
 
-/** Dry run: estimate gas for the exact call; a revert is reported, not thrown. */
+/**
+ * Dry run: estimate gas for the exact call; a revert is reported, not thrown.
+ * An unreachable node throws RpcUnavailableError: that is not a revert.
+ */
 export async function simulateTransaction(client: PublicClient, from: Address, request: TransactionRequest, abi?: Abi): Promise<Simulation> {
   try {
     // eth_call checks the balance covers value + fees; some nodes' estimateGas does not.
@@ -102,6 +106,7 @@ export async function simulateTransaction(client: PublicClient, from: Address, r
     const gasEstimate = await client.estimateGas({ account: from, to: request.to, data: request.data, value: request.value });
     return { gasEstimate, wouldRevert: false };
   } catch (error) {
+    if (isRpcUnreachable(error)) throw new RpcUnavailableError(client.chain!.id, error);
     return { gasEstimate: 0n, wouldRevert: true, reason: revertReason(error, abi) };
   }
 }
@@ -124,6 +129,7 @@ export async function signAndBroadcast(
   try {
     estimate = await client.estimateGas({ account: account.address, to: request.to, data: request.data, value: request.value });
   } catch (error) {
+    if (isRpcUnreachable(error)) throw new RpcUnavailableError(chainId, error);
     const reason = revertReason(error, options.abi);
     throw new PreflightError(`The transaction would revert: ${reason}`, reason);
   }

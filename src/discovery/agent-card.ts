@@ -24,14 +24,14 @@ const BEARER = {
   // A2A 1.0 (proto JSON one-of)
   httpAuthSecurityScheme: {
     scheme: 'Bearer',
-    bearerFormat: 'svc_ organization API key or OAuth access token',
-    description: `Organization API key (svc_...) or OAuth access token. Scopes: ${KEY_SCOPES.join(', ')}; a key without scope is unrestricted. Public tools need no credential.`,
+    bearerFormat: 'svc_ organization API key',
+    description: `Organization API key (svc_...). Scopes: ${KEY_SCOPES.join(', ')}; a key without scope is unrestricted. Public tools need no credential.`,
   },
   // A2A 0.3 / OpenAPI readers
   type: 'http',
   scheme: 'bearer',
-  bearerFormat: 'svc_ organization API key or OAuth access token',
-  description: 'Organization API key (svc_...) or OAuth access token.',
+  bearerFormat: 'svc_ organization API key',
+  description: 'Organization API key (svc_...).',
 } as const;
 
 const ACCESS_TAG = { key: 'requires-api-key', public: 'public', mixed: 'partly-public' } as const;

@@ -30,7 +30,7 @@ export function buildServerCard(config: Pick<Config, 'baseUrl'>) {
           {
             name: 'Authorization',
             description:
-              'Optional. Without it you get the public tools (catalogs, marketplace search, validation). With an organization API key (svc_...) or OAuth access token you get your organization’s tools, filtered by the key’s scope.',
+              'Optional. Without it you get the public tools (catalogs, marketplace search, validation). With an organization API key (svc_...) you get your organization’s tools, filtered by the key’s scope.',
             isRequired: false,
             isSecret: true,
             value: 'Bearer {api_key}',
@@ -42,7 +42,7 @@ export function buildServerCard(config: Pick<Config, 'baseUrl'>) {
     _meta: {
       'flowgate/auth': {
         anonymous: 'initialize, tools/list and the public tools need no credential',
-        bearer: 'Authorization: Bearer svc_... (organization key) or an OAuth access token',
+        bearer: 'Authorization: Bearer svc_... (organization key)',
         scopes: [...KEY_SCOPES],
         protectedResourceMetadata: urls.protectedResource,
       },

@@ -21,7 +21,7 @@ function actionSection(a: ActionDefinition): string[] {
     a.integration ? `integration \`${a.integration}\`` : 'system action',
     a.requiredPlan ? `plan ${a.requiredPlan}` : 'every plan',
     ...('requiresCredentials' in a && a.requiresCredentials ? ['needs credentials (an integration)'] : []),
-    ...(a.featureEnabled ? [] : ['currently switched off']),
+    ...(a.runnable === false ? ['**cannot run on this gateway yet** (a workflow using it is refused)'] : a.featureEnabled ? [] : ['currently switched off']),
   ];
   return [
     `### ${a.actionType}`,

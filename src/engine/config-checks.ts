@@ -12,6 +12,7 @@ import {
 import { canonicalTimezone, parseCron, suggestTimezone, timezoneMessage } from './cron.ts';
 import { GRAPH_LIMITS, receivedValue, type InvalidField } from './graph.ts';
 import { isWholeTemplate, replaceTemplates } from './templates.ts';
+import { nestsDeeperThan } from '../json-depth.ts';
 
 /**
  * Checks of one node's data.config against its registry entry: required
@@ -57,18 +58,6 @@ function stringifiedSuggestion(value: unknown): string | undefined {
 
 // ---------------------------------------------------------------------------
 // Hostile-input guards
-
-/** True when `value` nests containers deeper than `limit` (the value itself is depth 1). Iterative: no stack to overflow. */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (!current || typeof current !== 'object') continue;
-    if (depth > limit) return true;
-    for (const inner of Object.values(current)) if (inner && typeof inner === 'object') stack.push([inner, depth + 1]);
-  }
-  return false;
-}
 
 /** False (after reporting) when a config is too deep or too large to inspect further. */
 export function checkConfigSize(config: Record<string, unknown>, at: NodeSink): boolean {
@@ -531,7 +520,15 @@ export function checkAction(config: Record<string, unknown>, at: NodeSink): void
     });
     return;
   }
-  if (!action.featureEnabled) {
+  if (action.runnable === false) {
+    // Refused at save time: otherwise the workflow saves cleanly and every run of it fails.
+    at.error({
+      code: 'action_not_available',
+      path,
+      received: actionType,
+      message: `${actionType} cannot run on this gateway yet (no runner; its featureEnabled is false in list_action_schemas). Remove this step or use an action that runs here, e.g. webhook/send-webhook or HTTP Request for notifications.`,
+    });
+  } else if (!action.featureEnabled) {
     at.warn({ code: 'feature_disabled', path, received: actionType, message: `${actionType} is switched off on this deployment; execution refuses it until it is enabled again.` });
   }
   checkFields({ key: action.actionType, kind: 'action', requiredFields: action.requiredFields, optionalFields: action.optionalFields }, config, at);

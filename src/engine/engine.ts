@@ -9,9 +9,9 @@ import { createWorker, type Admission, type WorkerOptions } from './worker.ts';
 /** The running parts of the engine for one gateway process: worker, scheduler, chain-trigger watcher and run events. */
 export interface Engine {
   events: RunEvents;
-  enqueue(executionId: string): void;
-  /** A free worker slot for a run about to be written (see Worker.admit). */
-  admit(): Admission | undefined;
+  enqueue(executionId: string, organizationId: string): void;
+  /** A free worker slot for a run of `organizationId` about to be written (see Worker.admit). */
+  admit(organizationId: string): Admission | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
   scheduler: Scheduler;
@@ -29,14 +29,14 @@ export function createEngine(services: Omit<Services, 'engine'>, options: Engine
   const full = services as Services;
   const events = new RunEvents();
   const worker = createWorker(full, options.runners ?? builtInRunners, events, options);
-  const scheduler = createScheduler(services.store, (id) => worker.enqueue(id), options.schedulerTickMs);
-  const chainTriggers = createChainTriggerWatcher(full, (id) => worker.enqueue(id), options.chainTriggerPollMs ?? 2000);
+  const scheduler = createScheduler(services.store, (id, organizationId) => worker.enqueue(id, organizationId), options.schedulerTickMs);
+  const chainTriggers = createChainTriggerWatcher(full, (id, organizationId) => worker.enqueue(id, organizationId), options.chainTriggerPollMs ?? 2000);
   const engine: Engine = {
     events,
     scheduler,
     chainTriggers,
-    enqueue: (id) => worker.enqueue(id),
-    admit: () => worker.admit(),
+    enqueue: (id, organizationId) => worker.enqueue(id, organizationId),
+    admit: (organizationId) => worker.admit(organizationId),
     async start() {
       await worker.start();
       scheduler.start();

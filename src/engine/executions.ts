@@ -357,11 +357,19 @@ export async function appendTransactionHash(store: Store, executionId: string, e
   });
 }
 
-/** Running executions whose lease lapsed: their worker died. They end as system_error, with context. */
-export async function reapExpired(store: Store, now = Date.now()): Promise<string[]> {
+/** Re-reads a run's claimed transactions from chain: the entries with receipt fields, and the run's gas total. */
+export type VerifyHashes = (entries: TransactionHashEntry[]) => Promise<{ entries: TransactionHashEntry[]; gasUsedWei: string | null }>;
+
+/**
+ * Running executions whose lease lapsed: their worker died. They end as
+ * system_error, with context; the hashes they claimed go through `verify`
+ * first, so the run is never seen ended without its receipts (as a finished
+ * run's are).
+ */
+export async function reapExpired(store: Store, verify?: VerifyHashes, now = Date.now()): Promise<string[]> {
   const stale = await store
     .selectFrom('workflow_executions')
-    .select(['id', 'lease_owner', 'heartbeat_at', 'current_node_id', 'status'])
+    .select(['id', 'lease_owner', 'heartbeat_at', 'current_node_id', 'status', 'transaction_hashes'])
     .where('status', 'in', ['running'])
     .where('lease_expires_at', '<', now)
     .execute();
@@ -372,9 +380,13 @@ export async function reapExpired(store: Store, now = Date.now()): Promise<strin
       ? undefined
       : await store.selectFrom('workflow_execution_logs').select('node_id').where('execution_id', '=', row.id).where('status', '=', 'running').orderBy('seq', 'desc').executeTakeFirst();
     const currentNodeId = row.current_node_id ?? running?.node_id ?? null;
+    const claimed = parseJson<TransactionHashEntry[]>(row.transaction_hashes, []);
+    // A chain that cannot be read must not keep the run from ending: it ends with its hashes unverified.
+    const verified = verify && claimed.length > 0 ? await verify(claimed).catch(() => undefined) : undefined;
     const result = await store
       .updateTable('workflow_executions')
       .set({
+        ...(verified ? { transaction_hashes: JSON.stringify(verified.entries), gas_used_wei: verified.gasUsedWei } : {}),
         status: 'system_error',
         error: 'The run stopped making progress (its worker stopped or lost its lease) and was ended by the reaper.',
         error_context: JSON.stringify({ reason: 'lease_expired', leaseOwner: row.lease_owner, lastHeartbeatAt: row.heartbeat_at, currentNodeId, reapedAt: new Date(now).toISOString() }),
@@ -394,9 +406,26 @@ export async function reapExpired(store: Store, now = Date.now()): Promise<strin
   return reaped;
 }
 
-export async function pendingExecutionIds(store: Store, limit = 100): Promise<string[]> {
-  const rows = await store.selectFrom('workflow_executions').select('id').where('status', '=', 'pending').orderBy('created_at').limit(limit).execute();
-  return rows.map((r) => r.id);
+/**
+ * Pending runs for the sweep to queue, interleaved across organizations (each
+ * one's oldest first, then each one's second, ...), so one organization's
+ * backlog cannot fill the batch and starve the others.
+ */
+export async function pendingExecutionIds(store: Store, limit = 100): Promise<{ id: string; organizationId: string }[]> {
+  const rows = await store
+    .selectFrom((db) =>
+      db
+        .selectFrom('workflow_executions')
+        .select(['id', 'organization_id', 'created_at', sql<number>`row_number() over (partition by organization_id order by created_at, id)`.as('turn')])
+        .where('status', '=', 'pending')
+        .as('p'),
+    )
+    .select(['p.id', 'p.organization_id'])
+    .orderBy('p.turn')
+    .orderBy('p.created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
 }
 
 /** Asks a run to stop at its next node boundary; a run that has not started is cancelled at once. */

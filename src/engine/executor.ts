@@ -6,7 +6,7 @@ import { appendTransactionHash, type Completion, type TransactionHashEntry } fro
 import { bindSqlTemplates, bindTemplates, resolveValue, type ResolveScope } from './resolve.ts';
 import { PARAM_TOKEN } from './runners/database-query.ts';
 import { NodeError, type NodeResult, type NodeRunner } from './runners/types.ts';
-import { redactSecrets } from './redact.ts';
+import { redact, redactEchoes, redactEchoesIn, redactOutput, redactSecrets } from '../text/redact.ts';
 import type { RunLog } from './run-log.ts';
 
 /**
@@ -133,6 +133,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   const handled = new Set<string>();
   let failure: { nodeId: string; message: string } | undefined;
   let lastSuccess: { nodeId: string; output: unknown } | undefined;
+  /** Each top-level step's input secrets: the run's result and error must not repeat them either (a published workflow's caller sees both). */
+  const echoes = new Map<string, string[]>();
 
   const scopeOf = (view: ReadonlyMap<string, unknown>): ResolveScope => ({
     outputs: view,
@@ -153,13 +155,20 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   async function runNode(node: WorkflowNode, view: Map<string, unknown>, iteration?: { index: number; forEachNodeId: string }): Promise<NodeResult> {
     const actionType = actionTypeOf(node);
     const started = Date.now();
-    let logInput: unknown = node.data.config;
+    // Set once the config is resolved; a step failing before that logs its stored config, redacted alike.
+    let logInput: unknown;
+    // The input's secrets, hidden again wherever the step's output or error repeats them.
+    let secrets: string[] = [];
     let logId: string | undefined;
     const logEntry = (input: unknown) => ({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
     const contained = CONTAINED_ACTIONS.has(actionType);
     // Top-level steps that may act outside the engine show as running while they run; others are written once, finished.
-    const record = (status: string, output: unknown, error: string | null) =>
-      logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
+    const record = (status: string, result: unknown, message: string | null) => {
+      if (logInput === undefined) ({ value: logInput, secrets } = redact(node.data.config));
+      const output = redactOutput(result, secrets);
+      const error = message === null || secrets.length === 0 ? message : redactEchoes(message, secrets);
+      return logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
+    };
     try {
       const scope = scopeOf(view);
       const { actionType: _type, ...rawConfig } = node.data.config;
@@ -180,7 +189,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       } else {
         config = resolveValue(rawConfig, scope) as Record<string, unknown>;
       }
-      logInput = redactSecrets(config);
+      ({ value: logInput, secrets } = redact(config));
+      if (!iteration && secrets.length > 0) echoes.set(node.id, secrets);
       if (!contained && !iteration) logId = await log.started(logEntry(logInput));
       // Nothing acts outside the engine before the log of everything before it is committed.
       else if (!contained) await log.flush();
@@ -315,6 +325,8 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     return output;
   }
 
+  const resultOf = (last: { nodeId: string; output: unknown }) => ({ result: redactEchoesIn(dataOf(last.output), echoes.get(last.nodeId) ?? []), nodeId: last.nodeId });
+
   try {
     for (const nodeId of reachableInOrder(g, trigger.id)) {
       if (handled.has(nodeId)) continue;
@@ -330,18 +342,18 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       outputs.set(nodeId, output);
       states.set(nodeId, output.success ? 'done' : 'failed');
       if (output.success) lastSuccess = { nodeId, output };
-      else failure ??= { nodeId, message: `Node "${labelOf(node)}" (${nodeId}) failed: ${output.error}` };
+      else failure ??= { nodeId, message: redactEchoes(`Node "${labelOf(node)}" (${nodeId}) failed: ${output.error}`, echoes.get(nodeId) ?? []) };
       if (control.signal.aborted) throw new Cancelled();
     }
     if (await control.checkpoint(null)) throw new Cancelled();
   } catch (error) {
     if (error instanceof Cancelled || control.signal.aborted) {
-      return settleWithVerification(deps.services, { status: 'cancelled', error: 'Cancelled at a node boundary', output: lastSuccess ? { result: dataOf(lastSuccess.output), nodeId: lastSuccess.nodeId } : null, transactionHashes: transactions });
+      return settleWithVerification(deps.services, { status: 'cancelled', error: 'Cancelled at a node boundary', output: lastSuccess ? resultOf(lastSuccess) : null, transactionHashes: transactions });
     }
     throw error;
   }
 
-  const output = lastSuccess ? { result: dataOf(lastSuccess.output), nodeId: lastSuccess.nodeId } : { result: null };
+  const output = lastSuccess ? resultOf(lastSuccess) : { result: null };
   if (failure) return settleWithVerification(deps.services, { status: 'error', error: failure.message, output, errorContext: { nodeId: failure.nodeId }, transactionHashes: transactions });
   // Onchain writes settle as success only once every hash is re-fetched and verified.
   return settleWithVerification(deps.services, { status: 'success', output, transactionHashes: transactions });

@@ -26,8 +26,14 @@ export async function prepareGatedRun(services: Services, workflow: WorkflowReco
 }
 
 export async function releaseGatedRun(services: Services, executionId: string): Promise<void> {
-  await services.store.updateTable('workflow_executions').set({ status: 'pending' }).where('id', '=', executionId).where('status', '=', 'awaiting_payment').execute();
-  services.engine.enqueue(executionId);
+  const released = await services.store
+    .updateTable('workflow_executions')
+    .set({ status: 'pending' })
+    .where('id', '=', executionId)
+    .where('status', '=', 'awaiting_payment')
+    .returning('organization_id')
+    .executeTakeFirst();
+  if (released) services.engine.enqueue(executionId, released.organization_id);
 }
 
 export async function abandonGatedRun(services: Services, executionId: string, reason: string): Promise<void> {

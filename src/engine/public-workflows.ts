@@ -5,6 +5,7 @@ import { nowIso } from '../ids.ts';
 import { isWriteAction } from '../actions/index.ts';
 import { toWorkflowRecord, workflowNotFound, type WorkflowRecord } from './workflows.ts';
 import type { WorkflowNode } from './graph.ts';
+import { redact } from '../text/redact.ts';
 
 /** Publishing: go-live, the public listing, featuring and search. */
 
@@ -40,19 +41,46 @@ export async function publicTagsOf(store: Store, workflowIds: readonly string[])
 }
 
 /**
+ * A graph as anyone but its owner sees it: credentials typed into nodes
+ * (headers, bodies, URL query and userinfo) hidden, as in execution logs.
+ * `paths` names each hidden field, e.g. `nodes[id=http1].data.config.httpHeaders.Authorization`.
+ */
+export function publicGraph(nodes: readonly WorkflowNode[]): { nodes: WorkflowNode[]; paths: string[] } {
+  const paths: string[] = [];
+  const shown = nodes.map((node) => {
+    const redacted = redact(node, `nodes[id=${node.id}]`);
+    paths.push(...redacted.paths);
+    return redacted.value;
+  });
+  return { nodes: shown, paths };
+}
+
+/** A workflow record with its graph as the public sees it. */
+function asPublic<T extends WorkflowRecord>(record: T): T {
+  return { ...record, nodes: publicGraph(record.nodes).nodes };
+}
+
+/**
  * One workflow as the caller may see it: any workflow of the caller's
  * organization, or a public one of another organization (read-only,
- * isOwner false). Everything else is 404, exactly like a missing id.
+ * isOwner false, credentials redacted). Everything else is 404, exactly like a missing id.
  */
 export async function viewWorkflow(store: Store, organizationId: string | null, workflowId: string): Promise<WorkflowView> {
   const row = await store.selectFrom('workflows').selectAll().where('id', '=', workflowId).executeTakeFirst();
   const own = row !== undefined && organizationId !== null && row.organization_id === organizationId;
   if (!row || (!own && (row.visibility !== 'public' || row.organization_id === null))) throw workflowNotFound(workflowId);
   const tags = await publicTagsOf(store, [row.id]);
-  return { ...toWorkflowRecord(row), publicTags: tags.get(row.id) ?? [], isOwner: own };
+  const record = toWorkflowRecord(row);
+  return { ...(own ? record : asPublic(record)), publicTags: tags.get(row.id) ?? [], isOwner: own };
 }
 
-export async function goLive(store: Store, organizationId: string, workflowId: string, input: { name: string; publicTagIds: readonly string[] }): Promise<WorkflowView> {
+/** The owner's view after publishing, with the paths the public sees redacted. */
+export async function goLive(
+  store: Store,
+  organizationId: string,
+  workflowId: string,
+  input: { name: string; publicTagIds: readonly string[] },
+): Promise<WorkflowView & { redactedPaths: string[] }> {
   const tagIds = [...new Set(input.publicTagIds)];
   if (tagIds.length > MAX_PUBLIC_TAGS) {
     throw new ServiceError(400, 'invalid_input', `A published workflow may carry at most ${MAX_PUBLIC_TAGS} public tags; got ${tagIds.length}.`, {
@@ -83,7 +111,8 @@ export async function goLive(store: Store, organizationId: string, workflowId: s
       await trx.insertInto('workflow_public_tags').values(tagIds.map((public_tag_id) => ({ workflow_id: workflowId, public_tag_id }))).execute();
     }
   });
-  return viewWorkflow(store, organizationId, workflowId);
+  const view = await viewWorkflow(store, organizationId, workflowId);
+  return { ...view, redactedPaths: publicGraph(view.nodes).paths };
 }
 
 export interface PublicListFilters {
@@ -128,7 +157,7 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
     .execute();
   const tags = await publicTagsOf(store, rows.map((r) => r.id));
   return rows.map((row) => ({
-    ...toWorkflowRecord(row),
+    ...asPublic(toWorkflowRecord(row)),
     publicTags: tags.get(row.id) ?? [],
     featured: row.featured === 1,
     featuredCategory: row.featured_category,

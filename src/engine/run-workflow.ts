@@ -34,7 +34,7 @@ export async function startWorkflowRun(
     throw new ServiceError(400, 'invalid_input', 'Idempotency-Key must be 1 to 255 characters.');
   }
   // With a free slot the row is written already claimed and runs at once: no second write to claim it.
-  const admission = services.engine.admit();
+  const admission = services.engine.admit(workflow.organizationId);
   let created;
   try {
     created = await createExecution(services.store, {
@@ -57,7 +57,7 @@ export async function startWorkflowRun(
     admission.run(row);
   } else {
     admission?.release();
-    if (!replayed) services.engine.enqueue(id);
+    if (!replayed) services.engine.enqueue(id, workflow.organizationId);
   }
   return { executionId: id, replayed, status };
 }

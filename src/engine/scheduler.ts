@@ -57,7 +57,7 @@ export interface Scheduler {
   stop(): void;
 }
 
-export function createScheduler(store: Store, enqueue: (executionId: string) => void, tickMs = 1000): Scheduler {
+export function createScheduler(store: Store, enqueue: (executionId: string, organizationId: string) => void, tickMs = 1000): Scheduler {
   let timer: NodeJS.Timeout | undefined;
   let running = false;
 
@@ -79,7 +79,7 @@ export function createScheduler(store: Store, enqueue: (executionId: string) => 
             scheduledFor: occurrence,
           });
           created.push(id);
-          enqueue(id);
+          enqueue(id, workflow.organization_id);
         } catch (error) {
           // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
           if (!isUniqueViolation(error)) throw error;

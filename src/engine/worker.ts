@@ -5,7 +5,7 @@ import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
-import { reverifyUnconfirmed } from './verify-transactions.ts';
+import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
 import type { RunEvents } from './run-events.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
@@ -14,18 +14,26 @@ import type { NodeRunner } from './runners/types.ts';
  * Claims pending executions and runs them, a bounded number at a time. Each
  * claimed run holds a lease renewed by a heartbeat; runs whose lease lapses
  * (their process died) are reaped to system_error at start-up and
- * periodically, by any gateway process sharing the database.
+ * periodically, by any gateway process sharing the database, and the
+ * transaction hashes they claimed are verified like a finished run's.
+ *
+ * Slots are shared fairly between organizations: one organization holds at
+ * most `perOrgConcurrency` of them (the rest stay free for others), and
+ * queued runs are taken round-robin across organizations, so one tenant's
+ * backlog of slow runs never delays another tenant's runs.
  */
 
 export interface WorkerOptions {
   concurrency?: number;
+  /** Slots one organization may hold at once (default: half of `concurrency`, rounded up). */
+  perOrgConcurrency?: number;
   leaseMs?: number;
   heartbeatMs?: number;
   /** How often to reap lapsed leases and pick up pending runs left by others. */
   sweepMs?: number;
 }
 
-/** A reserved run slot: write the execution already claimed by `claimedBy`, then `run` its row, or `release` the slot. */
+/** A reserved run slot (counted against its organization's share): write the execution already claimed by `claimedBy`, then `run` its row, or `release` the slot. */
 export interface Admission {
   claimedBy: { owner: string; leaseMs: number };
   run(row: WorkflowExecutionsTable): void;
@@ -33,9 +41,9 @@ export interface Admission {
 }
 
 export interface Worker {
-  enqueue(executionId: string): void;
-  /** A free slot for a run about to be written, or undefined when the worker is busy (write it pending and enqueue it). */
-  admit(): Admission | undefined;
+  enqueue(executionId: string, organizationId: string): void;
+  /** A free slot for a run of `organizationId` about to be written, or undefined when the worker or that organization's share is full (write it pending and enqueue it). */
+  admit(organizationId: string): Admission | undefined;
   start(): Promise<void>;
   /** Stops taking work and waits (bounded) for running executions to finish. */
   stop(graceMs?: number): Promise<void>;
@@ -44,32 +52,59 @@ export interface Worker {
 export function createWorker(services: Services, runners: Readonly<Record<string, NodeRunner>>, events: RunEvents, options: WorkerOptions = {}): Worker {
   const owner = `worker-${randomUUID()}`;
   const concurrency = options.concurrency ?? 4;
+  const perOrg = Math.min(concurrency, options.perOrgConcurrency ?? Math.ceil(concurrency / 2));
   const leaseMs = options.leaseMs ?? 30_000;
   const heartbeatMs = options.heartbeatMs ?? Math.floor(leaseMs / 3);
   const sweepMs = options.sweepMs ?? Math.floor(leaseMs / 2);
-  const queue: string[] = [];
+  /** Queued run ids per organization; Map order is the round-robin order (a served organization moves to the back). */
+  const queues = new Map<string, string[]>();
   const queued = new Set<string>();
   const active = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Slots held per organization: running and reserved. */
+  const held = new Map<string, number>();
   let sweeper: NodeJS.Timeout | undefined;
   let stopped = false;
   /** Slots promised by admit() whose rows are being written. */
   let reserved = 0;
   const hasSlot = () => !stopped && active.size + reserved < concurrency;
+  const underShare = (organizationId: string) => (held.get(organizationId) ?? 0) < perOrg;
+  const hold = (organizationId: string) => held.set(organizationId, (held.get(organizationId) ?? 0) + 1);
+  const unhold = (organizationId: string) => {
+    const left = (held.get(organizationId) ?? 1) - 1;
+    if (left > 0) held.set(organizationId, left);
+    else held.delete(organizationId);
+  };
 
-  const track = (executionId: string, work: (abort: AbortController) => Promise<void>) => {
+  const track = (executionId: string, organizationId: string, work: (abort: AbortController) => Promise<void>) => {
     const abort = new AbortController();
     const done = work(abort).finally(() => {
       active.delete(executionId);
+      unhold(organizationId);
       pump();
     });
     active.set(executionId, { abort, done });
   };
 
-  const pump = () => {
-    while (hasSlot() && queue.length > 0) {
+  /** The next queued run, round-robin over organizations that are under their share. */
+  const next = (): { id: string; organizationId: string } | undefined => {
+    for (const [organizationId, queue] of queues) {
+      if (!underShare(organizationId)) continue;
       const id = queue.shift()!;
+      queues.delete(organizationId);
+      if (queue.length > 0) queues.set(organizationId, queue);
+      return { id, organizationId };
+    }
+    return undefined;
+  };
+
+  const pump = () => {
+    while (hasSlot()) {
+      const picked = next();
+      if (!picked) return;
+      const { id, organizationId } = picked;
       queued.delete(id);
-      track(id, async (abort) => {
+      hold(organizationId);
+      track(id, organizationId, async (abort) => {
         // The claim returns the row it claimed, so the run needs no second read.
         const row = await claimExecutionRow(services.store, id, owner, leaseMs);
         if (row) await run(row, abort);
@@ -140,15 +175,17 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   }
 
   async function sweep() {
-    for (const id of await reapExpired(services.store)) events.finished(id, 'system_error');
-    for (const id of await pendingExecutionIds(services.store)) worker.enqueue(id);
+    // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
+    for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
+    for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
     for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
   }
 
   const worker: Worker = {
-    admit() {
-      if (!hasSlot()) return undefined;
+    admit(organizationId) {
+      if (!hasSlot() || !underShare(organizationId)) return undefined;
       reserved++;
+      hold(organizationId);
       let settled = false;
       const settle = () => {
         if (settled) return false;
@@ -159,18 +196,24 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       return {
         claimedBy: { owner, leaseMs },
         run(row) {
+          if (!settle()) return;
           // Stopped meanwhile: the row is ours and `running`; its lease lapses and the reaper ends it, like any run cut by shutdown.
-          if (settle() && !stopped) track(row.id, (abort) => run(row, abort));
+          if (stopped) unhold(organizationId);
+          else track(row.id, organizationId, (abort) => run(row, abort));
         },
         release() {
-          if (settle()) pump();
+          if (!settle()) return;
+          unhold(organizationId);
+          pump();
         },
       };
     },
-    enqueue(executionId) {
+    enqueue(executionId, organizationId) {
       if (stopped || queued.has(executionId) || active.has(executionId)) return;
       queued.add(executionId);
-      queue.push(executionId);
+      const queue = queues.get(organizationId);
+      if (queue) queue.push(executionId);
+      else queues.set(organizationId, [executionId]);
       pump();
     },
     async start() {

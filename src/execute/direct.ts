@@ -1,5 +1,6 @@
 import { encodeFunctionData, decodeFunctionData, erc20Abi, parseEther, type Abi, type AbiFunction, type Address, type Hex } from 'viem';
 import { resolveChainOrThrow, type ChainEntry } from '../chains/catalog.ts';
+import { isRpcUnreachable, orRpcUnavailable, rpcUnavailable, RpcUnavailableError } from '../chains/rpc-errors.ts';
 import { rebroadcast, revertReason, simulateTransaction, verifyTransaction, type TransactionRequest } from '../chains/transactions.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import { concludeKey, replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
@@ -69,7 +70,7 @@ export interface PreparedWrite {
 async function simulate(services: Services, caller: DirectCaller, write: PreparedWrite): Promise<DirectResponse> {
   const account = await organizationAccount(services.store, services.secrets, caller.organizationId);
   const client = services.chainClients.publicClient(write.chain.chainId);
-  const sim = await simulateTransaction(client, account.address, write.request, write.abi);
+  const sim = await orRpcUnavailable(write.chain, () => simulateTransaction(client, account.address, write.request, write.abi), 'nothing was simulated');
   const body: Record<string, unknown> = {
     success: !sim.wouldRevert,
     status: 'simulated',
@@ -142,6 +143,7 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
     // The row exists only if the spend reservation committed; a failure after that ends it failed.
     await services.store.updateTable('direct_executions').set({ status: 'failed', error: (error as Error).message, completed_at: new Date().toISOString() }).where('id', '=', executionId).where('status', '=', 'pending').execute();
     if (error instanceof ServiceError) throw error;
+    if (error instanceof RpcUnavailableError || isRpcUnreachable(error)) throw rpcUnavailable(write.chain, 'nothing was signed');
     throw new ServiceError(502, 'chain_unavailable', `The chain ${write.chain.name} (${write.chain.chainId}) could not be reached to send this transaction; nothing was signed. Retry later.`, { chainId: write.chain.chainId });
   }
 
@@ -217,7 +219,8 @@ async function tokenDecimals(services: Services, chainId: number, token: Address
   let onChain: number | undefined;
   try {
     onChain = await services.chainClients.publicClient(chainId).readContract({ address: token, abi: erc20Abi, functionName: 'decimals' });
-  } catch {
+  } catch (error) {
+    if (isRpcUnreachable(error)) throw rpcUnavailable({ name: services.chains.get(chainId)?.name ?? `chain ${chainId}`, chainId }, 'nothing was read or sent');
     onChain = services.stablecoins.lookup(chainId, token)?.decimals;
   }
   if (onChain !== undefined && configured !== undefined && configured !== onChain) {
@@ -239,7 +242,7 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   if (!tokenRef) {
     const value = parseAmount(input.amount, 18);
     if (value === 0n) throw badRequest('invalid_amount', 'amount must be greater than 0.', { field: 'amount' });
-    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token: null } } };
+    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount), token: null } } };
   }
   const token = parseEvmAddress(tokenRef, 'tokenAddress', 'token address');
   const decimals = await tokenDecimals(services, chain.chainId, token, tokenConfig.decimals);
@@ -248,7 +251,7 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, raw] });
   const symbol = tokenConfig.symbol ?? services.stablecoins.lookup(chain.chainId, token)?.symbol ?? null;
   return {
-    write: { type: 'transfer', chain, request: { to: token, data, value: 0n }, abi: erc20Abi, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount).trim(), token, symbol, decimals, amountRaw: raw.toString() } },
+    write: { type: 'transfer', chain, request: { to: token, data, value: 0n }, abi: erc20Abi, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount), token, symbol, decimals, amountRaw: raw.toString() } },
   };
 }
 
@@ -338,6 +341,7 @@ export async function readCall(services: Services, call: PreparedCall): Promise<
     const result = await services.chainClients.publicClient(call.chain.chainId).readContract({ address: call.contract, abi: [...call.abi, ...call.errorAbi], functionName: call.fn.name, args: call.args });
     return jsonSafe(result);
   } catch (error) {
+    if (isRpcUnreachable(error)) throw rpcUnavailable(call.chain, 'nothing was read');
     throw new ServiceError(400, 'read_reverted', `Reading ${call.fn.name} on ${call.contract} failed: ${revertReason(error, [...call.abi, ...call.errorAbi])}`, { functionName: call.fn.name });
   }
 }

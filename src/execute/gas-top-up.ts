@@ -28,7 +28,7 @@ export interface GasTopUpResult {
 export async function gasTopUp(services: Services, organizationId: string, input: { amount?: string | number; chainId?: string | number }): Promise<GasTopUpResult> {
   const wei = parseAmount(input.amount ?? GAS_TOP_UP_DEFAULT, 18, 'amount');
   if (wei === 0n) throw badRequest('invalid_amount', 'amount must be greater than 0 (ether, e.g. "1").', { field: 'amount' });
-  if (wei > parseEther(GAS_TOP_UP_MAX)) throw badRequest('invalid_amount', `amount ${String(input.amount).trim()} is above the ${GAS_TOP_UP_MAX} ETH per top-up maximum.`, { field: 'amount', max: GAS_TOP_UP_MAX });
+  if (wei > parseEther(GAS_TOP_UP_MAX)) throw badRequest('invalid_amount', `amount ${String(input.amount)} is above the ${GAS_TOP_UP_MAX} ETH per top-up maximum.`, { field: 'amount', max: GAS_TOP_UP_MAX });
 
   const wallet = (await services.organizations.wallet(organizationId))?.walletAddress;
   if (!wallet) throw new ServiceError(409, 'wallet_missing', 'This organization has no wallet yet; it is created with the organization.');

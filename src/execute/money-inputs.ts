@@ -9,18 +9,24 @@ import { badRequest, ServiceError } from '../errors.ts';
 
 const HUMAN_AMOUNT = /^(0|[1-9]\d*|0\d+)(\.\d+)?$/;
 
-/** Human units ("1.5") to base units with `decimals`, exactly: no sign, no exponent, no excess precision. */
+/**
+ * Human units ("1.5") to base units with `decimals`, exactly: no whitespace,
+ * no sign, no exponent, no excess precision. Money input is never guessed at,
+ * so `" 1"` is refused rather than trimmed.
+ */
 export function parseAmount(value: unknown, decimals: number, field = 'amount'): bigint {
   const text = typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string' || text.trim() === '') throw badRequest('invalid_amount', `${field} is required: a decimal string in human units such as "0.01".`, { field });
-  const trimmed = text.trim();
-  if (trimmed.startsWith('-')) throw badRequest('invalid_amount', `${field} must not be negative (got "${trimmed}").`, { field, received: trimmed });
-  if (/e/i.test(trimmed)) throw badRequest('invalid_amount', `${field} must be written without an exponent (got "${trimmed}"); write it out in full, e.g. "0.000001".`, { field, received: trimmed });
-  if (!HUMAN_AMOUNT.test(trimmed)) throw badRequest('invalid_amount', `${field} must be a decimal number such as "0.01" (got "${trimmed}").`, { field, received: trimmed });
-  const [whole, fraction = ''] = trimmed.split('.') as [string, string?];
+  if (typeof text !== 'string' || text === '') throw badRequest('invalid_amount', `${field} is required: a decimal string in human units such as "0.01".`, { field });
+  const received = JSON.stringify(text);
+  if (text !== text.trim() || /\s/.test(text)) throw badRequest('invalid_amount', `${field} must not contain whitespace (got ${received}); send exactly "${text.trim()}".`, { field, received: text });
+  if (text.startsWith('-')) throw badRequest('invalid_amount', `${field} must not be negative (got ${received}).`, { field, received: text });
+  if (text.startsWith('+')) throw badRequest('invalid_amount', `${field} must be written without a sign (got ${received}).`, { field, received: text });
+  if (/e/i.test(text)) throw badRequest('invalid_amount', `${field} must be written without an exponent (got ${received}); write it out in full, e.g. "0.000001".`, { field, received: text });
+  if (!HUMAN_AMOUNT.test(text)) throw badRequest('invalid_amount', `${field} must be a decimal number such as "0.01" (got ${received}).`, { field, received: text });
+  const [whole, fraction = ''] = text.split('.') as [string, string?];
   const digits = fraction ?? '';
   if (digits.length > decimals) {
-    throw badRequest('invalid_amount', `${field} "${trimmed}" has ${digits.length} decimal places; this token has ${decimals}.`, { field, received: trimmed, decimals });
+    throw badRequest('invalid_amount', `${field} "${text}" has ${digits.length} decimal places; this token has ${decimals}.`, { field, received: text, decimals });
   }
   return BigInt(whole + digits.padEnd(decimals, '0'));
 }
@@ -131,7 +137,7 @@ export function findFunction(abi: Abi, name: string, argCount?: number): AbiFunc
 /** A decimal multiplier string between 1 and 10, e.g. "1.5". */
 export function parseGasLimitMultiplier(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  const text = String(value).trim();
+  const text = String(value);
   if (!/^\d+(\.\d{1,4})?$/.test(text) || Number(text) < 1 || Number(text) > 10) {
     throw badRequest('invalid_gas_limit_multiplier', `gasLimitMultiplier must be a decimal between 1 and 10 such as "1.5" (got ${JSON.stringify(value)}).`, { field: 'gasLimitMultiplier' });
   }

@@ -1,5 +1,5 @@
-import cors from 'cors';
 import express, { type Request, type Response } from 'express';
+import FindMyWay from 'find-my-way';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { isLoopbackHost } from '../config.ts';
@@ -8,9 +8,12 @@ import type { Services } from '../services.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { bearerAuth } from './auth.ts';
 import { renderErrors, sendError } from './errors.ts';
+import { jsonBody } from './json-body.ts';
 import { mcpRouter } from './mcp-route.ts';
 import { buildOpenApi } from './openapi.ts';
-import { restRouter } from './rest.ts';
+import { operationLookup, restRouter } from './rest.ts';
+import { corsByRoute } from './cors.ts';
+import { originPolicy } from './origins.ts';
 import { docsRouter } from './docs-route.ts';
 import { buildDocsSite } from '../docs/site.ts';
 import { TOOL_FAMILIES } from '../../tools/families.ts';
@@ -22,17 +25,20 @@ import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
 
-const EXPOSED_HEADERS = [
-  'WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Poll-Interval-Hint',
-  'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'Payment-Receipt', 'ETag',
-];
-const ALLOWED_HEADERS = [
-  'Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'Service-Version', 'Mcp-Protocol-Version', 'Mcp-Session-Id',
-  'Last-Event-ID', 'PAYMENT-SIGNATURE', 'If-None-Match', 'X-Internal-Service-Token',
-];
-
 export const MCP_INSTRUCTIONS =
   'Flowgate runs onchain workflows and direct transactions for an organization. Call tools_documentation first for the safe-usage recipe; read list_action_schemas before building workflows; simulate writes before sending them.';
+
+/** Where MCP is served: /.well-known/mcp is the same transport for clients that look there (its GET is a discovery document, tools/discovery.ts). */
+const MCP_ENDPOINTS = ['/mcp', '/.well-known/mcp'];
+/** One MCP server per listed workflow. */
+const WORKFLOW_MCP_ENDPOINT = '/mcp/w/:slug';
+
+/** Matches a path to an MCP endpoint the way express routes it (any case, trailing slash ignored). */
+function mcpEndpointMatcher(): (path: string) => boolean {
+  const endpoints = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
+  for (const path of [...MCP_ENDPOINTS, WORKFLOW_MCP_ENDPOINT]) endpoints.on('POST', path, () => {});
+  return (path) => endpoints.find('POST', path) !== null;
+}
 
 function allowedHostnames(services: Services): string[] {
   const base = new URL(services.config.baseUrl).hostname;
@@ -68,7 +74,15 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
 
   // DNS-rebinding protection applies where a browser could reach us: loopback binds.
   if (isLoopbackHost(config.host)) app.use(hostHeaderValidation(allowedHostnames(services)));
-  app.use(cors({ origin: '*', methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
+  const origins = originPolicy(config);
+  const operations = operationLookup(registry);
+  const isMcpEndpoint = mcpEndpointMatcher();
+  // A route takes a credential unless it is a public operation; the MCP endpoints (not operations themselves) always do.
+  const takesCredential = (method: string, path: string) => {
+    const operation = operations.find(method, path);
+    return operation ? operation.tool.scope !== 'public' : isMcpEndpoint(path);
+  };
+  app.use(corsByRoute(takesCredential, origins));
   app.use(serviceVersion);
 
   const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
@@ -99,8 +113,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     };
   };
 
-  // /.well-known/mcp is the same transport for clients that look there; its GET is a discovery document (tools/discovery.ts).
-  for (const path of ['/mcp', '/.well-known/mcp']) {
+  for (const path of MCP_ENDPOINTS) {
     app.use(
       mcpRouter({
         path,
@@ -110,6 +123,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
         baseUrl: config.baseUrl,
         resourceMetadataUrl,
         bodyLimitBytes: config.bodyLimitBytes,
+        origins,
         contextFor: contextFor('mcp'),
         refuseOtherMethods: path === '/mcp',
       }),
@@ -122,13 +136,14 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     const mcpContext = contextFor('mcp');
     app.use(
       mcpRouter({
-        path: '/mcp/w/:slug',
+        path: WORKFLOW_MCP_ENDPOINT,
         info: { name: 'flowgate-workflow', title: 'Flowgate workflow', version: GATEWAY_VERSION, instructions: '' },
         registry,
         rateLimiter: services.rateLimiter,
         baseUrl: config.baseUrl,
         resourceMetadataUrl,
         bodyLimitBytes: config.bodyLimitBytes,
+        origins,
         contextFor: mcpContext,
         async serverFor(req, res) {
           const listing = await getListing(services.store, String(req.params.slug));
@@ -138,7 +153,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     );
   }
 
-  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody(config.bodyLimitBytes));
 
   const openApi = buildOpenApi(registry, config);
   app.get('/openapi.json', async (_req, res, next) => {

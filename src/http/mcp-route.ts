@@ -1,10 +1,21 @@
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
-import { answerMcpPost, type McpServerInfo, type McpToolSet } from '../mcp/sdk.ts';
+import {
+  allowsBatching,
+  answerMcpPost,
+  declaredProtocolVersion,
+  FIRST_VERSION_WITHOUT_BATCHING,
+  MAX_BATCH_MESSAGES,
+  type McpServerInfo,
+  type McpToolSet,
+} from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
 import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
-import { rateLimitHeaders, type RateLimiter } from '../guards/rate-limit.ts';
+import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../guards/rate-limit.ts';
 import { unauthorized } from '../../tools/authorize.ts';
+import { isServiceError } from '../errors.ts';
+import { jsonBody } from './json-body.ts';
+import type { OriginPolicy } from './origins.ts';
 
 /**
  * Streamable HTTP at /mcp, stateless: POST only (GET/DELETE answer 405).
@@ -46,24 +57,32 @@ async function sendWebResponse(res: Response, response: globalThis.Response) {
   res.end();
 }
 
+type Message = { id?: unknown; method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
+const asMessage = (value: unknown): Message => (value && typeof value === 'object' ? (value as Message) : null);
+
 /**
  * Stream (SSE) only when it buys something: the client accepts event streams
  * and asked for progress on a call. Everything else is a plain JSON answer,
- * which is cheaper.
+ * which is cheaper. Batches are always answered as one JSON array.
  */
 const wantsStream = (req: Request) =>
-  String(req.headers.accept ?? '').includes('text/event-stream') &&
-  (Array.isArray(req.body) ? req.body : [req.body]).some(
-    (m) => m && typeof m === 'object' && (m as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken !== undefined,
-  );
+  String(req.headers.accept ?? '').includes('text/event-stream') && asMessage(req.body)?.params?._meta?.progressToken !== undefined;
 
-const isToolCall = (body: unknown) =>
-  (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call');
-
-const firstId = (body: unknown) => {
-  const message = Array.isArray(body) ? body[0] : body;
-  return message && typeof message === 'object' && 'id' in message ? (message as { id: unknown }).id : null;
+const idOf = (message: unknown) => {
+  const m = asMessage(message);
+  return m && 'id' in m ? m.id : null;
 };
+
+/** The JSON-RPC answer to a message refused by a rate limit. */
+const rateLimited = (id: unknown, decision: RateLimitDecision) => ({
+  jsonrpc: '2.0' as const,
+  id,
+  error: {
+    code: MCP_RATE_LIMITED,
+    message: `Rate limit exceeded; retry after ${decision.resetSeconds} seconds.`,
+    data: { code: 'rate_limited', retryAfter: decision.resetSeconds },
+  },
+});
 
 export interface McpRouteDeps {
   path: string;
@@ -73,6 +92,8 @@ export interface McpRouteDeps {
   baseUrl: string;
   resourceMetadataUrl: string;
   bodyLimitBytes: number;
+  /** Browser origins allowed to call (a request without `Origin` is no browser's and passes). */
+  origins: OriginPolicy;
   contextFor(req: Request, res: Response): ToolContext;
   /** Answer GET/DELETE with 405 (false where another route serves GET on the same path). */
   refuseOtherMethods?: boolean;
@@ -82,15 +103,83 @@ export interface McpRouteDeps {
 
 export function mcpRouter(deps: McpRouteDeps): Router {
   const router = Router();
-  const parseJson = express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  const parseJson = jsonBody(deps.bodyLimitBytes);
+
+  /**
+   * The limit one message counts against, as if it came alone: every message
+   * of an organization, and an anonymous caller's tools/call per IP.
+   */
+  const consumeFor = (req: Request, principal: Principal | null, message: unknown): Promise<RateLimitDecision> | undefined => {
+    if (principal) return deps.rateLimiter.consume('mcpPerOrganization', principal.organizationId);
+    if (asMessage(message)?.method === 'tools/call') return deps.rateLimiter.consume('mcpPublicCallsPerIp', req.ip ?? 'unknown');
+    return undefined;
+  };
+
+  const answer = async (req: Request, res: Response, principal: Principal | null, body: unknown, streaming: boolean) => {
+    const { info, tools } = deps.serverFor
+      ? await deps.serverFor(req, res, principal)
+      : { info: deps.info, tools: createToolSet(deps.registry, principal, () => deps.contextFor(req, res)) };
+    // Callers announcing MPP (Accept-Payment) get payment challenges as JSON-RPC -32042; others as isError results.
+    const answering = acceptsMppCharge(req.get('accept-payment')) ? withMppErrorForm(tools) : tools;
+    return answerMcpPost(info, answering, toWebRequest(req, deps.baseUrl), body, streaming);
+  };
+
+  /**
+   * A JSON-RPC batch. Protocol 2025-06-18 removed batching, so a batch that
+   * declares that version or a later one is refused whole. Older versions
+   * get their batch, with every message counted against the limits as if
+   * sent alone: the messages over the limit are answered -32029, the rest run.
+   */
+  const answerBatch = async (req: Request, res: Response, principal: Principal | null, messages: unknown[]) => {
+    const version = declaredProtocolVersion(req.get('mcp-protocol-version'), messages);
+    if (!allowsBatching(version)) {
+      return jsonRpcError(res, 400, -32600, `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${version} (removed in ${FIRST_VERSION_WITHOUT_BATCHING}); send one message per POST.`);
+    }
+    if (messages.length === 0) return jsonRpcError(res, 400, -32600, 'Invalid Request: the batch is empty.');
+    // Before counting: the transport refuses larger batches whole, and counting thousands would cost more than refusing.
+    if (messages.length > MAX_BATCH_MESSAGES) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages.`);
+
+    const forwarded: unknown[] = [];
+    const refused: ReturnType<typeof rateLimited>[] = [];
+    let last: RateLimitDecision | undefined;
+    let refusal: RateLimitDecision | undefined;
+    for (const message of messages) {
+      const decision = await consumeFor(req, principal, message);
+      if (decision) last = decision;
+      if (!decision || decision.allowed) forwarded.push(message);
+      else {
+        refusal = decision;
+        // A refused notification has nobody to answer.
+        if (idOf(message) !== null) refused.push(rateLimited(idOf(message), decision));
+      }
+    }
+    if (last && deps.rateLimiter.enabled) res.set(rateLimitHeaders(last));
+    const response = forwarded.length > 0 ? await answer(req, res, principal, forwarded, false) : undefined;
+    if (!refusal) return sendWebResponse(res, response!);
+
+    // The transport refused the batch whole (a malformed message): that answer stands.
+    if (response && response.status !== 200 && response.status !== 202) return sendWebResponse(res, response);
+    const answered: unknown = response?.status === 200 ? await response.json() : [];
+    const answers = [...(Array.isArray(answered) ? answered : [answered]), ...refused];
+    res.setHeader('Retry-After', String(refusal.resetSeconds));
+    // Nothing ran: the whole POST is the 429 a single refused call gets.
+    res.status(forwarded.some((m) => idOf(m) !== null) ? 200 : 429).json(answers);
+  };
 
   router.post(deps.path, (req, res, next) => {
+    // Before the body is read or a rate limit spent: a page on another origin must not drive this endpoint (DNS rebinding).
+    const origin = req.headers.origin;
+    if (origin !== undefined && !deps.origins.allows(origin)) {
+      return jsonRpcError(res, 403, -32000, `Forbidden: requests from origin ${origin} are not allowed. The operator lists browser origins in FLOWGATE_ALLOWED_ORIGINS.`, null, {
+        code: 'origin_not_allowed',
+      });
+    }
     parseJson(req, res, (error?: unknown) => {
-      if (error) {
-        const tooLarge = (error as { type?: string }).type === 'entity.too.large';
-        return jsonRpcError(res, tooLarge ? 413 : 400, tooLarge ? -32600 : -32700, tooLarge ? 'Request body too large' : 'Parse error: the body is not valid JSON');
-      }
-      next();
+      if (!error) return next();
+      if (res.headersSent) return; // the request timed out and was answered already
+      if (isServiceError(error)) return jsonRpcError(res, error.status, -32700, `Parse error: ${error.message}`, null, error.toBody());
+      const tooLarge = (error as { type?: string }).type === 'entity.too.large';
+      return jsonRpcError(res, tooLarge ? 413 : 400, tooLarge ? -32600 : -32700, tooLarge ? 'Request body too large' : 'Parse error: the body is not valid JSON');
     });
   });
 
@@ -101,27 +190,15 @@ export function mcpRouter(deps: McpRouteDeps): Router {
         // Webhook keys start webhook triggers and nothing else; they are no MCP credential.
         return next(unauthorized(deps.resourceMetadataUrl, 'wfb_ webhook keys cannot be used for MCP; use an organization key (svc_...).'));
       }
-      const decision = principal
-        ? await deps.rateLimiter.consume('mcpPerOrganization', principal.organizationId)
-        : isToolCall(req.body)
-          ? await deps.rateLimiter.consume('mcpPublicCallsPerIp', req.ip ?? 'unknown')
-          : undefined;
+      if (Array.isArray(req.body)) return await answerBatch(req, res, principal, req.body);
+
+      const decision = await consumeFor(req, principal, req.body);
       if (decision && deps.rateLimiter.enabled) res.set(rateLimitHeaders(decision));
       if (decision && !decision.allowed) {
         res.setHeader('Retry-After', String(decision.resetSeconds));
-        return jsonRpcError(res, 429, MCP_RATE_LIMITED, `Rate limit exceeded; retry after ${decision.resetSeconds} seconds.`, firstId(req.body), {
-          code: 'rate_limited',
-          retryAfter: decision.resetSeconds,
-        });
+        return res.status(429).json(rateLimited(idOf(req.body), decision));
       }
-
-      const { info, tools } = deps.serverFor
-        ? await deps.serverFor(req, res, principal)
-        : { info: deps.info, tools: createToolSet(deps.registry, principal, () => deps.contextFor(req, res)) };
-      // Callers announcing MPP (Accept-Payment) get payment challenges as JSON-RPC -32042; others as isError results.
-      const answering = acceptsMppCharge(req.get('accept-payment')) ? withMppErrorForm(tools) : tools;
-      const response = await answerMcpPost(info, answering, toWebRequest(req, deps.baseUrl), req.body, wantsStream(req));
-      await sendWebResponse(res, response);
+      await sendWebResponse(res, await answer(req, res, principal, req.body, wantsStream(req)));
     } catch (error) {
       next(error);
     }

@@ -85,16 +85,11 @@ export function listingOperations(listings: readonly Listing[], payments: Paymen
   return paths;
 }
 
+/** Only schemes the gateway accepts: no wallet sign-in (SIWX / CAIP-122) scheme until a route takes one. */
 export const paymentSecuritySchemes = {
   payment: {
     type: 'http',
     scheme: 'Payment',
     description: 'Pay per call: answer the 402 with PAYMENT-SIGNATURE (x402 v2, exact, EIP-3009) or Authorization: Payment <credential> (MPP evm charge).',
-  },
-  siwx: {
-    type: 'http',
-    scheme: 'bearer',
-    bearerFormat: 'CAIP-122',
-    description: 'Sign-in-with-wallet identity proof (CAIP-122) for wallet-bound access.',
   },
 };

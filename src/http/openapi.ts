@@ -98,6 +98,7 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
     info: {
       title: 'Flowgate API',
       version: DESCRIPTION_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description: 'MCP-server-first agent gateway for onchain workflow automation. Every operation here is also described as an MCP tool at /mcp where `x-mcp-tool` is set.',
     },
     servers: [{ url: config.baseUrl }],
@@ -107,7 +108,7 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Organization API key (`svc_...`) or OAuth access token. Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
+          description: 'Organization API key (`svc_...`). Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
         },
       },
       schemas: {

@@ -54,7 +54,13 @@ function malformedEncoding(path: string): ServiceError | undefined {
  * the same position (`/api/workflows/public` before `/api/workflows/:workflowId`)
  * and, as with express's defaults, matching ignores case and a trailing slash.
  */
-export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
+export interface OperationLookup {
+  find(method: string, path: string): { tool: AnyTool; params: Record<string, string | undefined> } | undefined;
+  /** Methods with an operation somewhere in the registry. */
+  methods: ReadonlySet<string>;
+}
+
+export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
   const routes = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
   const methods = new Set<string>();
   for (const tool of registry) {
@@ -62,20 +68,31 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
     routes.on(tool.rest.method, tool.rest.path, () => {}, { tool });
     methods.add(tool.rest.method);
   }
-  // HEAD is answered by the GET operation (node sends the headers only).
-  const lookup = (method: string, path: string) => routes.find((method === 'HEAD' ? 'GET' : method) as HTTPMethod, path);
+  return {
+    methods,
+    find(method, path) {
+      // HEAD is answered by the GET operation (node sends the headers only).
+      const found = methods.has(method === 'HEAD' ? 'GET' : method) ? routes.find((method === 'HEAD' ? 'GET' : method) as HTTPMethod, path) : null;
+      return found ? { tool: (found.store as { tool: AnyTool }).tool, params: found.params } : undefined;
+    },
+  };
+}
+
+export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
+  const operations = operationLookup(registry);
+  const lookup = (method: string, path: string) => operations.find(method, path);
 
   return async (req, res, next) => {
     const found = lookup(req.method, req.path);
     if (!found) {
-      const allowed = [...methods].filter((method) => lookup(method, req.path));
+      const allowed = [...operations.methods].filter((method) => lookup(method, req.path));
       if (allowed.length === 0) return next(malformedEncoding(req.path));
       const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
       res.setHeader('Allow', allow);
       res.status(405).json({ error: `Method ${req.method} is not allowed on ${req.path}; allowed: ${allow}.`, code: 'method_not_allowed' });
       return;
     }
-    const { tool } = found.store as { tool: AnyTool };
+    const { tool } = found;
     const rest = tool.rest!;
     try {
       req.params = found.params as Record<string, string>;

@@ -3,14 +3,19 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import {
   CallToolRequestSchema,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  ErrorCode,
   ListToolsRequestSchema,
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 
 /**
  * The only file that touches the MCP SDK's server API, so a move to the SDK's
@@ -20,6 +25,47 @@ import {
 export type McpToolDescriptor = Tool;
 export type McpCallResult = CallToolResult;
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
+
+/** The first protocol version without JSON-RPC batching (2025-06-18 removed it). */
+export const FIRST_VERSION_WITHOUT_BATCHING = '2025-06-18';
+
+/**
+ * The protocol version a POST speaks: its `MCP-Protocol-Version` header, else
+ * the protocolVersion of an initialize request in it, else the version the
+ * transport spec assumes for a request without the header (2025-03-26).
+ */
+export function declaredProtocolVersion(header: string | undefined, messages: readonly unknown[]): string {
+  if (header) return header;
+  for (const message of messages) {
+    const m = message as { method?: unknown; params?: { protocolVersion?: unknown } } | null;
+    if (m && typeof m === 'object' && m.method === 'initialize' && typeof m.params?.protocolVersion === 'string') return m.params.protocolVersion;
+  }
+  return DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+}
+
+/** Versions are dates (YYYY-MM-DD), so they order as strings. */
+export const allowsBatching = (version: string) => version < FIRST_VERSION_WITHOUT_BATCHING;
+/** The most messages the transport accepts in one batch. */
+export const MAX_BATCH_MESSAGES: number = MAX_BATCH_SIZE;
+
+/** An error the SDK's protocol layer sends as the JSON-RPC error: its numeric `code` and its message, nothing added. */
+const jsonRpcFailure = (code: number, message: string) => Object.assign(new Error(message), { code });
+
+/**
+ * tools/call, with the envelope checked here: the SDK's own check runs where
+ * a failure becomes -32603 carrying zod's raw issue JSON. A malformed
+ * envelope (no name, a numeric name, arguments that are not an object) is
+ * -32602 Invalid params naming the field.
+ */
+const CheckedCallToolRequest = z.looseObject({ method: z.literal('tools/call') }).check((ctx) => {
+  const parsed = CallToolRequestSchema.safeParse(ctx.value);
+  if (parsed.success) return;
+  const detail = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message.replace(/^Invalid input: /, '')}`).join('; ');
+  throw jsonRpcFailure(
+    ErrorCode.InvalidParams,
+    `Invalid params for tools/call: ${detail}. Send params {"name": "<tool name>", "arguments": {...}} with a string name and an object of arguments; tools/list names the tools.`,
+  );
+});
 
 /**
  * Thrown by a tool set to answer a tools/call with a JSON-RPC error instead of
@@ -60,7 +106,8 @@ function createServer(info: McpServerInfo, tools: McpToolSet): Server {
     { capabilities: { tools: { listChanged: false } }, instructions: info.instructions },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await tools.list() }));
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+  server.setRequestHandler(CheckedCallToolRequest, async (checked, extra) => {
+    const req = checked as unknown as CallToolRequest; // CheckedCallToolRequest has checked it
     const token = req.params._meta?.progressToken;
     const progress: ProgressReporter | undefined =
       token === undefined

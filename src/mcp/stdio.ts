@@ -38,9 +38,12 @@ async function localPrincipal(services: Services, apiKey: string | undefined): P
   return { kind: 'api_key', organizationId: organization.id, userId: owner.id, keyId: 'local-owner', scope: null };
 }
 
-export async function runEmbedded(config: Config, registry: readonly AnyTool[], apiKey: string | undefined): Promise<void> {
-  const { openRuntime } = await import('../gateway.ts');
-  const runtime = await openRuntime(config);
+export async function runEmbedded(config: Config, registry: readonly AnyTool[], apiKey: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const { openServingRuntime, readAdvertisedBaseUrl } = await import('../gateway.ts');
+  // The same world as `flowgate serve` on this directory: its URLs, its devnet, its prices.
+  const advertised = env.FLOWGATE_BASE_URL ? undefined : readAdvertisedBaseUrl(config.dataDir);
+  if (advertised) config.baseUrl = advertised;
+  const runtime = await openServingRuntime(config, { mintOwnerKey: false });
   let principal: Principal;
   try {
     principal = await localPrincipal(runtime.services, apiKey);
@@ -121,5 +124,5 @@ export async function runMcpCommand(args: { url?: string }, env: NodeJS.ProcessE
   const apiKey = env.FLOWGATE_API_KEY?.trim() || undefined;
   if (args.url !== undefined) return runBridge(args.url, apiKey);
   const [{ loadConfig }, { registry }] = await Promise.all([import('../config.ts'), import('../../tools/index.ts')]);
-  return runEmbedded(loadConfig(env), registry, apiKey);
+  return runEmbedded(loadConfig(env), registry, apiKey, env);
 }

@@ -52,10 +52,30 @@ export function errorResult(error: unknown): McpCallResult {
 const X402_PAYMENT_META = 'x402/payment';
 const MPP_CREDENTIAL_META = 'org.paymentauth/credential';
 
+/**
+ * MCP arguments are snake_case where REST is camelCase, and an agent that
+ * mixes them up must hear so: an argument the tool does not declare is an
+ * error naming the closest declared one, never silently dropped.
+ */
+function unknownArguments(tool: AnyTool, args: Record<string, unknown>): ServiceError | undefined {
+  const declared = Object.keys((inputJsonSchema(tool).properties as Record<string, unknown> | undefined) ?? {});
+  const unknown = Object.keys(args).filter((key) => !declared.includes(key));
+  if (unknown.length === 0) return undefined;
+  const issues = unknown.map((key) => {
+    const guess = suggest(key, declared) ?? suggest(key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), declared);
+    return { path: key, code: 'unrecognized_keys', message: `unknown argument${guess ? `; did you mean "${guess}"?` : ''}`, ...(guess ? { suggestion: guess } : {}) };
+  });
+  const accepted = declared.length > 0 ? ` ${tool.name} takes: ${declared.join(', ')}.` : ` ${tool.name} takes no arguments.`;
+  return new ServiceError(400, 'invalid_input', `Unknown argument${unknown.length > 1 ? 's' : ''} for ${tool.name}: ${issues.map((i) => `"${i.path}"${i.suggestion ? ` (did you mean "${i.suggestion}"?)` : ''}`).join(', ')}.${accepted}`, { issues });
+}
+
 /** Runs one registry tool for an MCP call: payment credentials in from `_meta`, receipts out to the result's `_meta`. */
 export async function callRegistryTool(tool: AnyTool, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, context: ToolContext): Promise<McpCallResult> {
   const resultMeta: Record<string, unknown> = {};
   try {
+    // After the scope check's verdict: a caller who may not use the tool learns nothing of its arguments.
+    const unknown = canUse(context.principal, tool) ? unknownArguments(tool, args) : undefined;
+    if (unknown) throw unknown;
     const payment = { x402: meta?.[X402_PAYMENT_META], mpp: meta?.[MPP_CREDENTIAL_META] };
     const output = await invokeTool(tool, args, { ...context, payment, setResultMeta: (key, value) => void (resultMeta[key] = value) });
     const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);

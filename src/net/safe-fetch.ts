@@ -1,11 +1,12 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { isCredentialName } from '../text/redact.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { EgressError } from './egress-error.ts';
+import { policyLookup } from './egress-lookup.ts';
 import { ALLOW_HOSTS_VARIABLE, EMPTY_ALLOW_LIST, egressVerdict, type EgressAllowList } from './egress-policy.ts';
 
 /**
@@ -49,8 +50,6 @@ export const DEFAULT_MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Headers describing a body, dropped when a redirect turns the request into a GET. */
 const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
-/** Credentials that must not follow a redirect to another origin. */
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 /** Framing headers this client computes itself. */
 const MANAGED_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection'];
 
@@ -172,7 +171,8 @@ function nextHop(hop: Hop, status: number, location: string): Hop {
     body = undefined;
     for (const name of BODY_HEADERS) delete headers[name];
   }
-  if (url.origin !== hop.url.origin) for (const name of CREDENTIAL_HEADERS) delete headers[name];
+  // Credentials must not follow a redirect to another origin: Authorization, Cookie, Proxy-Authorization and any header named like one (X-Api-Key, X-Custom-Auth...).
+  if (url.origin !== hop.url.origin) for (const name of Object.keys(headers)) if (isCredentialName(name)) delete headers[name];
   return { url, method, headers, body, from: hop.url };
 }
 
@@ -187,21 +187,11 @@ function blockedError(hop: Hop, ip: string, range: string): EgressError {
   );
 }
 
-/** dns.lookup that drops refused addresses, failing when none is left. */
 function guardedLookup(hop: Hop, allowList: EgressAllowList): LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      if (addresses.length === 0) return callback(new EgressError('network', `Could not resolve ${hostname}: no addresses`, { url: shown(hop.url) }), '');
-      const usable = addresses.filter((a) => egressVerdict(a.address, hostname, allowList).allowed);
-      if (usable.length === 0) {
-        const verdict = egressVerdict(addresses[0].address, hostname, allowList);
-        return callback(blockedError(hop, addresses[0].address, verdict.allowed ? 'refused' : verdict.range), '');
-      }
-      if (options.all) callback(null, usable);
-      else callback(null, usable[0].address, usable[0].family);
-    });
-  };
+  return policyLookup(allowList, {
+    noAddress: (hostname) => new EgressError('network', `Could not resolve ${hostname}: no addresses`, { url: shown(hop.url) }),
+    refused: (_hostname, ip, range) => blockedError(hop, ip, range),
+  });
 }
 
 /** Sends one hop and resolves with the response head; the body is read separately. */

@@ -26,20 +26,23 @@ export interface FeatureSnapshot {
 
 /**
  * Self-hosted installs run with billing disabled: the plan is `enterprise`
- * and every feature is on unless it was rolled back for all plans.
+ * and every feature is on unless it was rolled back for all plans or its
+ * actions cannot run on this gateway yet (their `featureEnabled` is false; a
+ * feature never mixes runnable and unrunnable actions, test/actions-registry).
  */
 export function buildFeatureSnapshot(): FeatureSnapshot {
-  const entries = features.map(
-    (f): FeatureEntry => ({
+  const entries = features.map((f): FeatureEntry => {
+    const own = actions.filter((a) => a.featureId === f.id);
+    return {
       id: f.id,
       name: f.name,
       description: f.description,
       category: f.category,
-      enabled: !f.rolledBack,
+      enabled: !f.rolledBack && own.every((a) => a.featureEnabled),
       requiredPlan: f.requiredPlan,
-      actionTypes: actions.filter((a) => a.featureId === f.id).map((a) => a.actionType),
-    }),
-  );
+      actionTypes: own.map((a) => a.actionType),
+    };
+  });
   return {
     plan: 'enterprise',
     billingEnabled: false,

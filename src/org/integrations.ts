@@ -1,4 +1,5 @@
-import { queryDatabase, type DatabaseConfig } from './database-client.ts';
+import { databaseAccess, queryDatabase, type DatabaseConfig } from './database-client.ts';
+import { resolveSqlitePath, SqliteGuardError } from './sqlite-guard.ts';
 import { createHmac } from 'node:crypto';
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
@@ -43,8 +44,9 @@ const emailSchema = z.strictObject({ apiKey: nonEmpty, fromEmail: z.email().opti
 
 export const INTEGRATION_TYPES = {
   webhook: {
-    description: 'Generic outgoing webhook: `url`, optional `method`, `headers` (credential), `secret` (credential, HMAC-SHA256 signing key).',
-    secrets: ['headers', 'secret'],
+    description:
+      'Generic outgoing webhook: `url` (credential: webhook URLs often carry a token), optional `method`, `headers` (credential), `secret` (credential, HMAC-SHA256 signing key).',
+    secrets: ['url', 'headers', 'secret'],
     schema: z.strictObject({
       url: httpUrl,
       method: z.enum(['POST', 'PUT', 'PATCH']).optional(),
@@ -95,12 +97,13 @@ export const INTEGRATION_TYPES = {
   },
   database: {
     description:
-      'Database for the Database Query action: `driver` (`sqlite` | `postgres`); sqlite: `path`; postgres: `host`, `port`, `database`, `user`, `ssl`, `password` (credential) or `connectionString` (credential).',
+      'Database for the Database Query action: `driver` (`sqlite` | `postgres`); sqlite: `path` (a file inside the directory the operator allows, FLOWGATE_SQLITE_INTEGRATION_DIR; the driver is off without it), `allowWrites` (default false: read-only); postgres: `host`, `port`, `database`, `user`, `ssl`, `password` (credential) or `connectionString` (credential), reached through the egress policy (FLOWGATE_DATABASE_ALLOW_HOSTS).',
     secrets: ['password', 'connectionString'],
     schema: z
       .strictObject({
         driver: z.enum(['sqlite', 'postgres']),
         path: nonEmpty.optional(),
+        allowWrites: z.boolean().optional(),
         host: nonEmpty.optional(),
         port: z.number().int().min(1).max(65535).optional(),
         database: z.string().optional(),
@@ -181,12 +184,33 @@ function openSecrets(services: Pick<Services, 'secrets'>, row: Row): Config {
   return JSON.parse(services.secrets.open(row.credentials_encrypted, aadOf(row.id))) as Config;
 }
 
+/**
+ * Rows written before a field became a credential (a webhook's `url`) keep
+ * it in the plain JSON until their next update: it is still never returned.
+ */
 function toDetails(services: Pick<Services, 'secrets'>, row: Row): IntegrationDetails {
-  return {
-    ...toSummary(row),
-    config: JSON.parse(row.config) as Config,
-    configuredSecrets: Object.keys(openSecrets(services, row)).sort(),
-  };
+  const secrets = specOf(row.type).secrets;
+  const stored = JSON.parse(row.config) as Config;
+  const config = Object.fromEntries(Object.entries(stored).filter(([key]) => !secrets.includes(key)));
+  const configured = new Set([...Object.keys(openSecrets(services, row)), ...Object.keys(stored).filter((key) => secrets.includes(key))]);
+  return { ...toSummary(row), config, configuredSecrets: [...configured].sort() };
+}
+
+/**
+ * A sqlite database must be a file the gateway may open (SQLITE_PATH_UNAVAILABLE
+ * otherwise, the same for every reason). Checked on create and update; the
+ * runner checks again before every query.
+ */
+function checkDatabasePath(services: Pick<Services, 'config'>, type: string, config: Config): void {
+  if (type !== 'database' || config.driver !== 'sqlite' || typeof config.path !== 'string') return;
+  try {
+    resolveSqlitePath(services.config.sqliteIntegrationDir, services.config.dataDir, config.path);
+  } catch (error) {
+    if (!(error instanceof SqliteGuardError)) throw error;
+    throw new ServiceError(400, 'invalid_input', `Invalid database config: config.path: ${error.message}`, {
+      issues: [{ path: 'config.path', message: error.message, code: 'custom' }],
+    });
+  }
 }
 
 /** Validates a full config for a type; issue messages never echo values. */
@@ -263,10 +287,11 @@ export async function getIntegration(services: Pick<Services, 'store' | 'secrets
 }
 
 export async function createIntegration(
-  services: Pick<Services, 'store' | 'secrets'>,
+  services: Pick<Services, 'store' | 'secrets' | 'config'>,
   input: { organizationId: string; name: string; type: string; config: Config },
 ): Promise<IntegrationDetails> {
   const config = validateConfig(input.type, input.config);
+  checkDatabasePath(services, input.type, config);
   const { plain, secret } = split(input.type, config);
   const id = newId();
   const now = nowIso();
@@ -286,7 +311,7 @@ export async function createIntegration(
 }
 
 export async function updateIntegration(
-  services: Pick<Services, 'store' | 'secrets'>,
+  services: Pick<Services, 'store' | 'secrets' | 'config'>,
   organizationId: string,
   integrationId: string,
   patch: { name?: string; config?: Config },
@@ -298,6 +323,7 @@ export async function updateIntegration(
     if (patch.config !== undefined) {
       const current = { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) };
       const config = validateConfig(row.type, applyPatch(row.type, current, patch.config));
+      checkDatabasePath(services, row.type, config);
       const { plain, secret } = split(row.type, config);
       set.config = JSON.stringify(plain);
       set.credentials_encrypted = services.secrets.seal(JSON.stringify(secret), aadOf(row.id));
@@ -390,26 +416,43 @@ async function postTest(
   }
 }
 
-/** Runs `select 1` through the same client the Database Query step uses. */
-async function testDatabase(config: Config, secrets: Config): Promise<string> {
+/** Runs `select 1` through the same client (and the same path and egress checks) the Database Query step uses. */
+async function testDatabase(services: Pick<Services, 'config'>, config: Config, secrets: Config): Promise<string> {
   try {
-    await queryDatabase(config as DatabaseConfig, 'select 1', [], AbortSignal.timeout(15_000));
+    await queryDatabase(databaseAccess(services.config), config as DatabaseConfig, 'select 1', [], AbortSignal.timeout(15_000));
     return `Connected to the ${config.driver} database and ran "select 1".`;
   } catch (error) {
     throw testFailed(`Could not query the database: ${error instanceof Error ? error.message : String(error)}`, secrets);
   }
 }
 
+/** Why a type is not tested live: its provider client is not part of this gateway. */
+const UNTESTED: Partial<Record<IntegrationType, string>> = {
+  telegram: 'Telegram',
+  sendgrid: 'SendGrid',
+  resend: 'Resend',
+  safe: 'the Safe transaction service',
+  'ai-gateway': 'the AI gateway',
+};
+
+export interface IntegrationTestResult {
+  /** `success`: the provider was contacted and answered. `untested`: nothing was sent; `message` says why. */
+  status: 'success' | 'untested';
+  message: string;
+}
+
 /**
  * Tests an integration with optional temporary overrides (the saved config is
- * not changed). Failure: 400 `integration_test_failed`, message without credentials.
+ * not changed). `success` only when the provider was really contacted; a type
+ * that cannot be tested live answers `untested` with the reason. Failure: 400
+ * `integration_test_failed`, message without credentials.
  */
 export async function testIntegration(
   services: Pick<Services, 'store' | 'secrets' | 'config'>,
   organizationId: string,
   integrationId: string,
   configOverrides?: Config,
-): Promise<{ status: 'success'; message: string }> {
+): Promise<IntegrationTestResult> {
   const row = await getRow(services.store, organizationId, integrationId);
   const spec = specOf(row.type);
   let config: Config = { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) };
@@ -417,8 +460,9 @@ export async function testIntegration(
   else config = validateConfig(row.type, config);
   const secrets = Object.fromEntries(spec.secrets.filter((k) => config[k] !== undefined).map((k) => [k, config[k]]));
   const text = `Flowgate test notification for integration "${row.name}".`;
+  const type = row.type as IntegrationType;
 
-  switch (row.type as IntegrationType) {
+  switch (type) {
     case 'webhook': {
       const body = { type: 'flowgate.test', message: text, integrationId: row.id, sentAt: nowIso() };
       const headers = { ...((config.headers as Record<string, string> | undefined) ?? {}) };
@@ -433,12 +477,17 @@ export async function testIntegration(
       if (typeof config.webhookUrl === 'string') {
         return { status: 'success', message: await postTest(services, config.webhookUrl, { text }, {}, secrets) };
       }
-      return { status: 'success', message: 'Slack configuration is valid (bot token set); no message was sent because no webhookUrl is configured.' };
+      return { status: 'untested', message: 'Not tested: only a Slack webhookUrl can be tested live, and this integration has a bot token only. Its configuration is valid.' };
     case 'database':
-      return { status: 'success', message: await testDatabase(config, secrets) };
+      return { status: 'success', message: await testDatabase(services, config, secrets) };
     case 'web3':
-      return { status: 'success', message: `web3 configuration is valid; address ${addressOf('web3', config)}.` };
-    default:
-      return { status: 'success', message: `${row.type} configuration is valid. No live request is made for this integration type.` };
+      return { status: 'untested', message: `Not tested: a web3 integration is an address (${addressOf('web3', config)}), with no service to contact. Its configuration is valid.` };
+    default: {
+      const provider = UNTESTED[type] ?? row.type;
+      return {
+        status: 'untested',
+        message: `Not tested: this gateway has no client for ${provider} yet, so nothing was sent and the credentials were not checked. The configuration is valid.`,
+      };
+    }
   }
 }

@@ -19,6 +19,13 @@ import type { SandboxJob, SandboxOutcome, WorkerMessage } from './protocol.ts';
  * two, so one runaway snippet cannot stall every Condition in the gateway.
  */
 const MAX_WORKERS = Math.min(4, Math.max(2, availableParallelism()));
+/**
+ * Workers one organization may hold at once: half, rounded up, so another
+ * tenant always finds a worker that a loop at its time limit cannot hold.
+ */
+const perTenantCap = (maxWorkers: number) => Math.max(1, Math.ceil(maxWorkers / 2));
+/** Queue key of jobs that name no organization (internal callers): not capped. */
+const UNTENANTED = '';
 const KILL_GRACE_MS = 1000;
 const BOOT_TIMEOUT_MS = 30_000;
 /**
@@ -32,6 +39,7 @@ const WORKER_HEAP_MB = 256;
 
 interface Pending {
   job: SandboxJob;
+  tenant: string;
   resolve(outcome: SandboxOutcome): void;
   reject(error: Error): void;
 }
@@ -70,16 +78,34 @@ function bootstrapUrl(): URL {
   return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
 }
 
+/**
+ * The queue is fair across organizations: one queue per organization, served
+ * round-robin, and an organization with `perTenant` jobs running waits for
+ * one of its own to finish (while other organizations' jobs go ahead), so a
+ * tenant's runaway loops never delay another tenant's code by more than the
+ * fair share.
+ */
 export class SandboxPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Pending[] = [];
+  /** Per-organization queues; Map order is the round-robin order (a served organization moves to the back). */
+  private readonly queues = new Map<string, Pending[]>();
+  /** Jobs running per organization. */
+  private readonly busy = new Map<string, number>();
   private nextId = 1;
 
-  constructor(private readonly maxWorkers = MAX_WORKERS) {}
+  constructor(
+    private readonly maxWorkers = MAX_WORKERS,
+    private readonly perTenant = perTenantCap(maxWorkers),
+  ) {}
 
-  run(job: Omit<SandboxJob, 'id'>): Promise<SandboxOutcome> {
+  /** Runs a job; `organizationId` names the tenant whose share it counts against. */
+  run(job: Omit<SandboxJob, 'id'>, organizationId?: string): Promise<SandboxOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ job: { ...job, id: this.nextId++ }, resolve, reject });
+      const tenant = organizationId || UNTENANTED;
+      const queue = this.queues.get(tenant);
+      const pending = { job: { ...job, id: this.nextId++ }, tenant, resolve, reject };
+      if (queue) queue.push(pending);
+      else this.queues.set(tenant, [pending]);
       this.pump();
     });
   }
@@ -87,19 +113,61 @@ export class SandboxPool {
   /** Stops every worker; queued and running jobs fail. */
   async close(): Promise<void> {
     const error = new Error('The sandbox was shut down.');
-    for (const pending of this.queue.splice(0)) pending.reject(error);
+    for (const pending of this.drain()) pending.reject(error);
     await Promise.all([...this.slots].map((slot) => this.retire(slot, error)));
   }
 
+  private drain(): Pending[] {
+    const all = [...this.queues.values()].flat();
+    this.queues.clear();
+    return all;
+  }
+
+  /** How many more jobs `tenant` may start now. */
+  private room(tenant: string): number {
+    return tenant === UNTENANTED ? Number.POSITIVE_INFINITY : this.perTenant - (this.busy.get(tenant) ?? 0);
+  }
+
+  /** The first organization in round-robin order with a queued job it may start. */
+  private nextTenant(): string | undefined {
+    for (const tenant of this.queues.keys()) if (this.room(tenant) > 0) return tenant;
+    return undefined;
+  }
+
+  /** Takes the tenant's next job and moves the tenant to the back of the round. */
+  private take(tenant: string): Pending {
+    const queue = this.queues.get(tenant)!;
+    const pending = queue.shift()!;
+    this.queues.delete(tenant);
+    if (queue.length > 0) this.queues.set(tenant, queue);
+    return pending;
+  }
+
+  /** Jobs that could start now if there were idle workers. */
+  private startable(): number {
+    let count = 0;
+    for (const [tenant, queue] of this.queues) count += Math.min(queue.length, Math.max(0, this.room(tenant)));
+    return count;
+  }
+
+  /** A job left its worker (finished, timed out or lost with it): its organization's share frees up. */
+  private released(pending: Pending): void {
+    const left = (this.busy.get(pending.tenant) ?? 1) - 1;
+    if (left > 0) this.busy.set(pending.tenant, left);
+    else this.busy.delete(pending.tenant);
+  }
+
   private pump(): void {
-    while (this.queue.length > 0) {
+    for (;;) {
+      const tenant = this.nextTenant();
+      if (tenant === undefined) return;
       const idle = this.slots.find((slot) => slot.ready && !slot.current && !slot.dead);
       if (idle) {
-        this.dispatch(idle, this.queue.shift()!);
+        this.dispatch(idle, this.take(tenant));
         continue;
       }
       const booting = this.slots.filter((slot) => !slot.ready && !slot.dead).length;
-      if (this.queue.length > booting && this.slots.length < this.maxWorkers) {
+      if (this.startable() > booting && this.slots.length < this.maxWorkers) {
         this.spawn();
         continue;
       }
@@ -135,12 +203,14 @@ export class SandboxPool {
 
   private dispatch(slot: Slot, pending: Pending): void {
     slot.current = pending;
+    this.busy.set(pending.tenant, (this.busy.get(pending.tenant) ?? 0) + 1);
     slot.worker.ref();
     const { job } = pending;
     slot.timer = setTimeout(() => {
       // The interrupt handler did not stop the code: kill the thread.
       const outcome: SandboxOutcome = { id: job.id, ok: false, kind: 'timeout', message: `${job.subject} exceeded its ${job.timeoutMs} ms time limit`, logs: [] };
       slot.current = undefined;
+      this.released(pending);
       pending.resolve(outcome);
       void this.retire(slot, new Error('terminated by the watchdog'));
     }, job.timeoutMs + KILL_GRACE_MS);
@@ -152,6 +222,7 @@ export class SandboxPool {
     if (!pending || pending.job.id !== outcome.id) return;
     clearTimeout(slot.timer);
     slot.current = undefined;
+    this.released(pending);
     slot.worker.unref();
     pending.resolve(outcome);
     if (!outcome.ok && outcome.recycle) void this.retire(slot, new Error('recycled'));
@@ -167,6 +238,7 @@ export class SandboxPool {
     const current = slot.current;
     slot.current = undefined;
     if (current) {
+      this.released(current);
       const memory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
       current.resolve({
         id: current.job.id,
@@ -179,7 +251,7 @@ export class SandboxPool {
     if (!slot.ready) {
       // Failing to start is not transient enough to retry in a loop.
       const failure = new Error(`The code sandbox could not start: ${error.message}`);
-      for (const pending of this.queue.splice(0)) pending.reject(failure);
+      for (const pending of this.drain()) pending.reject(failure);
     }
     await slot.worker.terminate().catch(() => undefined);
     this.pump();

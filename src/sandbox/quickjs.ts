@@ -16,7 +16,12 @@ import type { SandboxJob } from './protocol.ts';
 export { SandboxError, isSandboxError, type SandboxErrorKind } from './errors.ts';
 export type { SandboxLimits } from './limits.ts';
 
-export interface UserCodeOptions extends SandboxLimits {
+/** Limits, and the organization whose fair share of the sandbox workers the evaluation counts against (pool.ts). */
+export interface EvaluationOptions extends SandboxLimits {
+  organizationId?: string;
+}
+
+export interface UserCodeOptions extends EvaluationOptions {
   /** Extra variables visible to the code by name (e.g. the executor's `__t0`), besides `input`. */
   bindings?: Record<string, unknown>;
 }
@@ -46,7 +51,7 @@ export async function warmSandbox(): Promise<void> {
  * Returns the value as it round-trips through JSON (`undefined` stays
  * `undefined`). Throws SandboxError.
  */
-export async function evaluateExpression(expression: string, bindings: Record<string, unknown>, limits?: SandboxLimits): Promise<unknown> {
+export async function evaluateExpression(expression: string, bindings: Record<string, unknown>, limits?: EvaluationOptions): Promise<unknown> {
   const names = Object.keys(bindings);
   const { result } = await execute('expression', expression, names, names.map((name) => bindings[name]), limits, 'Expression');
   return result;
@@ -95,13 +100,13 @@ async function execute(
   source: string,
   names: string[],
   values: readonly unknown[],
-  limits: SandboxLimits | undefined,
+  options: EvaluationOptions | undefined,
   subject: string,
 ): Promise<UserCodeResult> {
   if (typeof source !== 'string') throw new SandboxError('syntax', `${subject} must be a string of JavaScript.`);
   checkNames(names);
   const argsJson = encodeArgs(values);
-  const outcome = await sandbox().run({ mode, source, names, argsJson, subject, ...resolveLimits(limits) });
+  const outcome = await sandbox().run({ mode, source, names, argsJson, subject, ...resolveLimits(options) }, options?.organizationId);
   if (!outcome.ok) throw new SandboxError(outcome.kind, outcome.message, outcome.logs);
   let result: unknown;
   if (outcome.resultJson !== undefined) {

@@ -52,7 +52,7 @@ interface Watch {
 /** viem's short message never carries the RPC URL (its full message does). */
 const describe = (error: unknown) => (error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error));
 
-export function createChainTriggerWatcher(services: Services, enqueue: (executionId: string) => void, pollMs: number): ChainTriggerWatcher {
+export function createChainTriggerWatcher(services: Services, enqueue: (executionId: string, organizationId: string) => void, pollMs: number): ChainTriggerWatcher {
   const { store } = services;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<unknown> | undefined;
@@ -115,7 +115,7 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
           triggerOccurrence: occurrence.key,
         });
         created.push(id);
-        enqueue(id);
+        enqueue(id, watch.organizationId);
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }

@@ -40,15 +40,16 @@ const REGEX_TIMEOUT_MS = 1000;
 const MAX_PATTERN_CHARS = 1000;
 const MAX_REGEX_INPUT_CHARS = 100_000;
 
-export async function evaluateCondition(config: { condition?: unknown; conditionConfig?: unknown }, bindings: Bindings): Promise<{ result: boolean }> {
+/** `organizationId`: whose fair share of the sandbox an expression or a pattern that needs it counts against. */
+export async function evaluateCondition(config: { condition?: unknown; conditionConfig?: unknown }, bindings: Bindings, organizationId?: string): Promise<{ result: boolean }> {
   const group = structuredGroup(config.conditionConfig);
-  if (group) return { result: await evaluateGroup(group, bindings, 'conditionConfig.group') };
-  return { result: await evaluateExpressionCondition(config.condition, bindings) };
+  if (group) return { result: await evaluateGroup(group, bindings, 'conditionConfig.group', organizationId) };
+  return { result: await evaluateExpressionCondition(config.condition, bindings, organizationId) };
 }
 
-export const conditionRunner: NodeRunner = async (config) => {
+export const conditionRunner: NodeRunner = async (config, ctx) => {
   const bindings = isRecord(config.__bindings) ? config.__bindings : {};
-  const { result } = await evaluateCondition({ condition: config.condition, conditionConfig: config.conditionConfig }, bindings);
+  const { result } = await evaluateCondition({ condition: config.condition, conditionConfig: config.conditionConfig }, bindings, ctx.organizationId);
   return { success: true, data: { result }, result };
 };
 
@@ -70,7 +71,7 @@ function structuredGroup(conditionConfig: unknown): Record<string, unknown> | un
 // ---------------------------------------------------------------------------
 // Expressions
 
-async function evaluateExpressionCondition(condition: unknown, bindings: Bindings): Promise<boolean> {
+async function evaluateExpressionCondition(condition: unknown, bindings: Bindings, organizationId: string | undefined): Promise<boolean> {
   if (typeof condition === 'boolean') return condition;
   if (typeof condition === 'number') return condition !== 0 && !Number.isNaN(condition);
   if (typeof condition !== 'string' || condition.trim() === '') {
@@ -83,7 +84,7 @@ async function evaluateExpressionCondition(condition: unknown, bindings: Binding
   if (simple !== UNSUPPORTED) return simple;
   try {
     // Coerced inside the sandbox, so any value (even a function) has a truthiness.
-    return (await evaluateExpression(`!!(\n${condition}\n)`, bindings)) === true;
+    return (await evaluateExpression(`!!(\n${condition}\n)`, bindings, { organizationId })) === true;
   } catch (error) {
     if (!(error instanceof SandboxError)) throw error;
     const hint = /ReferenceError/.test(error.message) ? ' Read upstream values with templates such as {{@nodeId:Label.field}}.' : '';
@@ -96,7 +97,7 @@ async function evaluateExpressionCondition(condition: unknown, bindings: Binding
 // ---------------------------------------------------------------------------
 // Structured rules
 
-async function evaluateGroup(group: Record<string, unknown>, bindings: Bindings, path: string): Promise<boolean> {
+async function evaluateGroup(group: Record<string, unknown>, bindings: Bindings, path: string, organizationId: string | undefined): Promise<boolean> {
   const logic = group.logic === undefined ? 'AND' : typeof group.logic === 'string' ? group.logic.trim().toUpperCase() : '';
   if (logic !== 'AND' && logic !== 'OR') {
     throw new NodeError(`${path}.logic must be "AND" or "OR"; received ${JSON.stringify(group.logic)}.`, { field: 'conditionConfig' });
@@ -108,9 +109,9 @@ async function evaluateGroup(group: Record<string, unknown>, bindings: Bindings,
   for (const [index, rule] of rules.entries()) {
     const at = `${path}.rules[${index}]`;
     let passed: boolean;
-    if (isRecord(rule) && isRecord(rule.group)) passed = await evaluateGroup(rule.group, bindings, `${at}.group`);
-    else if (isRecord(rule) && Array.isArray(rule.rules)) passed = await evaluateGroup(rule, bindings, at);
-    else passed = await evaluateRule(rule, bindings, at);
+    if (isRecord(rule) && isRecord(rule.group)) passed = await evaluateGroup(rule.group, bindings, `${at}.group`, organizationId);
+    else if (isRecord(rule) && Array.isArray(rule.rules)) passed = await evaluateGroup(rule, bindings, at, organizationId);
+    else passed = await evaluateRule(rule, bindings, at, organizationId);
     // Short-circuit like && and ||.
     if (logic === 'AND' && !passed) return false;
     if (logic === 'OR' && passed) return true;
@@ -121,7 +122,7 @@ async function evaluateGroup(group: Record<string, unknown>, bindings: Bindings,
 const operand = (value: unknown, bindings: Bindings): unknown =>
   typeof value === 'string' && Object.prototype.hasOwnProperty.call(bindings, value) ? bindings[value] : value;
 
-async function evaluateRule(rule: unknown, bindings: Bindings, at: string): Promise<boolean> {
+async function evaluateRule(rule: unknown, bindings: Bindings, at: string, organizationId: string | undefined): Promise<boolean> {
   if (!isRecord(rule)) throw new NodeError(`${at} must be an object {leftOperand, operator, rightOperand}.`, { field: 'conditionConfig' });
   const operator = rule.operator;
   const left = operand(rule.leftOperand, bindings);
@@ -147,7 +148,7 @@ async function evaluateRule(rule: unknown, bindings: Bindings, at: string): Prom
     case 'endsWith':
       return isText(left) && right !== undefined && right !== null && String(left).endsWith(String(right));
     case 'matchesRegex':
-      return matchesRegex(left, right, at);
+      return matchesRegex(left, right, at, organizationId);
     case 'isEmpty':
       return isEmpty(left);
     case 'isNotEmpty':
@@ -219,7 +220,7 @@ function parsePattern(pattern: string): { source: string; flags: string } {
   return literal ? { source: literal[1]!, flags: literal[2]! } : { source: pattern, flags: '' };
 }
 
-async function matchesRegex(left: unknown, right: unknown, at: string): Promise<boolean> {
+async function matchesRegex(left: unknown, right: unknown, at: string, organizationId: string | undefined): Promise<boolean> {
   if (typeof right !== 'string' || right === '') {
     throw new NodeError(`${at}.rightOperand must be a regular expression pattern such as "^0x[0-9a-fA-F]{40}$" or "/^usdc$/i".`, { field: 'conditionConfig' });
   }
@@ -232,7 +233,7 @@ async function matchesRegex(left: unknown, right: unknown, at: string): Promise<
   const { source, flags } = parsePattern(right);
   try {
     // In the sandbox: a pattern that backtracks catastrophically is stopped by the time limit.
-    const matched = await evaluateExpression('new RegExp(__source, __flags).test(__text)', { __source: source, __flags: flags, __text: text }, { timeoutMs: REGEX_TIMEOUT_MS });
+    const matched = await evaluateExpression('new RegExp(__source, __flags).test(__text)', { __source: source, __flags: flags, __text: text }, { timeoutMs: REGEX_TIMEOUT_MS, organizationId });
     return matched === true;
   } catch (error) {
     if (!(error instanceof SandboxError)) throw error;

@@ -62,7 +62,9 @@ export function parseHeaders(value: unknown, field: string): Record<string, stri
     try {
       parsed = JSON.parse(value);
     } catch (err) {
-      throw new NodeError(`${field} is not valid JSON (${(err as Error).message}): give an object such as {"Authorization":"Bearer ..."}`, { field });
+      // Not the parser's message: it quotes the text around the error, often a credential.
+      const position = /at position \d+/.exec((err as Error).message)?.[0];
+      throw new NodeError(`${field} is not valid JSON${position ? ` (${position})` : ''}: give an object such as {"Authorization":"Bearer ..."}`, { field });
     }
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {

@@ -38,7 +38,7 @@ function parseInput(value: unknown): Record<string, unknown> {
   return parsed;
 }
 
-export const runCodeRunner: NodeRunner = async (config) => {
+export const runCodeRunner: NodeRunner = async (config, ctx) => {
   const code = config.code;
   if (typeof code !== 'string' || code.trim() === '') {
     throw new NodeError('code must be a non-empty JavaScript function body that ends with `return <value>`.', { field: 'code' });
@@ -47,7 +47,7 @@ export const runCodeRunner: NodeRunner = async (config) => {
   const bindings = isRecord(config.__bindings) ? config.__bindings : {};
   const input = { ...bindings, ...parseInput(config.input) };
   try {
-    const { result, logs } = await runUserCode(code, input, { timeoutMs, bindings });
+    const { result, logs } = await runUserCode(code, input, { timeoutMs, bindings, organizationId: ctx.organizationId });
     return { success: true, data: { result, logs }, result, logs };
   } catch (error) {
     if (error instanceof SandboxError) throw new NodeError(error.message, { kind: error.kind, logs: error.logs });

@@ -1,5 +1,6 @@
 import { protocolActions } from '../../../actions/protocols.ts';
 import { BaseError, ContractFunctionExecutionError } from 'viem';
+import { isRpcUnreachable } from '../../../chains/rpc-errors.ts';
 import { ServiceError } from '../../../errors.ts';
 import { NodeError, type NodeRunner } from '../types.ts';
 import { approveToken, transferFunds, transferToken } from './writes.ts';
@@ -34,6 +35,8 @@ export const web3Steps: Readonly<Record<string, Web3Step>> = {
  * names the RPC URL, which may carry a provider key and is never returned.
  */
 function chainFailure(actionType: string, error: unknown): ServiceError {
+  // viem wraps a transport failure in ContractFunctionExecutionError too: check reachability first.
+  if (isRpcUnreachable(error)) return new ServiceError(503, 'rpc_unavailable', `${actionType}: the chain's RPC node could not be reached; nothing was sent. Retry later; this is not a revert.`);
   // A contract that reverted or returned nothing is the caller's problem, not the chain's.
   if (error instanceof ContractFunctionExecutionError) return new ServiceError(400, 'read_failed', `${actionType}: ${error.shortMessage}`);
   const detail = error instanceof BaseError ? error.shortMessage : 'unexpected error';

@@ -1,4 +1,5 @@
 import { BaseError } from 'viem';
+import { isRpcUnreachable, RpcUnavailableError } from '../../../chains/rpc-errors.ts';
 import { ServiceError } from '../../../errors.ts';
 import type { PreparedWrite } from '../../../execute/direct.ts';
 import { guardedSend, type WriteOutcome } from '../../../execute/guarded-send.ts';
@@ -32,7 +33,8 @@ export async function sendFromWorkflow(write: PreparedWrite, ctx: NodeRunContext
       const detail = typeof error.details.message === 'string' ? ` ${error.details.message}` : '';
       throw new NodeError(`${error.message}.${detail} Nothing was sent.`, { code: error.code });
     }
-    throw new NodeError(`${write.chain.name} (${chainId}) could not be reached to send this transaction; nothing was signed (${error instanceof BaseError ? error.shortMessage : 'unexpected error'}).`);
+    const code = error instanceof RpcUnavailableError || isRpcUnreachable(error) ? 'rpc_unavailable' : 'chain_unavailable';
+    throw new NodeError(`${write.chain.name} (${chainId}) could not be reached to send this transaction; nothing was signed (${error instanceof BaseError ? error.shortMessage : 'RPC unreachable'}). This is not a revert.`, { code });
   }
 
   if (outcome.kind === 'refused') throw new NodeError(outcome.error, { code: outcome.code });

@@ -1,0 +1,21 @@
+import express, { type RequestHandler } from 'express';
+import { ServiceError } from '../errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../json-depth.ts';
+
+/**
+ * The JSON body reader of both edges (REST and MCP): express's parser, then
+ * one nesting limit, so a body nested thousands deep is a 400 here instead of
+ * a stack overflow in whatever reads it later.
+ */
+export function jsonBody(limitBytes: number): RequestHandler {
+  const parse = express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'] });
+  return (req, res, next) =>
+    parse(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      if (req.body !== undefined && nestsDeeperThan(req.body, MAX_JSON_DEPTH)) {
+        req.body = undefined;
+        return next(new ServiceError(400, 'invalid_json', tooDeepMessage('The JSON body'), { limit: MAX_JSON_DEPTH }));
+      }
+      next();
+    });
+}

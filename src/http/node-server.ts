@@ -1,0 +1,49 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { RequestListener } from 'node:http';
+
+/**
+ * The Node HTTP server under the express app. A client has
+ * `requestTimeoutMs` to send a whole request, headers and body: a body
+ * shorter than its Content-Length is answered 408 and the socket closed,
+ * instead of holding the socket until the client gives up. Errors Node
+ * raises before express sees a request get the same `{error, code}` JSON
+ * as every other error.
+ */
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+function rawJsonResponse(status: number, code: string, error: string): string {
+  const body = JSON.stringify({ error, code });
+  return `HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+function answerFor(error: NodeJS.ErrnoException, requestTimeoutMs: number): string {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return rawJsonResponse(408, 'request_timeout', `The request (headers and body) was not received within ${requestTimeoutMs} ms; a body must be as long as its Content-Length.`);
+    case 'HPE_HEADER_OVERFLOW':
+      return rawJsonResponse(431, 'headers_too_large', 'The request headers are too large.');
+    default:
+      return rawJsonResponse(400, 'bad_request', 'Malformed HTTP request.');
+  }
+}
+
+export function createNodeServer(app: RequestListener, requestTimeoutMs: number): http.Server {
+  const server = http.createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      // How often Node looks for expired requests (30 s by default, coarser than the timeout itself).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(requestTimeoutMs / 4))),
+    },
+    app,
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // As Node's default handler: answer only while no response of this connection has begun (`_httpMessage` is the in-flight one).
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) socket.write(answerFor(error, requestTimeoutMs));
+    socket.destroy();
+  });
+  return server;
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { actions, getAction } from '../src/actions/index.ts';
+import { builtInRunners, EXECUTOR_ACTIONS } from '../src/engine/runners/index.ts';
+import { web3Steps } from '../src/engine/runners/web3/index.ts';
+
+/**
+ * The registry advertises what the engine runs, no more: an action reports
+ * `featureEnabled: true` only when a runner (or the executor itself) runs it,
+ * and the engine has no runner for an action the registry does not know.
+ * Adding an action without a runner, or a runner without `runnable: false`
+ * being dropped from its action, fails here.
+ */
+
+const runsHere = (actionType: string) => actionType in builtInRunners || EXECUTOR_ACTIONS.has(actionType);
+
+describe('action registry against the engine runners', () => {
+  it('every action that reports featureEnabled has a runner', () => {
+    const advertisedWithoutRunner = actions.filter((a) => a.featureEnabled && !runsHere(a.actionType)).map((a) => a.actionType);
+    expect(advertisedWithoutRunner).toEqual([]);
+  });
+
+  it('every action with a runner is runnable, and every action without one declares runnable: false', () => {
+    for (const a of actions) expect(a.runnable !== false, a.actionType).toBe(runsHere(a.actionType));
+  });
+
+  it('every runner key and executor-handled action is a registry action', () => {
+    const keys = [...Object.keys(builtInRunners), ...EXECUTOR_ACTIONS, ...Object.keys(web3Steps)];
+    expect(keys.filter((key) => !getAction(key))).toEqual([]);
+  });
+
+  it('today the chat, e-mail and event-query actions are the ones without a runner', () => {
+    const notRunnable = actions.filter((a) => !a.featureEnabled).map((a) => a.actionType).sort();
+    expect(notRunnable).toEqual(['discord/send-message', 'resend/send-email', 'sendgrid/send-email', 'slack/send-message', 'telegram/send-message', 'web3/query-events']);
+  });
+});

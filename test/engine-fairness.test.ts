@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { pendingExecutionIds } from '../src/engine/executions.ts';
+import { closeSandbox } from '../src/sandbox/quickjs.ts';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { orgIdentity } from './helpers/org-fixtures.ts';
+import { action, linear } from './helpers/web3.ts';
+
+/**
+ * Fair shares between tenants (issue 12, A3): organization A saturating the
+ * engine with runaway sandbox loops must not hold up organization B's runs,
+ * whether they use the sandbox or not.
+ */
+
+let gw: TestGateway;
+let keyA: string;
+let keyB: string;
+
+beforeAll(async () => {
+  // Defaults on purpose: 8 engine slots, the sandbox pool sized by the machine.
+  // A long lease keeps the periodic sweep out of the way of the rows the second test writes.
+  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_ENGINE_LEASE_MS: '600000' } });
+  keyA = gw.ownerKey;
+  keyB = await gw.createKey({ org: 'tenant-b' });
+}, 60_000);
+
+afterAll(async () => {
+  // The sandbox first: A's loops end at once, so the gateway closes with no run in flight.
+  await closeSandbox();
+  await gw?.close();
+});
+
+const api = (key: string, path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key, ...init });
+
+async function create(key: string, graph: { nodes: unknown[]; edges: unknown[] }): Promise<string> {
+  const res = await api(key, '/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'fairness', ...graph }) });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id;
+}
+
+async function start(key: string, workflowId: string): Promise<string> {
+  const res = await api(key, `/api/workflows/${workflowId}/execute`, { method: 'POST', body: '{}' });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.executionId;
+}
+
+const status = async (key: string, executionId: string): Promise<string> => (await api(key, `/api/workflows/executions/${executionId}/status`)).body.status;
+
+describe('one tenant cannot stall another', () => {
+  test("B's sandbox and non-sandbox runs finish while A's runaway loops are all still running", async () => {
+    const spin = await create(keyA, linear(action('spin', 'Spin', { actionType: 'code/run-code', code: 'while (true) {}', timeout: 10000 })));
+    const answer = await create(keyB, linear(action('code', 'Answer', { actionType: 'code/run-code', code: 'return 42' })));
+    const plain = await create(
+      keyB,
+      linear(
+        action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[40, 2]' }),
+        action('check', 'Check', { actionType: 'Condition', condition: '{{@sum:Sum.result}} > 3' }),
+      ),
+    );
+
+    // Warm the sandbox pool first (two concurrent evaluations start two workers), so A's loops take
+    // workers the moment its runs start, before B's runs arrive.
+    const quick = await create(keyA, linear(action('one', 'One', { actionType: 'code/run-code', code: 'return 1' })));
+    const warm = await Promise.all([start(keyA, quick), start(keyA, quick)]);
+    for (const id of warm) expect((await api(keyA, `/api/workflows/executions/${id}/wait?timeoutMs=30000`)).body.status).toBe('success');
+
+    // More runaway runs than the engine has slots (8 by default).
+    const spinning = await Promise.all(Array.from({ length: 10 }, () => start(keyA, spin)));
+    for (let i = 0; i < 100 && (await Promise.all(spinning.map((id) => status(keyA, id)))).filter((s) => s === 'running').length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+
+    const [codeRun, plainRun] = await Promise.all([start(keyB, answer), start(keyB, plain)]);
+    const [codeDone, plainDone] = await Promise.all([
+      api(keyB, `/api/workflows/executions/${codeRun}/wait?timeoutMs=30000`),
+      api(keyB, `/api/workflows/executions/${plainRun}/wait?timeoutMs=30000`),
+    ]);
+    // Read A's runs right after B's finished: none of A's 10-second loops may have ended yet.
+    const aStatuses = await Promise.all(spinning.map((id) => status(keyA, id)));
+
+    expect(codeDone.body.status, JSON.stringify(codeDone.body)).toBe('success');
+    expect(plainDone.body.status, JSON.stringify(plainDone.body)).toBe('success');
+    expect(aStatuses.every((s) => s === 'running' || s === 'pending'), aStatuses.join(',')).toBe(true);
+    // A is held to its share of the slots, not shut out: some of its runs are running, the rest wait their turn.
+    expect(aStatuses.filter((s) => s === 'running').length).toBeGreaterThan(0);
+    expect(aStatuses.filter((s) => s === 'pending').length).toBeGreaterThan(0);
+
+    const logs = (await api(keyB, `/api/workflows/executions/${codeRun}/logs`)).body.logs as any[];
+    expect(logs.find((l) => l.nodeId === 'code')?.output?.data?.result).toBe(42);
+
+    // Stop A's loops so the gateway can close promptly.
+    await Promise.all(spinning.map((id) => api(keyA, `/api/workflows/executions/${id}/cancel`, { method: 'POST', body: '{}' })));
+  }, 60_000);
+
+  test("the sweep's batch of pending runs interleaves organizations, so a backlog cannot starve another tenant", async () => {
+    const a = await orgIdentity(gw);
+    const b = await orgIdentity(gw, 'tenant-b');
+    const store = gw.gateway.services.store;
+    const workflowA = await create(keyA, linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1]' })));
+    const workflowB = await create(keyB, linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1]' })));
+    const row = (id: string, workflowId: string, organizationId: string, createdAt: string) => ({
+      id,
+      workflow_id: workflowId,
+      organization_id: organizationId,
+      user_id: null,
+      status: 'pending',
+      input: '{}',
+      created_at: createdAt,
+      graph: '{"nodes":[],"edges":[]}',
+    });
+    // A's 150 pending rows are all older than B's one.
+    const old = Date.parse('2020-01-01T00:00:00Z');
+    await store
+      .insertInto('workflow_executions')
+      .values(Array.from({ length: 150 }, (_, i) => row(`backlog-a-${String(i).padStart(3, '0')}`, workflowA, a.organizationId, new Date(old + i).toISOString())))
+      .execute();
+    await store.insertInto('workflow_executions').values(row('late-b', workflowB, b.organizationId, new Date(old + 10_000).toISOString())).execute();
+    try {
+      const batch = await pendingExecutionIds(store, 100);
+      expect(batch).toHaveLength(100);
+      expect(batch.slice(0, 2).map((r) => r.id).sort()).toEqual(['backlog-a-000', 'late-b']);
+    } finally {
+      await store.deleteFrom('workflow_executions').where('id', 'like', 'backlog-a-%').execute();
+      await store.deleteFrom('workflow_executions').where('id', '=', 'late-b').execute();
+    }
+  });
+});
