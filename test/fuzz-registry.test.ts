@@ -36,27 +36,6 @@ const SEED = Number(process.env.FUZZ_SEED ?? 1_211_2026);
 /** Runs per (operation, transport, kind of fault): every operation meets every kind. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2);
 
-/**
- * Symptoms owned by another helper (deep-nesting parse failures in
- * src/http/app.ts, src/http/mcp-route.ts, src/catalog/input.ts). Each entry
- * matches one exact symptom; DELETE this list after that fix is merged.
- */
-const KNOWN_OWNED_ELSEWHERE: { why: string; matches(c: Case, o: Outcome): boolean }[] = [
-  {
-    // Seen on call_workflow, call_workflow_by_slug (src/catalog/input.ts) and
-    // execute_workflow over MCP (canonicalJson in src/engine/run-workflow.ts
-    // recursing 3,000 levels): the one parse-time depth limit for REST and MCP
-    // (issue 12 item 6) refuses such bodies before any of them runs.
-    why: 'a body nested 3,000 levels deep overflows the stack: 500 / internal_error instead of 400',
-    matches: (c, o) => c.deep && o.internal && /internal_error/.test(o.text),
-  },
-  {
-    // Fixed on branch h-edge (src/mcp/sdk.ts, with its own regression test in test/mcp-edge.test.ts).
-    why: 'a tools/call whose arguments are not an object answers -32603 Internal error carrying raw zod issue JSON, not -32602',
-    matches: (c, o) => c.kind === 'junk' && /"code":-32603,"message":"\[\\n/.test(o.text),
-  },
-];
-
 // ---------------------------------------------------------------- inputs
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -435,7 +414,7 @@ function upstreamUnavailable(outcome: Outcome): boolean {
 }
 
 /** What the run saw, printed at the end (and useful when tuning RUNS). */
-const stats = { cases: 0, refused: 0, accepted: 0, upstream: 0, ownedElsewhere: [] as string[], snapshotMs: 0, sendMs: 0 };
+const stats = { cases: 0, refused: 0, accepted: 0, upstream: 0, snapshotMs: 0, sendMs: 0 };
 
 /** One fuzz case: send, then check status, leaks and (when refused) that no row changed. */
 async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
@@ -447,11 +426,6 @@ async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
   const outcome = await send();
   stats.sendMs += performance.now() - t;
   stats.cases++;
-  const known = KNOWN_OWNED_ELSEWHERE.find((k) => k.matches(c, outcome));
-  if (known) {
-    stats.ownedElsewhere.push(`${c.tool} (${c.kind})`);
-    return;
-  }
   if (upstreamUnavailable(outcome)) stats.upstream++;
   stats[outcome.refused ? 'refused' : 'accepted']++;
   const where = `${c.tool} (${c.kind}, ${c.auth}) -> ${outcome.status} ${outcome.text.slice(0, 400)}`;
