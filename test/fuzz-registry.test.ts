@@ -414,7 +414,7 @@ function upstreamUnavailable(outcome: Outcome): boolean {
 }
 
 /** What the run saw, printed at the end (and useful when tuning RUNS). */
-const stats = { cases: 0, refused: 0, accepted: 0, upstream: 0, snapshotMs: 0, sendMs: 0 };
+const stats = { cases: 0, refused: 0, accepted: 0, upstream: {} as Record<string, number>, snapshotMs: 0, sendMs: 0 };
 
 /** One fuzz case: send, then check status, leaks and (when refused) that no row changed. */
 async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
@@ -426,7 +426,7 @@ async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
   const outcome = await send();
   stats.sendMs += performance.now() - t;
   stats.cases++;
-  if (upstreamUnavailable(outcome)) stats.upstream++;
+  if (upstreamUnavailable(outcome)) stats.upstream[c.tool] = (stats.upstream[c.tool] ?? 0) + 1;
   stats[outcome.refused ? 'refused' : 'accepted']++;
   const where = `${c.tool} (${c.kind}, ${c.auth}) -> ${outcome.status} ${outcome.text.slice(0, 400)}`;
   expect(outcome.internal && !upstreamUnavailable(outcome), `internal error: ${where}`).toBe(false);
