@@ -28,7 +28,7 @@ interface CliResult {
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FLOWGATE_')));
   // An empty data directory by default, so nothing advertised in ./data is picked up.
-  const childEnv = { ...base, FLOWGATE_DATA_DIR: emptyDataDir, FLOWGATE_API_KEY: gw.ownerKey, ...env };
+  const childEnv: Record<string, string | undefined> = { ...base, FLOWGATE_DATA_DIR: emptyDataDir, FLOWGATE_API_KEY: gw.ownerKey, ...env };
   for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: childEnv as NodeJS.ProcessEnv });
