@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATIONS } from '../src/cli/gateway-client.ts';
@@ -25,7 +25,7 @@ interface CliResult {
 }
 
 /** Spawned async: the gateway lives in this process and must keep serving while the CLI runs. */
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+function cli(args: string[], env: Record<string, string | undefined> = {}, onStdout?: (stdout: string, child: ChildProcess) => void): Promise<CliResult> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FLOWGATE_')));
   // An empty data directory by default, so nothing advertised in ./data is picked up.
   const childEnv: Record<string, string | undefined> = { ...base, FLOWGATE_DATA_DIR: emptyDataDir, FLOWGATE_API_KEY: gw.ownerKey, ...env };
@@ -34,7 +34,10 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
     const child = spawn(process.execPath, [BIN, ...args], { env: childEnv as NodeJS.ProcessEnv });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      onStdout?.(stdout, child);
+    });
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -93,6 +96,12 @@ afterAll(async () => {
 
 // Every case spawns the CLI (Node + tsx loading the sources), which takes seconds on a busy machine.
 describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }, () => {
+  it('are in --help', async () => {
+    const res = await cli(['--help']);
+    expect(res.code).toBe(0);
+    for (const usage of ['flowgate workflows list [--json]', 'flowgate run WORKFLOW_ID [--input JSON] [--watch]', 'flowgate executions logs EXECUTION_ID [--json]']) expect(res.stdout).toContain(usage);
+  });
+
   it('names only routes the registry serves, with the same method', () => {
     for (const [name, route] of Object.entries(CLI_OPERATIONS)) {
       const tool = registry.find((t) => t.name === name);
@@ -132,6 +141,24 @@ describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }
     const [running, done] = positions(slow.stdout, ['Slow step [slow]  running', 'Slow step [slow]  success']);
     expect(running).toBeLessThan(done!);
     expect(slow.stdout).toMatch(/Slow step \[slow\] {2}success {2}\d\.\d s/);
+  });
+
+  it('Ctrl-C during run --watch stops the watching, not the run', async () => {
+    let interrupted = false;
+    const res = await cli(withUrl('run', slowFlow, '--watch'), {}, (stdout, child) => {
+      if (!interrupted && stdout.includes('Slow step [slow]  running')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    expect(interrupted).toBe(true);
+    expect(res.code).toBe(130);
+    const executionId = /^Execution (\S+) of workflow/.exec(res.stdout)![1]!;
+    expect(res.stderr).toContain(`execution ${executionId} goes on`);
+    expect(res.stdout).not.toContain('Slow step [slow]  success');
+    expect(res.stdout).not.toContain(`Execution ${executionId}: `);
+    const waited = await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/wait?timeoutMs=20000`, { key: gw.ownerKey });
+    expect(waited.body.status).toBe('success');
   });
 
   it('run --watch exits 1 and shows the failing node and error when the run fails', async () => {

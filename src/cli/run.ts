@@ -48,7 +48,17 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   console.log(`Execution ${body.executionId} of workflow ${positionals[0]} started`);
-  return watch(client, body.executionId);
+  // The run belongs to the gateway: Ctrl-C ends the watching only, and says how to pick it up again.
+  const stopWatching = () => {
+    console.error(`\nStopped watching; execution ${body.executionId} goes on. See it with: flowgate executions logs ${body.executionId}`);
+    process.exit(130);
+  };
+  process.once('SIGINT', stopWatching);
+  try {
+    return await watch(client, body.executionId);
+  } finally {
+    process.off('SIGINT', stopWatching);
+  }
 }
 
 /** The log a node's status comes from: its latest non-iteration row, else its latest (as the status route decides). */
