@@ -8,6 +8,7 @@ import { GATEWAY_VERSION } from './version.ts';
 import { mcpClientConfigs } from './mcp/client-config.ts';
 import type { Services } from './services.ts';
 import { databaseFile } from './store/db.ts';
+import { dataDirPrefix, UsageError } from './cli/usage.ts';
 
 const HELP = `flowgate ${GATEWAY_VERSION} — MCP-first agent gateway for onchain workflow automation
 
@@ -26,6 +27,17 @@ Usage:
                                       directory (as FLOWGATE_API_KEY's organization, or the local
                                       owner), or with --url a bridge to a remote gateway using
                                       FLOWGATE_API_KEY. Logs go to stderr.
+  flowgate workflows list [--json]    The organization's workflows: id, name, enabled, trigger, updated
+  flowgate run WORKFLOW_ID [--input JSON] [--watch]
+                                      Start a run; prints its execution id. --input is a JSON object
+                                      (the trigger's input). --watch prints each node's status as it
+                                      changes, then the outcome; exit code 0 only on success
+                                      (Ctrl-C stops watching, not the run).
+  flowgate executions logs EXECUTION_ID [--json]
+                                      A run's per-node log, oldest first, and its outcome
+                                      These three call the running gateway's REST API with
+                                      FLOWGATE_API_KEY, at --url URL, else FLOWGATE_BASE_URL, else
+                                      the URL the gateway on FLOWGATE_DATA_DIR advertises.
   flowgate --help                     This help
   flowgate --version                  Print the version
 
@@ -33,12 +45,6 @@ Configuration is read from the environment (see README.md): PORT, HOST, FLOWGATE
 FLOWGATE_BASE_URL, FLOWGATE_RPC_URL_<chainId>, FLOWGATE_DEVNET, FLOWGATE_MASTER_KEY,
 FLOWGATE_RATE_LIMITS, EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI, ...`;
 
-class UsageError extends Error {}
-
-/** `FLOWGATE_DATA_DIR=<dir> ` when the data directory is not the default, so a printed command works as copied. */
-function dataDirPrefix(config: Config): string {
-  return config.dataDir === path.resolve('./data') ? '' : `FLOWGATE_DATA_DIR=${JSON.stringify(config.dataDir)} `;
-}
 
 /**
  * Commands that act on a running deployment's data must never create a second,
@@ -65,12 +71,12 @@ async function serve(config: Config) {
       '',
       `Owner API key for organization "${gateway.firstStart.organizationSlug}" (shown once; store it now):`,
       `  ${ownerKey}`,
-      `More keys: ${dataDirPrefix(config)}npx flowgate keys create --name my-agent`,
+      `More keys: ${dataDirPrefix(config.dataDir)}npx flowgate keys create --name my-agent`,
       '',
       mcpClientConfigs(base, ownerKey),
     );
   } else {
-    lines.push('', `Create an API key with: ${dataDirPrefix(config)}npx flowgate keys create --name my-agent`, '', mcpClientConfigs(base, '<API_KEY>'));
+    lines.push('', `Create an API key with: ${dataDirPrefix(config.dataDir)}npx flowgate keys create --name my-agent`, '', mcpClientConfigs(base, '<API_KEY>'));
   }
   if (gateway.services.devnet) lines.splice(4, 0, await devnetLine(gateway.services, config));
   console.log(lines.join('\n'));
@@ -189,6 +195,18 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'keys' && rest[0] === 'create') {
       await createKey(loadConfig(), rest.slice(1));
       return 0;
+    }
+    if (command === 'workflows' && rest[0] === 'list') {
+      const { workflowsList } = await import('./cli/workflows.ts');
+      return await workflowsList(rest.slice(1));
+    }
+    if (command === 'run') {
+      const { run } = await import('./cli/run.ts');
+      return await run(rest);
+    }
+    if (command === 'executions' && rest[0] === 'logs') {
+      const { executionsLogs } = await import('./cli/executions.ts');
+      return await executionsLogs(rest.slice(1));
     }
     if (command === 'devnet' && rest[0] === 'fund') {
       await devnetFund(loadConfig(), rest.slice(1));

@@ -1,6 +1,4 @@
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { AnyTool } from '../tools/define.ts';
 import { registry } from '../tools/index.ts';
 import { createKeyService } from './auth/keys.ts';
@@ -18,6 +16,7 @@ import { createHttpApp } from './http/app.ts';
 import { createNodeServer } from './http/node-server.ts';
 import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import type { Services } from './services.ts';
+import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { databaseFile, kyselyOverSqlite, migrate, openSqlite } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
@@ -26,6 +25,9 @@ import { createFacilitator } from './payments/facilitator.ts';
 import { resolvePaymentSettings } from './payments/settings.ts';
 import { loadCatalog } from './catalog/load.ts';
 import { syncCatalog } from './catalog/sync.ts';
+
+// `flowgate mcp` reads it from here; the leaf module is what light callers import.
+export { readAdvertisedBaseUrl } from './advertised-base-url.ts';
 
 /** Wires config → store → domain services. Used by `flowgate serve`, the CLI and tests. */
 
@@ -180,25 +182,3 @@ async function fundFacilitator(services: Services, devnet: Devnet) {
   if ((await devnet.balances(address)).eth === '0') await devnet.fund(address, { eth: '10' });
 }
 
-/**
- * A listening gateway advertises its public base URL in the data directory,
- * so `flowgate mcp` on the same directory prints the same URLs (its port,
- * not the default 3000) without being told.
- */
-const baseUrlFile = (dataDir: string) => path.join(dataDir, 'base-url');
-
-function advertiseBaseUrl(dataDir: string, baseUrl: string): void {
-  fs.writeFileSync(baseUrlFile(dataDir), `${baseUrl}\n`, { mode: 0o600 });
-}
-
-function withdrawBaseUrl(dataDir: string, baseUrl: string): void {
-  if (readAdvertisedBaseUrl(dataDir) === baseUrl) fs.rmSync(baseUrlFile(dataDir), { force: true });
-}
-
-export function readAdvertisedBaseUrl(dataDir: string): string | undefined {
-  try {
-    return fs.readFileSync(baseUrlFile(dataDir), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
