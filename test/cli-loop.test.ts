@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_OPERATIONS } from '../src/cli/gateway-client.ts';
 import { closeSandbox } from '../src/sandbox/quickjs.ts';
-import { registry } from '../tools/index.ts';
 import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { action, linear } from './helpers/web3.ts';
 
@@ -100,13 +98,6 @@ describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }
     const res = await cli(['--help']);
     expect(res.code).toBe(0);
     for (const usage of ['flowgate workflows list [--json]', 'flowgate run WORKFLOW_ID [--input JSON] [--watch]', 'flowgate executions logs EXECUTION_ID [--json]']) expect(res.stdout).toContain(usage);
-  });
-
-  it('names only routes the registry serves, with the same method', () => {
-    for (const [name, route] of Object.entries(CLI_OPERATIONS)) {
-      const tool = registry.find((t) => t.name === name);
-      expect(tool?.rest, name).toEqual(expect.objectContaining(route));
-    }
   });
 
   it('lists the organization’s workflows as a table, and as JSON with --json', async () => {

@@ -8,18 +8,17 @@ import { dataDirPrefix, UsageError } from './usage.ts';
  * the tool registry: the CLI never runs an engine of its own (a run admitted
  * by a short-lived process would be reaped when it exits).
  *
- * The routes they call, by registry tool name. Importing tools/ would load the
- * engine into every CLI start, so they are named here and
- * test/cli-loop.test.ts checks each against the registry.
+ * Operations are named by their registry tool name; their method and path
+ * come from the gateway's own /openapi.json (operationId = tool name), so no
+ * route is written down twice. (Importing tools/ instead would load the
+ * engine into every CLI start.)
  */
-export const CLI_OPERATIONS = {
-  list_workflows: { method: 'GET', path: '/api/workflows' },
-  execute_workflow: { method: 'POST', path: '/api/workflows/:workflowId/execute' },
-  get_execution_status: { method: 'GET', path: '/api/workflows/executions/:executionId/status' },
-  get_execution_logs: { method: 'GET', path: '/api/workflows/executions/:executionId/logs' },
-} as const;
+export type CliOperation = 'list_workflows' | 'execute_workflow' | 'get_execution_status' | 'get_execution_logs';
 
-export type CliOperation = keyof typeof CLI_OPERATIONS;
+interface Route {
+  method: string;
+  path: string;
+}
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -94,11 +93,35 @@ function describeFailure(status: number, text: string): string {
 export function connect(options: { url?: string }, env: NodeJS.ProcessEnv = process.env): GatewayClient {
   const { base, source } = resolveBaseUrl(options.url, env);
   const key = apiKey(env);
+  const unreachable = (error: unknown) => new GatewayError(`cannot reach the gateway at ${base} (${source}): ${networkCause(error)}. Is it running?`);
+
+  let routes: Promise<Map<string, Route>> | undefined;
+  /** operationId → route, read once from the gateway's OpenAPI description. */
+  const routeOf = async (operation: CliOperation): Promise<Route> => {
+    routes ??= (async () => {
+      let document: { paths?: Record<string, Record<string, { operationId?: string }>> };
+      try {
+        const response = await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        document = (await response.json()) as typeof document;
+      } catch (error) {
+        throw error instanceof SyntaxError ? new GatewayError(`${base}/openapi.json is not JSON; is ${base} a Flowgate gateway?`) : unreachable(error);
+      }
+      const map = new Map<string, Route>();
+      for (const [path, operations] of Object.entries(document.paths ?? {})) {
+        for (const [method, op] of Object.entries(operations)) if (op.operationId) map.set(op.operationId, { method: method.toUpperCase(), path });
+      }
+      return map;
+    })();
+    const route = (await routes).get(operation);
+    if (!route) throw new GatewayError(`the gateway at ${base} does not offer ${operation}; is it a Flowgate gateway of this version?`);
+    return route;
+  };
+
   return {
     base,
     async call<T>(operation: CliOperation, params: Record<string, string> = {}, body?: unknown) {
-      const { method, path } = CLI_OPERATIONS[operation];
-      const url = base + path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+      const { method, path } = await routeOf(operation);
+      const url = base + path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
       const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
       if (body !== undefined) headers['content-type'] = 'application/json';
       let response: Response;
@@ -107,7 +130,7 @@ export function connect(options: { url?: string }, env: NodeJS.ProcessEnv = proc
         response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
         text = await response.text();
       } catch (error) {
-        throw new GatewayError(`cannot reach the gateway at ${base} (${source}): ${networkCause(error)}. Is it running?`);
+        throw unreachable(error);
       }
       if (!response.ok) throw new GatewayError(describeFailure(response.status, text));
       try {
