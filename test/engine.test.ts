@@ -1,3 +1,4 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
@@ -318,6 +319,33 @@ describe('following runs', () => {
     for (let i = 1; i < notifications.length; i++) expect(notifications[i]!.progress).toBeGreaterThan(notifications[i - 1]!.progress);
     expect(notifications.every((n) => n.total === 4 && n.progress < 4)).toBe(true);
   }, 75_000);
+
+  it('a tools/call with a progressToken is a well-formed SSE stream: progress events, then the result', async () => {
+    const id = await createWorkflow(
+      [trigger(), action('slow', 'Slow call', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms=4500`, httpMethod: 'GET', timeout: 10000 })],
+      [{ source: 't', target: 'slow' }],
+    );
+    const started = (await api(`/api/workflows/${id}/execute`, { method: 'POST', body: '{}' })).body;
+    const response = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.ownerKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'wait_for_execution', arguments: { executionId: started.executionId }, _meta: { progressToken: 'p-1' } } }),
+    });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    // Parsed by a real SSE parser, as an EventSource-style client reads it.
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => events.push(event) });
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body!) parser.feed(decoder.decode(chunk, { stream: true }));
+    const messages = events.map((e) => JSON.parse(e.data));
+    const progress = messages.filter((m) => m.method === 'notifications/progress');
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.every((m) => m.params.progressToken === 'p-1')).toBe(true);
+    for (let i = 1; i < progress.length; i++) expect(progress[i].params.progress).toBeGreaterThan(progress[i - 1].params.progress);
+    const last = messages.at(-1);
+    expect(last.id).toBe(7);
+    expect(last.result.structuredContent).toMatchObject({ executionId: started.executionId, status: 'success', completed: true });
+  });
 
   it('truncates large step data in get_execution unless asked not to', async () => {
     const big = 'x'.repeat(10_000);
