@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
-import { rateLimitHeaders } from '../src/guards/rate-limit.ts';
+import { rateLimitedError, rateLimitHeaders } from '../src/guards/rate-limit.ts';
 import { signalDeprecations } from './deprecations.ts';
 
 /**
@@ -43,9 +43,7 @@ async function consumeRateLimit(name: NonNullable<AnyTool['rateLimit']>, key: st
   const decision = await ctx.services.rateLimiter.consume(name, key);
   const headers = rateLimitHeaders(decision);
   for (const [header, value] of Object.entries(headers)) ctx.setHeader(header, value);
-  if (!decision.allowed) {
-    throw new ServiceError(429, 'rate_limited', `Rate limit of ${decision.limit} requests per minute per API key reached; retry after ${decision.resetSeconds} s (exponential backoff, stable idempotency key).`, { retryAfterSeconds: decision.resetSeconds }, { ...headers, 'Retry-After': String(decision.resetSeconds) });
-  }
+  if (!decision.allowed) throw rateLimitedError(name, decision);
 }
 
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import { mintSecret } from '../src/auth/secret-keys.ts';
+import { rateLimitedError } from '../src/guards/rate-limit.ts';
 import { edgesInputSchema, nodesInputSchema } from '../src/engine/graph.ts';
 import { assertValidGraph } from '../src/engine/validate.ts';
 import { defaultGraph } from '../src/engine/normalize.ts';
@@ -92,9 +93,7 @@ export const createWorkflowTool = defineTool({
       return { ...created, warnings };
     }
     const decision = await ctx.services.rateLimiter.consume('anonymousWorkflowsPerIp', ctx.ip);
-    if (!decision.allowed) {
-      throw new ServiceError(429, 'rate_limited', `Too many anonymous workflows from this address; retry after ${decision.resetSeconds} seconds or authenticate with an API key.`, {}, { 'Retry-After': String(decision.resetSeconds) });
-    }
+    if (!decision.allowed) throw rateLimitedError('anonymousWorkflowsPerIp', decision, 'or authenticate with an API key, which this limit does not apply to');
     const claim = mintSecret(CLAIM_TOKEN_PREFIX);
     return { ...(await createWorkflow(ctx.services.store, null, fields, claim.hash)), warnings, claimToken: claim.key };
   },

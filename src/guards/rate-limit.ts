@@ -1,5 +1,6 @@
 import { RateLimiterRes, RateLimiterSQLite } from 'rate-limiter-flexible';
-import type { Config, RateLimitName } from '../config.ts';
+import { RATE_LIMIT_VARIABLES, type Config, type RateLimitName } from '../config.ts';
+import { ServiceError } from '../errors.ts';
 import type { SqliteHandle } from '../store/db.ts';
 
 /**
@@ -58,6 +59,21 @@ export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLim
       }
     },
   };
+}
+
+/**
+ * The one 429 every edge renders for a refused decision (REST body and
+ * headers; MCP puts the same body in the JSON-RPC error's `data`).
+ */
+export function rateLimitedError(name: RateLimitName, decision: RateLimitDecision, advice = 'then back off exponentially; keep the same idempotency key on writes'): ServiceError {
+  const { describes } = RATE_LIMIT_VARIABLES[name];
+  return new ServiceError(
+    429,
+    'rate_limited',
+    `Rate limit of ${decision.limit} ${describes} reached; retry after ${decision.resetSeconds} s (${advice}).`,
+    { limit: decision.limit, retryAfterSeconds: decision.resetSeconds },
+    { ...rateLimitHeaders(decision), 'Retry-After': String(decision.resetSeconds) },
+  );
 }
 
 /** The X-RateLimit-* headers of SPEC's Limits table for a decision. */

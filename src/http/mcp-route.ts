@@ -11,7 +11,8 @@ import {
 } from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
 import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
-import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../guards/rate-limit.ts';
+import { rateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../guards/rate-limit.ts';
+import type { RateLimitName } from '../config.ts';
 import { unauthorized } from '../../tools/authorize.ts';
 import { isServiceError } from '../errors.ts';
 import { jsonBody } from './json-body.ts';
@@ -74,15 +75,17 @@ const idOf = (message: unknown) => {
 };
 
 /** The JSON-RPC answer to a message refused by a rate limit. */
-const rateLimited = (id: unknown, decision: RateLimitDecision) => ({
-  jsonrpc: '2.0' as const,
-  id,
-  error: {
-    code: MCP_RATE_LIMITED,
-    message: `Rate limit exceeded; retry after ${decision.resetSeconds} seconds.`,
-    data: { code: 'rate_limited', retryAfter: decision.resetSeconds },
-  },
-});
+/** A limit one message was counted against, and the verdict. */
+interface Refusal {
+  name: RateLimitName;
+  decision: RateLimitDecision;
+}
+
+/** The JSON-RPC form of the one 429 (rateLimitedError): its body rides in `data`. */
+const rateLimited = (id: unknown, refusal: Refusal) => {
+  const error = rateLimitedError(refusal.name, refusal.decision);
+  return { jsonrpc: '2.0' as const, id, error: { code: MCP_RATE_LIMITED, message: error.message, data: error.toBody() } };
+};
 
 export interface McpRouteDeps {
   path: string;
@@ -109,10 +112,10 @@ export function mcpRouter(deps: McpRouteDeps): Router {
    * The limit one message counts against, as if it came alone: every message
    * of an organization, and an anonymous caller's tools/call per IP.
    */
-  const consumeFor = (req: Request, principal: Principal | null, message: unknown): Promise<RateLimitDecision> | undefined => {
-    if (principal) return deps.rateLimiter.consume('mcpPerOrganization', principal.organizationId);
-    if (asMessage(message)?.method === 'tools/call') return deps.rateLimiter.consume('mcpPublicCallsPerIp', req.ip ?? 'unknown');
-    return undefined;
+  const consumeFor = async (req: Request, principal: Principal | null, message: unknown): Promise<Refusal | undefined> => {
+    const name: RateLimitName | undefined = principal ? 'mcpPerOrganization' : asMessage(message)?.method === 'tools/call' ? 'mcpPublicCallsPerIp' : undefined;
+    if (!name) return undefined;
+    return { name, decision: await deps.rateLimiter.consume(name, principal ? principal.organizationId : (req.ip ?? 'unknown')) };
   };
 
   const answer = async (req: Request, res: Response, principal: Principal | null, body: unknown, streaming: boolean) => {
@@ -144,13 +147,13 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     let last: RateLimitDecision | undefined;
     let refusal: RateLimitDecision | undefined;
     for (const message of messages) {
-      const decision = await consumeFor(req, principal, message);
-      if (decision) last = decision;
-      if (!decision || decision.allowed) forwarded.push(message);
+      const counted = await consumeFor(req, principal, message);
+      if (counted) last = counted.decision;
+      if (!counted || counted.decision.allowed) forwarded.push(message);
       else {
-        refusal = decision;
+        refusal = counted.decision;
         // A refused notification has nobody to answer.
-        if (idOf(message) !== null) refused.push(rateLimited(idOf(message), decision));
+        if (idOf(message) !== null) refused.push(rateLimited(idOf(message), counted));
       }
     }
     if (last && deps.rateLimiter.enabled) res.set(rateLimitHeaders(last));
@@ -192,11 +195,11 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       }
       if (Array.isArray(req.body)) return await answerBatch(req, res, principal, req.body);
 
-      const decision = await consumeFor(req, principal, req.body);
-      if (decision && deps.rateLimiter.enabled) res.set(rateLimitHeaders(decision));
-      if (decision && !decision.allowed) {
-        res.setHeader('Retry-After', String(decision.resetSeconds));
-        return res.status(429).json(rateLimited(idOf(req.body), decision));
+      const counted = await consumeFor(req, principal, req.body);
+      if (counted && deps.rateLimiter.enabled) res.set(rateLimitHeaders(counted.decision));
+      if (counted && !counted.decision.allowed) {
+        res.setHeader('Retry-After', String(counted.decision.resetSeconds));
+        return res.status(429).json(rateLimited(idOf(req.body), counted));
       }
       await sendWebResponse(res, await answer(req, res, principal, req.body, wantsStream(req)));
     } catch (error) {
