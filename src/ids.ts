@@ -1,11 +1,14 @@
 import { customAlphabet, nanoid } from 'nanoid';
 
+/** Ids start with a letter: one starting with "-" reads as a flag to every command line (`flowgate run -x…`). */
+const firstLetter = customAlphabet('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 1);
+
 /**
  * A 21-character URL-safe random id (the spec's opaque id length). nanoid
  * draws from a pooled buffer of random bytes: one system call per many ids,
  * where a `randomBytes` call per id cost the engine noticeably per step.
  */
-export const newId = (): string => nanoid();
+export const newId = (): string => firstLetter() + nanoid(20);
 
 /** The URL-safe characters in ASCII order, so ids built from them sort as their numbers do. */
 const SORTED_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
