@@ -91,7 +91,7 @@ export const executeWorkflowTool = defineTool({
   name: 'execute_workflow',
   title: 'Execute workflow',
   description:
-    'Starts a run of a workflow and answers at once with {executionId, status: "running"}. `input` fields are spread into the trigger output, readable as {{@<triggerId>:<Label>.<field>}}. Pass idempotency_key (REST: Idempotency-Key header) to make retries safe. Then call wait_for_execution.',
+    'Starts a run and answers at once with {executionId, status: "running"}. `input` fields are spread into the trigger output ({{@<triggerId>:<Label>.<field>}}). idempotency_key makes retries safe. Then wait_for_execution.',
   scope: 'mcp:write',
   input: executeInput,
   output: started,

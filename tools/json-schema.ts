@@ -28,3 +28,82 @@ export function outputJsonSchema(tool: AnyTool): JsonSchema {
   if (!json) outputCache.set(tool, (json = toJsonSchema(tool.output, 'output')));
   return json;
 }
+
+/*
+ * The compact forms tools/list publishes. A full organization listing must
+ * fit an agent's context (README, "Context budget"), so the listing carries
+ * what an agent needs to call a tool and read its answer, and
+ * tools_documentation {toolName} carries the full schemas.
+ *
+ * Input: the same contract minus noise: no constraints every JSON value
+ * already meets (string property names, `additionalProperties: {}`, the
+ * safe-integer range), no length bounds (the gateway enforces them and
+ * answers invalid_input naming the field), and a boolean where REST also
+ * takes "true"/"1" as text. Never looser in what it requires, never
+ * stricter than what the gateway accepts over MCP from a conforming agent.
+ *
+ * Output: the top-level field names only. MCP clients validate
+ * structuredContent against outputSchema, so a looser schema is always safe
+ * and a deeper one only costs context.
+ */
+
+const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+const LENGTH_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
+/** `booleanish` as zod renders it: a boolean, or one of its spellings as text for query strings. */
+const BOOLEANISH_TEXT = JSON.stringify(['true', 'false', '1', '0'].sort());
+const isBooleanish = (schema: JsonSchema) =>
+  Array.isArray(schema.anyOf) &&
+  schema.anyOf.length === 2 &&
+  (schema.anyOf as JsonSchema[]).some((b) => b.type === 'boolean' && Object.keys(b).length === 1) &&
+  (schema.anyOf as JsonSchema[]).some((b) => b.type === 'string' && Array.isArray(b.enum) && JSON.stringify([...(b.enum as string[])].sort()) === BOOLEANISH_TEXT);
+
+function compactInput(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(compactInput);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const source = schema as JsonSchema;
+  if (isBooleanish(source)) {
+    const { anyOf: _anyOf, ...rest } = source;
+    return { ...rest, type: 'boolean' };
+  }
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue;
+    if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue;
+    if ((key === 'minimum' && value === -SAFE_INTEGER) || (key === 'maximum' && value === SAFE_INTEGER)) continue;
+    if (LENGTH_BOUNDS.has(key) && typeof value === 'number') continue;
+    out[key] =
+      key === 'properties' || key === '$defs'
+        ? Object.fromEntries(Object.entries(value as JsonSchema).map(([name, sub]) => [name, compactInput(sub)]))
+        : compactInput(value);
+  }
+  return out;
+}
+
+/** Top-level field names of an object; for an array (a list answered under `resultKey`), its items' field names. */
+function compactOutput(schema: JsonSchema): JsonSchema {
+  if (schema.type === 'array' && typeof schema.items === 'object' && schema.items !== null) return { type: 'array', items: compactOutput(schema.items as JsonSchema) };
+  const properties = schema.properties as JsonSchema | undefined;
+  if (schema.type !== 'object' || !properties) return {};
+  return { type: 'object', properties: Object.fromEntries(Object.keys(properties).map((name) => [name, {}])) };
+}
+
+const compactInputCache = new WeakMap<AnyTool, JsonSchema>();
+const compactOutputCache = new WeakMap<AnyTool, JsonSchema>();
+
+/** The input schema tools/list publishes (see above). */
+export function compactInputJsonSchema(tool: AnyTool): JsonSchema {
+  let json = compactInputCache.get(tool);
+  if (!json) compactInputCache.set(tool, (json = compactInput(inputJsonSchema(tool)) as JsonSchema));
+  return json;
+}
+
+/** The output schema tools/list publishes: `{type: 'object', properties: {<top-level field>: {}}}`, wrapped in `resultKey` when given. */
+export function compactOutputJsonSchema(tool: AnyTool, resultKey?: string): JsonSchema {
+  let json = compactOutputCache.get(tool);
+  if (!json) {
+    const output = compactOutput(outputJsonSchema(tool));
+    json = resultKey ? { type: 'object', properties: { [resultKey]: output }, required: [resultKey] } : { type: 'object', ...output };
+    compactOutputCache.set(tool, json);
+  }
+  return json;
+}

@@ -85,7 +85,7 @@ export const callWorkflowTool = defineTool({
   name: 'call_workflow',
   title: 'Call a listed workflow',
   description:
-    'Calls a listed workflow by slug with `inputs` matching its input schema (get_workflow_listing). Read workflows answer {executionId, status, output: {result}} (status "running" when they take longer; then use wait_for_execution); write workflows answer unsigned calldata {type, to, data, value}. Paid workflows answer the first call with a payment challenge (isError, structuredContent = x402 PaymentRequired, MPP challenges in _meta["org.paymentauth/payment-required"]); pay and retry the same call with _meta["x402/payment"] (x402 PaymentPayload) or _meta["org.paymentauth/credential"] (MPP credential), never both. A replayed payment returns its original executionId.',
+    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} (if "running", wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: the first call is an isError payment challenge (structuredContent = x402 PaymentRequired; MPP in _meta["org.paymentauth/payment-required"]); retry with _meta["x402/payment"] or _meta["org.paymentauth/credential"], not both. A replayed payment returns its original executionId.',
   scope: 'public',
   input: z.object({ slug: slugParam, inputs: z.record(z.string(), z.unknown()).default({}) }),
   output: callOutputSchema,
@@ -125,7 +125,7 @@ export const publishWorkflowTool = defineTool({
   name: 'publish_workflow',
   title: 'Publish a workflow as a callable listing',
   description:
-    `Lists one of your organization's workflows under a slug so any agent can call it (REST POST /api/mcp/workflows/{slug}/call, MCP call_workflow, and its own MCP server at /mcp/w/{slug}). Set price (decimal USD string such as "0.05", at most 6 decimals and ${MAX_PUBLISHED_PRICE_USD} USD; null = free; paid calls are paid into your organization wallet with x402 or MPP), inputSchema (a JSON Schema with top-level type "object"; calls are validated against it), description, and type ("read" runs the workflow, "write" answers its contract call as unsigned calldata). Optional outputFields (name → type, documented to callers) and result {nodeId, path} (where output.result is read from the run; default: the final node's output). Publishing again updates the listing. A taken slug is a 409 with a suggestion. Remove it with unlist_workflow.`,
+    `Lists your workflow under a slug so any agent can call it (call_workflow, POST /api/mcp/workflows/{slug}/call, MCP server /mcp/w/{slug}). price: USD string such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}), null = free, paid into your wallet via x402 or MPP. inputSchema: JSON Schema, type "object", validated on every call. type "write" answers unsigned calldata. result {nodeId, path} picks output.result (default: the final node's output). Publishing again updates it; a taken slug is a 409. Undo: unlist_workflow.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
