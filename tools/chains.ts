@@ -24,9 +24,8 @@ const listChains = defineTool({
   name: 'list_chains',
   title: 'List supported chains',
   description: [
-    'The chains Flowgate executes on, with explorer links. Stable: Ethereum 1, Base 8453, Arbitrum 42161, OP 10, Polygon 137, Sepolia 11155111, Base Sepolia 84532; Solana 101/103; 31337 is the local devnet.',
-    'Other chains are experimental: broadcasts may hang, so no production writes there unless the user opts in.',
-    'Pass chainId (or a name such as "base") to execution tools.',
+    'Chains to execute on. Stable: 1, 8453, 42161, 10, 137, testnets 11155111, 84532; Solana 101/103; 31337 is the local devnet.',
+    'Others are experimental (broadcasts may hang): no production writes unless the user opts in. Execution tools take chainId or a name ("base").',
   ].join(' '),
   input: z.object({
     includeDisabled: booleanish.optional().describe('Also list chains that are not available for execution (default false)'),

@@ -58,7 +58,7 @@ const getIntegrationTool = defineTool({
   name: 'get_integration',
   title: 'Get integration',
   description:
-    'One integration with its non-credential config. Credential values (API keys, tokens, webhook URLs, passwords) are never returned; `configuredSecrets` names the ones that are set.',
+    'One integration with its non-credential config; `configuredSecrets` names the credentials that are set (never returned).',
   scope: 'mcp:read',
   input: z.object({ integrationId }),
   output: detailsSchema,
@@ -112,9 +112,7 @@ const testIntegrationTool = defineTool({
   name: 'test_integration',
   title: 'Test integration',
   description: [
-    'Tests an integration live (webhook, discord, slack webhook: a test POST; database: `select 1`): `status: success` only when the provider answered.',
-    'Other types answer `status: untested` after validating the config. `configOverrides` apply to this test only.',
-    'A failure is 400 `integration_test_failed` with the reason.',
+    'Tests an integration live (webhooks: a test POST; database: `select 1`): `status: success` only when the provider answered; other types `untested`. `configOverrides` apply to this test only.',
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({ integrationId, configOverrides: configObject.optional() }),

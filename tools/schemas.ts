@@ -72,7 +72,7 @@ const listedActionSchema = z.union([actionSchema, actionSummarySchema]);
 const detailInput = z
   .enum(['summary', 'full'])
   .optional()
-  .describe('summary: per action only actionType, label, description, category, requiredPlan, featureEnabled; full: fields, examples, protocol bindings');
+  .describe('summary: actionType, label, description, category, requiredPlan, featureEnabled; full: also fields, examples, protocol');
 
 /**
  * REST answers keep their documented (full) shape by default. Over MCP a
@@ -129,14 +129,13 @@ const listActionSchemas = defineTool({
   name: 'list_action_schemas',
   title: 'List action and trigger schemas',
   description: [
-    'The workflow building blocks: actions keyed by data.config.actionType, triggers keyed by data.config.triggerType with their fields, chains, the {{@nodeId:Label.field}} template syntax, node and edge structure, and tips.',
-    'Read it before create_workflow. Over MCP actions come as summaries (detail "full" for every field); get_plugin with an actionType gives one action in full.',
-    'Only featureEnabled actions run here.',
+    'Workflow building blocks: actions (keyed by data.config.actionType), triggers, the {{@nodeId:Label.field}} syntax, node and edge structure, tips. Read it before create_workflow.',
+    'Over MCP actions are summaries: get_plugin with an actionType (or detail "full") gives their fields. Only featureEnabled actions run here.',
   ].join(' '),
   input: z.object({
     category: z.string().trim().min(1).optional().describe(`Only actions of this category, case-insensitive: ${actionCategories().join(', ')}`),
-    includeChains: booleanish.optional().describe('Include the chain list (default true)'),
-    detail: detailInput.describe(`${detailInput.description}. Default summary over MCP, full over REST`),
+    includeChains: booleanish.optional().describe('Include the chain list (default: true over REST, false over MCP: see list_chains)'),
+    detail: detailInput.describe(`${detailInput.description}. Default: summary over MCP, full over REST`),
   }),
   output: schemaDocumentSchema,
   scope: 'public',
@@ -144,7 +143,7 @@ const listActionSchemas = defineTool({
   mcp: readOnly,
   handler(input, ctx) {
     const doc = buildSchemaDocument(schemaChains(ctx.services), { category: input.category }, detailFor(input.detail, ctx, 'summary'));
-    if (input.includeChains === false) delete doc.chains;
+    if (!(input.includeChains ?? ctx.transport !== 'mcp')) delete doc.chains;
     return doc;
   },
 });
@@ -174,12 +173,12 @@ const getPlugin = defineTool({
   name: 'get_plugin',
   title: 'Get one plugin and its actions',
   description: [
-    "One plugin's actions with all their fields (protocol actions: contract address per chain and ABI fragment). pluginType is a plugin such as web3, aave-v3, discord (system: Condition, HTTP Request and the other built-ins)",
-    'or a full actionType such as web3/write-contract, answered in full under `action` (over MCP the other actions of its plugin then come as summaries).',
+    "One plugin's actions with their fields (protocol actions: address per chain, ABI fragment). pluginType: a plugin (web3, aave-v3, discord; system for the built-ins)",
+    'or an actionType such as web3/write-contract, answered in full under `action`.',
   ].join(' '),
   input: z.object({
     pluginType: z.string().trim().min(1).describe('Plugin type (web3, aave-v3, ...) or a full actionType (web3/read-contract)'),
-    detail: detailInput.describe(`${detailInput.description}; applies to \`actions\`. Default full, or summary over MCP when pluginType is an actionType`),
+    detail: detailInput.describe(`For \`actions\`: ${detailInput.description}. Default: full (MCP, naming an actionType: summary)`),
   }),
   output: pluginSchema,
   scope: 'public',
@@ -213,14 +212,13 @@ const searchProtocolActionsTool = defineTool({
   name: 'search_protocol_actions',
   title: 'Search DeFi protocol actions',
   description: [
-    'Finds DeFi protocol actions by intent, e.g. query "supply usdc on base" or "health factor"; a chain in the query keeps actions deployed there.',
-    'Results carry fields, contract address per chain and ABI fragment; without query or protocol, over MCP, summaries of every protocol action.',
+    'Finds DeFi protocol actions by intent, e.g. "supply usdc on base" or "health factor" (a chain named keeps actions deployed there), with fields, addresses and ABI fragment.',
     'Use a result actionType as data.config.actionType.',
   ].join(' '),
   input: z.object({
     query: z.string().trim().optional().describe('Free text, e.g. "borrow", "withdraw usdc on arbitrum", "liquidation risk"'),
     protocol: z.string().trim().optional().describe('Protocol slug, e.g. aave-v3'),
-    detail: detailInput.describe(`${detailInput.description}. Default full, or summary over MCP without query and protocol`),
+    detail: detailInput.describe(`${detailInput.description}. Default: full (MCP, no query or protocol: summary)`),
   }),
   output: z.object({
     query: z.string().nullable(),

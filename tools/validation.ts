@@ -16,9 +16,8 @@ const validateWorkflow = defineTool({
   name: 'validate_workflow',
   title: 'Validate a workflow',
   description: [
-    'Checks a workflow without saving it: workflowId (stored) or nodes and edges (draft). Checks one trigger, exact triggerType/actionType (with did-you-mean), required fields, cron,',
-    'abi and functionArgs as JSON strings, edges and cycles, Condition sourceHandle "true"/"false", and that {{@nodeId:Label.field}} templates read upstream nodes.',
-    'Returns every error (blocks saving) and warning at once, each with nodeId, path, message and suggestion. Fix, validate again, then create_workflow or update_workflow.',
+    'Checks a stored workflow (workflowId) or a draft (nodes, edges) without saving: trigger, actionTypes, required fields, cron, JSON-string abi/functionArgs, edges, cycles, templates.',
+    'Returns every error (blocks saving) and warning with nodeId, path and suggestion. Fix, validate again, then create_workflow or update_workflow.',
   ].join(' '),
   input: z.object({
     workflowId: workflowIdParam.optional().describe('A stored workflow of your organization to validate'),
@@ -59,8 +58,8 @@ const validateCron = defineTool({
   name: 'validate_cron',
   title: 'Validate a cron expression',
   description: [
-    'Checks a Schedule trigger cron expression (5 fields, or 6 with seconds; @daily and the like) and lists its next run times in UTC, to confirm it fires when you mean before saving.',
-    'timezone is the scheduleTimezone value (IANA). Invalid input fails with invalid_cron or invalid_timezone.',
+    'Checks a Schedule cron expression (5 fields, 6 with seconds, or @daily) in a timezone (IANA, as scheduleTimezone) and lists its next run times in UTC, before you save.',
+    'Invalid input fails with invalid_cron or invalid_timezone.',
   ].join(' '),
   input: z.object({
     expression: z.string().max(200).describe('Cron expression, e.g. "0 9 * * *"'),

@@ -72,7 +72,7 @@ export const getListingTool = defineTool({
   name: 'get_workflow_listing',
   title: 'Get a workflow listing',
   description:
-    'One listed workflow by slug: what it does, its input schema, result fields, type, chain and price with the accepted payment offers. Then call it with call_workflow {slug, inputs}, or connect to its own MCP server at mcpUrl.',
+    'One listed workflow by slug: input schema, result fields, type, chain, price and payment offers. Then call_workflow {slug, inputs}, or its own MCP server at mcpUrl.',
   scope: 'public',
   input: z.object({ slug: slugParam }),
   output: listingSchema,
@@ -85,7 +85,7 @@ export const callWorkflowTool = defineTool({
   name: 'call_workflow',
   title: 'Call a listed workflow',
   description:
-    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} (if "running", wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: the first call is an isError payment challenge (structuredContent = x402 PaymentRequired; MPP in _meta["org.paymentauth/payment-required"]); retry with _meta["x402/payment"] or _meta["org.paymentauth/credential"], not both. A replayed payment returns its original executionId.',
+    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} ("running": wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: an isError challenge (x402 PaymentRequired as structuredContent, MPP in _meta["org.paymentauth/payment-required"]); pay in _meta["x402/payment"] or _meta["org.paymentauth/credential"] and retry.',
   scope: 'public',
   input: z.object({ slug: slugParam, inputs: z.record(z.string(), z.unknown()).default({}) }),
   output: callOutputSchema,
@@ -125,7 +125,7 @@ export const publishWorkflowTool = defineTool({
   name: 'publish_workflow',
   title: 'Publish a workflow as a callable listing',
   description:
-    `Lists your workflow under a slug so any agent can call it (call_workflow, POST /api/mcp/workflows/{slug}/call, MCP server /mcp/w/{slug}). price: USD string such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}), null = free, paid into your wallet via x402 or MPP. inputSchema: JSON Schema, type "object", validated on every call. type "write" answers unsigned calldata. result {nodeId, path} picks output.result (default: the final node's output). Publishing again updates it; a taken slug is a 409. Undo: unlist_workflow.`,
+    `Lists your workflow under a slug for any agent (call_workflow, /mcp/w/{slug}). price: USD such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}) paid via x402 or MPP, null = free. inputSchema (type "object") validates calls. type "write" answers unsigned calldata. result {nodeId, path} picks output.result. Undo: unlist_workflow.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
@@ -153,7 +153,7 @@ export const unlistWorkflowTool = defineTool({
   name: 'unlist_workflow',
   title: 'Unlist a published workflow',
   description:
-    'Removes your workflow\'s listing: its slug stops being callable and leaves GET /api/mcp/workflows and /mcp/w/{slug}. The workflow itself is untouched, and the slug stays reserved for your organization (publish_workflow again to relist).',
+    'Removes your workflow\'s listing: the slug stops being callable. The workflow is untouched and the slug stays yours (publish_workflow to relist).',
   scope: 'mcp:write',
   input: z.object({ workflowId: workflowIdParam }),
   output: z.object({ success: z.literal(true), workflowId: z.string(), slug: z.string() }),

@@ -52,7 +52,7 @@ export const getWorkflowTool = defineTool({
   name: 'get_workflow',
   title: 'Get workflow',
   description:
-    'One workflow with nodes and edges: yours, or a public one of another organization (credentials [REDACTED]). Next: validate_workflow, update_workflow or execute_workflow.',
+    'One workflow with nodes and edges: yours, or a public one (credentials [REDACTED]). Next: validate_workflow, update_workflow or execute_workflow.',
   scope: 'mcp:read',
   input: z.object({ workflowId: workflowIdParam }),
   output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
@@ -75,7 +75,7 @@ export const createWorkflowTool = defineTool({
   name: 'create_workflow',
   title: 'Create workflow',
   description:
-    'Saves a workflow: one trigger node plus action nodes joined by edges, validated against list_action_schemas; every problem comes back at once in invalidFields with nodeId, path and a suggestion. Without a key it is anonymous, with a one-time claimToken for claim_workflow.',
+    'Saves a workflow: one trigger node plus action nodes joined by edges, validated against list_action_schemas (every problem at once in invalidFields, with suggestions). Without a key: anonymous, with a claimToken for claim_workflow.',
   scope: 'mcp:write',
   anonymous: true,
   input: createInput,
