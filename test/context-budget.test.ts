@@ -51,6 +51,10 @@ describe('context budget over MCP', () => {
     expect(transfer.description).toMatch(/simulate/);
     expect(transfer.description).toMatch(/get_direct_execution_status/);
     expect(transfer.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    // A nullable argument is still a nullable string (anyOf merged into a type list), and enums stay.
+    const update = tools.find((t) => t.name === 'update_workflow')!;
+    expect(update.inputSchema.properties.projectId).toEqual({ type: ['string', 'null'] });
+    expect(update.inputSchema.properties.visibility.enum).toEqual(['private', 'public']);
     // Output schemas name the top-level fields.
     expect(Object.keys(transfer.outputSchema.properties)).toEqual(expect.arrayContaining(['executionId', 'status', 'pollIntervalHint', 'wouldRevert']));
     expect(tools.find((t) => t.name === 'list_workflows')!.outputSchema.properties).toHaveProperty('workflows');

@@ -35,12 +35,13 @@ export function outputJsonSchema(tool: AnyTool): JsonSchema {
  * what an agent needs to call a tool and read its answer, and
  * tools_documentation {toolName} carries the full schemas.
  *
- * Input: the same contract minus noise: no constraints every JSON value
- * already meets (string property names, `additionalProperties: {}`, the
- * safe-integer range), no length bounds (the gateway enforces them and
- * answers invalid_input naming the field), and a boolean where REST also
- * takes "true"/"1" as text. Never looser in what it requires, never
- * stricter than what the gateway accepts over MCP from a conforming agent.
+ * Input: every argument, type, enum, pattern, description and `required`
+ * list, minus noise: constraints every JSON value already meets (string
+ * property names, `additionalProperties: {}`, `items: {}`, the safe-integer
+ * range), `anyOf` of plain types merged into a type list (same values), no
+ * length bounds (the gateway still enforces them and answers invalid_input
+ * naming the field), and plain `boolean` for flags that REST also takes as
+ * "true"/"1" text. Length bounds aside, whatever it admits the gateway accepts.
  *
  * Output: the top-level field names only. MCP clients validate
  * structuredContent against outputSchema, so a looser schema is always safe
