@@ -2,7 +2,8 @@
  * `npm run bench`: requests/s and p50/p99 latency for the gateway's hot
  * paths against a bare express JSON route served by the same process (the
  * baseline), each reported as a ratio to that baseline, and the engine's
- * executions/s against n8n's published figure.
+ * executions/s against n8n's published figure, and the context budget:
+ * bytes of a full tools/list and of the large discovery answers over MCP.
  *
  * Load comes from a separate process (bench/load-process.ts, autocannon), as
  * from an external load generator; the gateway's own CPU time per sample is
@@ -24,6 +25,7 @@ import { benchDirectExecution } from './direct-execution.ts';
 import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
+import { measureContextBudget, printContextBudget } from './context-budget.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -204,8 +206,10 @@ async function main() {
   await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
   const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
 
-  const rows = [await measure('bare express JSON route (baseline)', bareUrl, { path: '/bare' })];
   const key = gateway.firstStart!.ownerKey;
+  // Sizes first, on a fresh gateway (the load rows add workflows but no tools).
+  const budget = await measureContextBudget(gatewayUrl, key);
+  const rows = [await measure('bare express JSON route (baseline)', bareUrl, { path: '/bare' })];
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
@@ -226,6 +230,8 @@ async function main() {
   for (const row of engineRows) {
     console.log(`| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`);
   }
+
+  printContextBudget(budget);
 
   bareServer.close();
   await gateway.close();

@@ -53,7 +53,7 @@ export const getWallet = defineTool({
   name: 'get_wallet',
   title: 'Get organization wallet',
   description:
-    "The organization's signing wallet: its EVM address (walletAddress) and Solana address. Fund walletAddress before sending transfers or contract writes. Private keys are never returned.",
+    "The organization's signing wallet (walletAddress on EVM, solanaAddress). Fund walletAddress before transfers or contract writes.",
   scope: 'mcp:read',
   input: z.object({}),
   output: z.object({ walletAddress: z.string().nullable(), solanaAddress: z.string().nullable() }),

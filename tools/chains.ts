@@ -24,11 +24,8 @@ const listChains = defineTool({
   name: 'list_chains',
   title: 'List supported chains',
   description: [
-    'Lists the chains Flowgate can execute on: chainId, name, native token symbol, chain type (evm or solana), explorer links, and whether the chain is a testnet.',
-    'Stable chains: mainnets Ethereum (1), Base (8453), Arbitrum (42161), OP Mainnet (10), Polygon (137); testnets Sepolia (11155111) and Base Sepolia (84532).',
-    'Solana is listed as 101 (mainnet) and 103 (devnet); 31337 "Flowgate Devnet" is the local test chain when it runs.',
-    'Experimental chains (0G 16661/16602, Arc 5042/5042002, HyperEVM 999, Unichain 130/1301, Somnia 5031/50312, Tempo 4217/42431) are accepted, but broadcasts may hang or behave unreliably: do not use them for production writes unless the user explicitly opts in.',
-    'Pass chainId (or a name such as "base" or "sepolia") to execution tools. Disabled chains are hidden unless includeDisabled is true.',
+    'Chains to execute on. Stable: 1, 8453, 42161, 10, 137, testnets 11155111, 84532; Solana 101/103; 31337 is the local devnet.',
+    'Others are experimental (broadcasts may hang): no production writes unless the user opts in. Execution tools take chainId or a name ("base").',
   ].join(' '),
   input: z.object({
     includeDisabled: booleanish.optional().describe('Also list chains that are not available for execution (default false)'),
@@ -46,9 +43,8 @@ const getContractAbi = defineTool({
   name: 'get_contract_abi',
   title: 'Get a contract ABI',
   description: [
-    "Fetches a verified contract's ABI from the chain's block explorer (cached after the first lookup) and returns it with the contract's explorer link.",
-    'Use it to find function names and argument types before a contract call. Unverified contracts, Solana programs and chains without automatic ABI lookup (such as 5042) fail:',
-    'then supply the `abi` yourself in the contract call.',
+    "A verified contract's ABI from the chain's block explorer, to find function names and argument types before a contract call.",
+    'Unverified contracts, Solana programs and chains without ABI lookup fail: then pass `abi` yourself.',
   ].join(' '),
   input: z.object({
     chainId: chainRef.describe('Chain id (for example 8453) or chain name (for example "base")'),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import { canUse } from './authorize.ts';
 import { defineTool, READ_ONLY_LOCAL } from './define.ts';
-import { inputJsonSchema } from './json-schema.ts';
+import { inputJsonSchema, outputJsonSchema } from './json-schema.ts';
 
 /** Usage guidance for agents, generated from the registry so it lists exactly what the caller can call. */
 
@@ -30,12 +30,14 @@ export const toolsDocumentation = defineTool({
   name: 'tools_documentation',
   title: 'How to use these tools',
   description:
-    'Start here. Returns the recipes for using this gateway safely (simulate, then send with an idempotency key, then poll) and the tools available to you; pass toolName for one tool’s full description and input schema.',
+    'Start here: the safe-usage recipes (simulate, send with an idempotency key, poll) and your tools; toolName gives one tool’s full input and output schemas.',
   scope: 'public',
   input: z.object({ toolName: z.string().trim().min(1).optional() }),
   output: z.object({
     recipes: z.record(z.string(), z.array(z.string())),
-    tools: z.array(z.object({ name: z.string(), title: z.string(), scope: z.string(), description: z.string(), inputSchema: z.unknown().optional() })),
+    tools: z.array(
+      z.object({ name: z.string(), title: z.string(), scope: z.string(), description: z.string(), inputSchema: z.unknown().optional(), outputSchema: z.unknown().optional() }),
+    ),
   }),
   rest: { method: 'GET', path: '/api/mcp/tools-documentation' },
   mcp: { annotations: READ_ONLY_LOCAL },
@@ -50,7 +52,7 @@ export const toolsDocumentation = defineTool({
       }
       return {
         recipes: RECIPES,
-        tools: [{ name: tool.name, title: tool.title, scope: tool.scope, description: tool.description, inputSchema: inputJsonSchema(tool) }],
+        tools: [{ name: tool.name, title: tool.title, scope: tool.scope, description: tool.description, inputSchema: inputJsonSchema(tool), outputSchema: outputJsonSchema(tool) }],
       };
     }
     return {

@@ -208,7 +208,7 @@ const checkAndExecuteRest = defineTool({
 const getStatus = defineTool({
   name: 'get_direct_execution_status',
   title: 'Direct execution status',
-  description: 'Returns the direct execution record: status, transactionHash, transactionLink, receipts re-fetched from chain (an unconfirmed execution is re-verified on every read), pollIntervalHint (seconds; 0 = terminal). Poll with bounded backoff while pollIntervalHint > 0.',
+  description: 'The direct execution record with transactionLink and receipts re-verified from chain. Poll with bounded backoff while pollIntervalHint > 0 (seconds; 0 = terminal).',
   input: z.object({ executionId: z.string().trim().min(1).max(64) }),
   output: directRecordSchema,
   scope: 'mcp:read',
@@ -236,7 +236,7 @@ const spendCapSchema = z.object({
 const getSpendingLimits = defineTool({
   name: 'get_spending_limits',
   title: 'Daily spending caps and usage',
-  description: "Today's (UTC) native-value caps and usage for the organization, shared by direct execution and workflow runs: dailyUsedWei against effectiveDailyCapWei (and the Solana figures). Gas does not count. Check before large transfers.",
+  description: "Today's (UTC) native-value caps and usage, shared by direct execution and workflow runs (dailyUsedWei against effectiveDailyCapWei; gas does not count). Check before large transfers.",
   input: z.object({}),
   output: spendCapSchema,
   scope: 'mcp:read',

@@ -91,7 +91,7 @@ export const executeWorkflowTool = defineTool({
   name: 'execute_workflow',
   title: 'Execute workflow',
   description:
-    'Starts a run of a workflow and answers at once with {executionId, status: "running"}. `input` fields are spread into the trigger output, readable as {{@<triggerId>:<Label>.<field>}}. Pass idempotency_key (REST: Idempotency-Key header) to make retries safe. Then call wait_for_execution.',
+    'Starts a run and answers at once with {executionId, status: "running"}. `input` fields are spread into the trigger output ({{@<triggerId>:<Label>.<field>}}). idempotency_key makes retries safe. Then wait_for_execution.',
   scope: 'mcp:write',
   input: executeInput,
   output: started,
@@ -328,7 +328,7 @@ export const getExecutionTool = defineTool({
   name: 'get_execution',
   title: 'Get execution',
   description:
-    'Status, progress and per-node logs of a run in one call. includeData=false omits step inputs and outputs; nodeIds limits the logs to those nodes; truncateData (default true) shortens large values to {_truncated, originalSize, preview}.',
+    'Status, progress and per-node logs of a run. includeData=false drops step inputs and outputs, nodeIds picks nodes, truncateData (default true) shortens large values.',
   scope: 'mcp:read',
   input: getExecutionInput,
   output: getExecutionOutput,
@@ -353,7 +353,7 @@ export const getExecutionLegacyTool = defineTool({
 export const cancelExecutionTool = defineTool({
   name: 'cancel_execution',
   title: 'Cancel execution',
-  description: 'Asks a run to stop: a run not yet started is cancelled at once; a running one stops at its next node boundary (a step already sending a transaction completes). Returns the status now.',
+  description: 'Stops a run: at once if not started, else at its next node boundary (a step sending a transaction completes). Returns the status now.',
   scope: 'mcp:write',
   input: z.object({ executionId: executionIdParam }),
   output: z.object({ executionId: z.string(), status: z.string(), cancelRequested: z.literal(true) }),

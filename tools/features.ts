@@ -17,9 +17,8 @@ const getFeatures = defineTool({
   name: 'get_features',
   title: 'Get plan and features',
   description: [
-    "Returns the organization's plan, whether billing is enabled, and every feature with the actions it gates and the plan it requires.",
-    'On self-hosted installs billing is disabled and the plan is enterprise: every feature is enabled except one whose actions cannot run on this gateway yet (enabled: false).',
-    'Check it before building a workflow with actions whose requiredPlan is not null (list_action_schemas shows requiredPlan and featureId per action).',
+    "The plan and every feature with the actions it gates (self-hosted: all enabled unless their actions cannot run here). Check it before using an action whose requiredPlan is not null.",
+    'Check it before using an action whose requiredPlan is not null.',
   ].join(' '),
   input: z.object({}),
   output: z.object({

@@ -43,8 +43,8 @@ const listIntegrationsTool = defineTool({
   name: 'list_integrations',
   title: 'List integrations',
   description: [
-    "Lists the organization's integrations (id, name, type, isManaged, address). Config and credentials are not included.",
-    `Filter with \`type\` (${typesText}). Use an integration id as \`integrationId\` in actions such as Database Query; for web3 integrations prefer \`address\` over the name.`,
+    "The organization's integrations, without config or credentials; filter by `type`.",
+    'Use an id as `integrationId` in actions such as Database Query; for web3 ones prefer `address` over the name.',
   ].join(' '),
   scope: 'mcp:read',
   input: z.object({ type: z.string().min(1).max(50).optional().describe(`Only integrations of this type: ${typesText}`) }),
@@ -58,7 +58,7 @@ const getIntegrationTool = defineTool({
   name: 'get_integration',
   title: 'Get integration',
   description:
-    'One integration with its non-credential config. Credential values (API keys, tokens, webhook URLs, passwords) are never returned; `configuredSecrets` names the ones that are set.',
+    'One integration with its non-credential config; `configuredSecrets` names the credentials that are set (never returned).',
   scope: 'mcp:read',
   input: z.object({ integrationId }),
   output: detailsSchema,
@@ -112,10 +112,7 @@ const testIntegrationTool = defineTool({
   name: 'test_integration',
   title: 'Test integration',
   description: [
-    'Tests an integration live: webhook, discord and slack (webhook URL) get a small test POST through the egress policy; a database runs `select 1`. Those answer `status: success` only when the provider answered.',
-    'Types this gateway cannot test live (telegram, sendgrid, resend, safe, ai-gateway, web3, slack with a bot token only) answer `status: untested` with the reason after validating the config; nothing is sent.',
-    '`configOverrides` are merged over the saved config for this test only (empty credential fields keep the stored value); nothing is saved.',
-    'A failure answers 400 `integration_test_failed` with the reason (never the credentials).',
+    'Tests an integration live (webhooks: a test POST; database: `select 1`): `status: success` only when the provider answered; other types `untested`. `configOverrides` apply to this test only.',
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({ integrationId, configOverrides: configObject.optional() }),

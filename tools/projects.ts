@@ -38,9 +38,7 @@ const listProjectsTool = defineTool({
   name: 'list_projects',
   title: 'List projects',
   description: [
-    "Lists the organization's projects (folders for workflows): id, name, description, hex color and workflowCount.",
-    'Use it to find a projectId before creating a workflow in a project (create_workflow with `projectId`) or listing one project\'s workflows (list_workflows with projectId).',
-    'No project fits? Create one with create_project.',
+    "The organization's projects (folders for workflows) with workflowCount: find a projectId for create_workflow or list_workflows. None fits? create_project.",
   ].join(' '),
   scope: 'mcp:read',
   input: z.object({}),
@@ -54,9 +52,7 @@ const createProjectTool = defineTool({
   name: 'create_project',
   title: 'Create project',
   description: [
-    'Creates a project to group workflows. `name` is required; `description` and `color` (hex) are optional, and without a color one is picked from a default palette.',
-    'Project names need not be unique, so call list_projects first rather than creating a duplicate.',
-    'Next: pass the returned id as `projectId` to create_workflow or update_workflow.',
+    'Creates a project to group workflows. Names need not be unique: check list_projects first. Next: pass the id as `projectId` to create_workflow or update_workflow.',
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({ name: projectName, description: projectDescription.optional(), color: projectColor.optional() }),

@@ -17,9 +17,7 @@ const listPublicTagsTool = defineTool({
   name: 'list_public_tags',
   title: 'List public tags',
   description: [
-    'Lists the public tags shared by all organizations: id, name, slug and workflowCount (published workflows carrying it). No key needed.',
-    'Use the ids as `publicTagIds` when publishing a workflow (go-live, at most 5), and a slug as the `tag` filter when browsing public workflows.',
-    'Create a missing one with create_public_tag.',
+    'Public tags shared by all organizations: ids go in `publicTagIds` of go_live_workflow (at most 5), a slug is the `tag` filter of public workflows. Missing one? create_public_tag.',
   ].join(' '),
   scope: 'public',
   input: z.object({}),
@@ -33,9 +31,8 @@ const createPublicTagTool = defineTool({
   name: 'create_public_tag',
   title: 'Create public tag',
   description: [
-    'Creates a public tag visible to every organization; its slug is derived from `name` (lowercase ASCII with dashes: "DeFi Yield!" becomes "defi-yield").',
-    'Call list_public_tags first: when the slug already exists the answer is 409 with the existing tag under `existing`, whose id you can use directly.',
-    'Next: pass the id in `publicTagIds` when publishing a workflow.',
+    'Creates a public tag for every organization; its slug comes from `name` ("DeFi Yield!" → "defi-yield"). An existing slug answers 409 with that tag under `existing`.',
+    'Next: pass the id in `publicTagIds` of go_live_workflow.',
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({

@@ -76,7 +76,7 @@ export const searchWorkflowsTool = defineTool({
   name: 'search_workflows',
   title: 'Search public workflows',
   description:
-    'Finds published workflows by free text (name, description, tags), category (featured category or public tag slug), chain (id or name, e.g. base) and workflowType (read, or write for workflows that send transactions). Use get_workflow with a result id for the full definition.',
+    'Finds published workflows by text, category (featured category or public tag slug), chain and workflowType (read, or write: sends transactions). Full definition: get_workflow.',
   scope: 'public',
   input: z.object({
     query: z.string().trim().max(200).optional(),

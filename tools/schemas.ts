@@ -9,11 +9,11 @@ import {
   pluginTypes,
   suggest,
 } from '../src/actions/index.ts';
-import { buildSchemaDocument, publicAction, type SchemaChain } from '../src/actions/schema-document.ts';
+import { actionView, buildSchemaDocument, publicAction, type ActionDetail, type SchemaChain } from '../src/actions/schema-document.ts';
 import { protocolSummaries, searchProtocolActions } from '../src/actions/search.ts';
 import { notFound } from '../src/errors.ts';
 import type { Services } from '../src/services.ts';
-import { defineTool, READ_ONLY_LOCAL } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { booleanish } from './inputs.ts';
 
 /** Discovery of the action and trigger registry: what an agent reads before building a workflow. */
@@ -64,6 +64,25 @@ export const actionSchema = z.object({
   protocol: protocolBindingSchema.optional(),
 });
 
+/** An action in `detail: 'summary'` listings; get_plugin {pluginType: actionType} has the rest. */
+const actionSummarySchema = actionSchema.pick({ actionType: true, label: true, description: true, category: true, requiredPlan: true, featureEnabled: true });
+/** Full first: a full action parses as one, a summary only as the second. */
+const listedActionSchema = z.union([actionSchema, actionSummarySchema]);
+
+const detailInput = z
+  .enum(['summary', 'full'])
+  .optional()
+  .describe('summary: actionType, label, description, category, requiredPlan, featureEnabled; full: also fields, examples, protocol');
+
+/**
+ * REST answers keep their documented (full) shape by default. Over MCP a
+ * listing defaults to summaries where it would otherwise flood an agent's
+ * context; `mcpDefault` says where.
+ */
+function detailFor(requested: ActionDetail | undefined, ctx: ToolContext, mcpDefault: ActionDetail): ActionDetail {
+  return requested ?? (ctx.transport === 'mcp' ? mcpDefault : 'full');
+}
+
 const triggerSchema = z.object({
   triggerType: z.string().describe('The value for data.config.triggerType'),
   label: z.string(),
@@ -84,7 +103,7 @@ const schemaChainSchema = z.object({
 
 const schemaDocumentSchema = z.object({
   version: z.string(),
-  actions: z.record(z.string(), actionSchema),
+  actions: z.record(z.string(), listedActionSchema),
   triggers: z.record(z.string(), triggerSchema),
   chains: z.array(schemaChainSchema).optional().describe('Omitted when includeChains is false'),
   platform: z.looseObject({ name: z.string(), description: z.string() }),
@@ -110,23 +129,21 @@ const listActionSchemas = defineTool({
   name: 'list_action_schemas',
   title: 'List action and trigger schemas',
   description: [
-    'Returns the workflow building blocks: every action (keyed by the exact value for data.config.actionType) and trigger (keyed by data.config.triggerType) with required, optional and output fields,',
-    'plus the supported chains, the {{@nodeId:Label.field}} template syntax, built-in variables, the node and edge structure, and practical tips.',
-    'Read it before create_workflow or validate_workflow. Filter with category (one of the action categories such as Web3, DeFi, Notifications);',
-    'set includeChains=false to drop the chain list. For one plugin use get_plugin; to find DeFi actions by intent use search_protocol_actions.',
-    'Only actions with featureEnabled: true run on this gateway; a workflow using another is refused (action_not_available).',
+    'Workflow building blocks: actions (keyed by data.config.actionType), triggers, the {{@nodeId:Label.field}} syntax, node and edge structure, tips. Read it before create_workflow.',
+    'Over MCP actions are summaries: get_plugin with an actionType (or detail "full") gives their fields. Only featureEnabled actions run here.',
   ].join(' '),
   input: z.object({
     category: z.string().trim().min(1).optional().describe(`Only actions of this category, case-insensitive: ${actionCategories().join(', ')}`),
-    includeChains: booleanish.optional().describe('Include the chain list (default true)'),
+    includeChains: booleanish.optional().describe('Include the chain list (default: true over REST, false over MCP: see list_chains)'),
+    detail: detailInput.describe(`${detailInput.description}. Default: summary over MCP, full over REST`),
   }),
   output: schemaDocumentSchema,
   scope: 'public',
   rest: { method: 'GET', path: '/api/mcp/schemas', cacheControl: 'public, max-age=300' },
   mcp: readOnly,
   handler(input, ctx) {
-    const doc = buildSchemaDocument(schemaChains(ctx.services), { category: input.category });
-    if (input.includeChains === false) delete doc.chains;
+    const doc = buildSchemaDocument(schemaChains(ctx.services), { category: input.category }, detailFor(input.detail, ctx, 'summary'));
+    if (!(input.includeChains ?? ctx.transport !== 'mcp')) delete doc.chains;
     return doc;
   },
 });
@@ -136,7 +153,7 @@ const pluginSchema = z.object({
   label: z.string(),
   integration: z.string().nullable(),
   categories: z.array(z.string()),
-  actions: z.record(z.string(), actionSchema),
+  actions: z.record(z.string(), listedActionSchema),
   action: actionSchema.optional().describe('The action named in the request, when pluginType was a full actionType'),
 });
 
@@ -156,18 +173,18 @@ const getPlugin = defineTool({
   name: 'get_plugin',
   title: 'Get one plugin and its actions',
   description: [
-    "Returns one plugin's actions with their fields: pass a plugin type such as web3, aave-v3, discord, slack, telegram, sendgrid, resend, webhook, code, math (system for Condition, HTTP Request, For Each and the other built-ins),",
-    'or a full actionType such as web3/write-contract, which also returns that action alone under `action`.',
-    'Protocol actions include their contract address per chain and the ABI fragment of the function they call.',
+    "One plugin's actions with their fields (protocol actions: address per chain, ABI fragment). pluginType: a plugin (web3, aave-v3, discord; system for the built-ins)",
+    'or an actionType such as web3/write-contract, answered in full under `action`.',
   ].join(' '),
   input: z.object({
     pluginType: z.string().trim().min(1).describe('Plugin type (web3, aave-v3, ...) or a full actionType (web3/read-contract)'),
+    detail: detailInput.describe(`For \`actions\`: ${detailInput.description}. Default: full (MCP, naming an actionType: summary)`),
   }),
   output: pluginSchema,
   scope: 'public',
   rest: { method: 'GET', path: '/api/mcp/schemas/:pluginType', cacheControl: 'public, max-age=300' },
   mcp: readOnly,
-  handler({ pluginType }) {
+  handler({ pluginType, detail }, ctx) {
     const resolved = resolvePlugin(pluginType);
     if (!resolved) {
       const known = pluginTypes();
@@ -179,12 +196,13 @@ const getPlugin = defineTool({
     }
     const members = actionsOfPlugin(resolved.pluginType);
     const named = resolved.actionType ? getAction(resolved.actionType) : undefined;
+    const membersDetail = detailFor(detail, ctx, named ? 'summary' : 'full');
     return {
       pluginType: resolved.pluginType,
       label: pluginLabel(resolved.pluginType),
       integration: members[0]?.integration ?? null,
       categories: [...new Set(members.map((a) => a.category))],
-      actions: Object.fromEntries(members.map((a) => [a.actionType, publicAction(a)])),
+      actions: Object.fromEntries(members.map((a) => [a.actionType, actionView(a, membersDetail)])),
       ...(named ? { action: publicAction(named) } : {}),
     };
   },
@@ -194,20 +212,20 @@ const searchProtocolActionsTool = defineTool({
   name: 'search_protocol_actions',
   title: 'Search DeFi protocol actions',
   description: [
-    'Finds protocol actions (such as aave-v3/supply or aave-v3/get-user-account-data) by intent, e.g. query "supply usdc on base" or "health factor", optionally limited to one protocol.',
-    'A chain name or id in the query keeps only actions deployed on that chain. Each result carries its fields, contract address per chain, function and ABI fragment, and whether it reads or writes.',
-    'Without arguments it lists every protocol action. Use the actionType of a result as data.config.actionType in a workflow node.',
+    'Finds DeFi protocol actions by intent, e.g. "supply usdc on base" or "health factor" (a chain named keeps actions deployed there), with fields, addresses and ABI fragment.',
+    'Use a result actionType as data.config.actionType.',
   ].join(' '),
   input: z.object({
     query: z.string().trim().optional().describe('Free text, e.g. "borrow", "withdraw usdc on arbitrum", "liquidation risk"'),
     protocol: z.string().trim().optional().describe('Protocol slug, e.g. aave-v3'),
+    detail: detailInput.describe(`${detailInput.description}. Default: full (MCP, no query or protocol: summary)`),
   }),
   output: z.object({
     query: z.string().nullable(),
     protocol: z.string().nullable(),
     chainIds: z.array(z.number().int()).describe('Chains named in the query, which narrowed the results'),
     count: z.number().int(),
-    results: z.array(actionSchema),
+    results: z.array(listedActionSchema),
     protocols: z
       .array(z.object({ protocol: z.string(), name: z.string(), contract: z.string(), chainIds: z.array(z.number().int()), actionTypes: z.array(z.string()) }))
       .describe('Every protocol the registry knows'),
@@ -229,7 +247,7 @@ const searchProtocolActionsTool = defineTool({
       protocol: input.protocol || null,
       chainIds: found.chainIds,
       count: found.actions.length,
-      results: found.actions.map(publicAction),
+      results: found.actions.map((a) => actionView(a, detailFor(input.detail, ctx, input.query || input.protocol ? 'full' : 'summary'))),
       protocols,
       ...(found.actions.length === 0
         ? { hint: `No protocol action matched. Protocols: ${protocols.map((p) => p.protocol).join(', ')}; call without query to list every protocol action.` }

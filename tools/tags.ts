@@ -34,9 +34,7 @@ const listTagsTool = defineTool({
   name: 'list_tags',
   title: 'List tags',
   description: [
-    "Lists the organization's tags: id, name, hex color and workflowCount (how many of the organization's workflows carry it).",
-    'Use it to find a tagId before creating or updating a workflow with `tagId`, or before list_workflows filtered by tagId.',
-    'A workflow has at most one tag. No tag fits? Create one with create_tag.',
+    "The organization's tags with workflowCount: find a tagId for create_workflow, update_workflow or list_workflows (one tag per workflow). None fits? create_tag.",
   ].join(' '),
   scope: 'mcp:read',
   input: z.object({}),
@@ -50,9 +48,8 @@ const createTagTool = defineTool({
   name: 'create_tag',
   title: 'Create tag',
   description: [
-    'Creates an organization tag for labelling workflows. Both `name` and `color` (hex, "#rgb" or "#rrggbb") are required.',
-    'Names are unique in the organization ignoring case: a taken name answers 409 with `existingTagId`, which you can use instead.',
-    'Next: pass the returned id as `tagId` to create_workflow or update_workflow.',
+    'Creates a tag for labelling workflows. A name taken (ignoring case) answers 409 with `existingTagId` to use instead.',
+    'Next: pass the id as `tagId` to create_workflow or update_workflow.',
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({ name: tagName, color: tagColor }),

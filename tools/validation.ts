@@ -16,12 +16,8 @@ const validateWorkflow = defineTool({
   name: 'validate_workflow',
   title: 'Validate a workflow',
   description: [
-    'Checks a workflow graph against the action registry without saving it: pass either workflowId (a stored workflow) or nodes and edges (a draft).',
-    'Checks exactly one trigger; triggerType and actionType matched exactly against list_action_schemas (with did-you-mean: "condition" → "Condition");',
-    'required fields per action; Schedule cron and time zone; abi as a JSON string of an array; functionArgs as a JSON array string; abiFunction (legacy functionName is a warning);',
-    'edges between existing nodes, no cycles, Condition edges with sourceHandle "true"/"false"; templates {{@nodeId:Label.field}} only reading upstream nodes or __system builtins.',
-    'Returns every problem at once: errors (would block create_workflow / update_workflow) and warnings (saved, but worth fixing), each with nodeId, nodeLabel, path, received, message and suggestion.',
-    'Fix all errors, validate again, then call create_workflow or update_workflow.',
+    'Checks a stored workflow (workflowId) or a draft (nodes, edges) without saving: trigger, actionTypes, required fields, cron, JSON-string abi/functionArgs, edges, cycles, templates.',
+    'Returns every error (blocks saving) and warning with nodeId, path and suggestion. Fix, validate again, then create_workflow or update_workflow.',
   ].join(' '),
   input: z.object({
     workflowId: workflowIdParam.optional().describe('A stored workflow of your organization to validate'),
@@ -62,10 +58,8 @@ const validateCron = defineTool({
   name: 'validate_cron',
   title: 'Validate a cron expression',
   description: [
-    'Checks a cron expression for a Schedule trigger (scheduleCron) and lists its next run times, so you can confirm it fires when you mean before saving.',
-    'Five fields "minute hour day-of-month month day-of-week" (six with leading seconds), e.g. "*/15 * * * *" or "0 9 * * 1-5"; nicknames such as @daily work too.',
-    `timezone is an IANA name (e.g. "Europe/Berlin"; default ${DEFAULT_TIMEZONE}), the same value as scheduleTimezone. Run times come back as ISO 8601 UTC instants.`,
-    'An invalid expression or time zone fails with invalid_cron or invalid_timezone and the reason.',
+    'Checks a Schedule cron expression (5 fields, 6 with seconds, or @daily) in a timezone (IANA, as scheduleTimezone) and lists its next run times in UTC, before you save.',
+    'Invalid input fails with invalid_cron or invalid_timezone.',
   ].join(' '),
   input: z.object({
     expression: z.string().max(200).describe('Cron expression, e.g. "0 9 * * *"'),

@@ -72,7 +72,7 @@ export const getListingTool = defineTool({
   name: 'get_workflow_listing',
   title: 'Get a workflow listing',
   description:
-    'One listed workflow by slug: what it does, its input schema, result fields, type, chain and price with the accepted payment offers. Then call it with call_workflow {slug, inputs}, or connect to its own MCP server at mcpUrl.',
+    'One listed workflow by slug: input schema, result fields, type, chain, price and payment offers. Then call_workflow {slug, inputs}, or its own MCP server at mcpUrl.',
   scope: 'public',
   input: z.object({ slug: slugParam }),
   output: listingSchema,
@@ -85,7 +85,7 @@ export const callWorkflowTool = defineTool({
   name: 'call_workflow',
   title: 'Call a listed workflow',
   description:
-    'Calls a listed workflow by slug with `inputs` matching its input schema (get_workflow_listing). Read workflows answer {executionId, status, output: {result}} (status "running" when they take longer; then use wait_for_execution); write workflows answer unsigned calldata {type, to, data, value}. Paid workflows answer the first call with a payment challenge (isError, structuredContent = x402 PaymentRequired, MPP challenges in _meta["org.paymentauth/payment-required"]); pay and retry the same call with _meta["x402/payment"] (x402 PaymentPayload) or _meta["org.paymentauth/credential"] (MPP credential), never both. A replayed payment returns its original executionId.',
+    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} ("running": wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: an isError challenge (x402 PaymentRequired as structuredContent, MPP in _meta["org.paymentauth/payment-required"]); pay in _meta["x402/payment"] or _meta["org.paymentauth/credential"] and retry.',
   scope: 'public',
   input: z.object({ slug: slugParam, inputs: z.record(z.string(), z.unknown()).default({}) }),
   output: callOutputSchema,
@@ -125,7 +125,7 @@ export const publishWorkflowTool = defineTool({
   name: 'publish_workflow',
   title: 'Publish a workflow as a callable listing',
   description:
-    `Lists one of your organization's workflows under a slug so any agent can call it (REST POST /api/mcp/workflows/{slug}/call, MCP call_workflow, and its own MCP server at /mcp/w/{slug}). Set price (decimal USD string such as "0.05", at most 6 decimals and ${MAX_PUBLISHED_PRICE_USD} USD; null = free; paid calls are paid into your organization wallet with x402 or MPP), inputSchema (a JSON Schema with top-level type "object"; calls are validated against it), description, and type ("read" runs the workflow, "write" answers its contract call as unsigned calldata). Optional outputFields (name → type, documented to callers) and result {nodeId, path} (where output.result is read from the run; default: the final node's output). Publishing again updates the listing. A taken slug is a 409 with a suggestion. Remove it with unlist_workflow.`,
+    `Lists your workflow under a slug for any agent (call_workflow, /mcp/w/{slug}). price: USD such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}) paid via x402 or MPP, null = free. inputSchema (type "object") validates calls. type "write" answers unsigned calldata. result {nodeId, path} picks output.result. Undo: unlist_workflow.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
@@ -153,7 +153,7 @@ export const unlistWorkflowTool = defineTool({
   name: 'unlist_workflow',
   title: 'Unlist a published workflow',
   description:
-    'Removes your workflow\'s listing: its slug stops being callable and leaves GET /api/mcp/workflows and /mcp/w/{slug}. The workflow itself is untouched, and the slug stays reserved for your organization (publish_workflow again to relist).',
+    'Removes your workflow\'s listing: the slug stops being callable. The workflow is untouched and the slug stays yours (publish_workflow to relist).',
   scope: 'mcp:write',
   input: z.object({ workflowId: workflowIdParam }),
   output: z.object({ success: z.literal(true), workflowId: z.string(), slug: z.string() }),

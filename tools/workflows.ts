@@ -33,7 +33,7 @@ export const listWorkflowsTool = defineTool({
   name: 'list_workflows',
   title: 'List workflows',
   description:
-    "The organization's workflows, newest first, optionally filtered by projectId or tagId. Omit limit for the complete list; with limit (1-200) and offset page through it (fewer rows than limit means the end). Use get_workflow for one workflow's full detail.",
+"The organization's workflows, newest first, filtered by projectId or tagId. Without limit, all; with limit (1-200) and offset, a page (fewer rows than limit: the end). Details: get_workflow.",
   scope: 'mcp:read',
   input: z
     .object({
@@ -53,7 +53,7 @@ export const getWorkflowTool = defineTool({
   name: 'get_workflow',
   title: 'Get workflow',
   description:
-    'One workflow with its nodes, edges, publicTags and isOwner. Works for any workflow of your organization and for public workflows of others (read-only, credentials in nodes shown as [REDACTED]). Next: validate_workflow, update_workflow or execute it.',
+    'One workflow with nodes and edges: yours, or a public one (credentials [REDACTED]). Next: validate_workflow, update_workflow or execute_workflow.',
   scope: 'mcp:read',
   input: z.object({ workflowId: workflowIdParam }),
   output: workflowSchema.extend({ publicTags: z.array(publicTagRefSchema), isOwner: z.boolean() }),
@@ -76,7 +76,7 @@ export const createWorkflowTool = defineTool({
   name: 'create_workflow',
   title: 'Create workflow',
   description:
-    'Saves a new workflow: exactly one trigger node plus action nodes joined by edges. Nodes are normalized (a plugin slug sent as node type becomes config.actionType) and validated against list_action_schemas; every problem is reported at once in invalidFields with nodeId, path and a suggestion. Empty nodes create the default: a Manual trigger connected to an empty action node. Called without a key, the workflow is anonymous and the response carries a one-time claimToken for claim_workflow.',
+    'Saves a workflow: one trigger node plus action nodes joined by edges, validated against list_action_schemas (every problem at once in invalidFields, with suggestions). Without a key: anonymous, with a claimToken for claim_workflow.',
   scope: 'mcp:write',
   anonymous: true,
   input: createInput,
@@ -103,7 +103,7 @@ export const updateWorkflowTool = defineTool({
   name: 'update_workflow',
   title: 'Update workflow',
   description:
-    'Changes any of name, description, nodes, edges, projectId, tagId, enabled, visibility. Sending nodes or edges re-validates the whole graph (the other half is taken from the stored workflow); a refused update changes nothing. Set projectId or tagId to null to unassign. A public workflow answers with redactedPaths, as go_live_workflow does.',
+    'Changes the fields you send; nodes or edges re-validate the whole graph and a refused update changes nothing. null projectId or tagId unassigns. A public workflow answers with redactedPaths.',
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
@@ -237,7 +237,7 @@ export const claimWorkflowTool = defineTool({
 export const goLiveTool = defineTool({
   name: 'go_live_workflow',
   title: 'Publish workflow (go live)',
-  description: `Publishes a workflow of your organization: sets its public name and up to ${MAX_PUBLIC_TAGS} public tags (ids from list_public_tags) and makes it publicly visible in GET /api/workflows/public and search_workflows. Others see the graph with credentials typed into nodes redacted (credential headers, query parameters and body fields, URL userinfo); redactedPaths lists each one.`,
+  description: `Makes a workflow public (search_workflows, GET /api/workflows/public) with a public name and up to ${MAX_PUBLIC_TAGS} public tag ids from list_public_tags. Credentials typed into nodes are redacted for others; redactedPaths lists each one.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,

@@ -52,9 +52,9 @@ function publicProtocol(p: ProtocolBinding): PublicProtocol {
 /** Triggers carry no internal data, so their public form is the definition itself. */
 export type PublicTrigger = TriggerDefinition;
 
-export interface SchemaDocument {
+export interface SchemaDocument<A = PublicAction> {
   version: string;
-  actions: Record<string, PublicAction>;
+  actions: Record<string, A>;
   triggers: Record<string, PublicTrigger>;
   chains?: SchemaChain[];
   platform: typeof platform;
@@ -67,6 +67,25 @@ export interface SchemaDocument {
 export interface SchemaDocumentOptions {
   /** Keep only actions of this category (case-insensitive). Unknown categories are a 400. */
   category?: string;
+}
+
+/**
+ * How much of each action a listing carries. `full`: every field, example and
+ * protocol binding (the SPEC document). `summary`: enough to pick an action
+ * (its key, label, description, category, whether it runs here), with the
+ * details one get_plugin call away; it keeps a full listing within an
+ * agent's context budget.
+ */
+export type ActionDetail = 'summary' | 'full';
+
+export type ActionSummary = Pick<PublicAction, 'actionType' | 'label' | 'description' | 'category' | 'requiredPlan' | 'featureEnabled'>;
+
+export function actionSummary(a: ActionDefinition): ActionSummary {
+  return { actionType: a.actionType, label: a.label, description: a.description, category: a.category, requiredPlan: a.requiredPlan, featureEnabled: a.featureEnabled };
+}
+
+export function actionView(a: ActionDefinition, detail: ActionDetail): PublicAction | ActionSummary {
+  return detail === 'full' ? publicAction(a) : actionSummary(a);
 }
 
 /** The public view of an action, keys in a reading order; optional keys only where they apply. */
@@ -116,11 +135,13 @@ export function actionsInCategory(category: string): ActionDefinition[] {
   return actions.filter((a) => a.category === match);
 }
 
-export function buildSchemaDocument(chains: SchemaChain[], options: SchemaDocumentOptions = {}): SchemaDocument {
+export function buildSchemaDocument(chains: SchemaChain[], options?: SchemaDocumentOptions): SchemaDocument;
+export function buildSchemaDocument(chains: SchemaChain[], options: SchemaDocumentOptions, detail: ActionDetail): SchemaDocument<PublicAction | ActionSummary>;
+export function buildSchemaDocument(chains: SchemaChain[], options: SchemaDocumentOptions = {}, detail: ActionDetail = 'full'): SchemaDocument<PublicAction | ActionSummary> {
   const selected = options.category === undefined ? actions : actionsInCategory(options.category);
   return {
     version: SCHEMA_DOCUMENT_VERSION,
-    actions: Object.fromEntries(selected.map((a) => [a.actionType, publicAction(a)])),
+    actions: Object.fromEntries(selected.map((a) => [a.actionType, actionView(a, detail)])),
     triggers: Object.fromEntries(triggers.map((t) => [t.triggerType, publicTrigger(t)])),
     chains: chains.map((c) => ({
       chainId: c.chainId,

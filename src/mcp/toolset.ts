@@ -1,7 +1,7 @@
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
 import { canUse } from '../../tools/authorize.ts';
 import { invokeTool } from '../../tools/invoke.ts';
-import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
+import { compactInputJsonSchema, compactOutputJsonSchema, inputJsonSchema } from '../../tools/json-schema.ts';
 import { isServiceError, ServiceError } from '../errors.ts';
 import type { McpCallResult, McpToolDescriptor, McpToolSet } from './sdk.ts';
 import { suggest } from '../text/suggest.ts';
@@ -14,17 +14,16 @@ export function toMcpDescriptor(tool: AnyTool): McpToolDescriptor {
   const cached = descriptorCache.get(tool);
   if (cached) return cached;
   if (!tool.mcp) throw new Error(`${tool.name} is not exposed over MCP`);
-  const output = outputJsonSchema(tool);
-  const outputSchema = tool.mcp.resultKey
-    ? { type: 'object' as const, properties: { [tool.mcp.resultKey]: output }, required: [tool.mcp.resultKey] }
-    : (output as McpToolDescriptor['outputSchema']);
+  // The compact schemas (tools/json-schema.ts) keep a full listing within an agent's context budget;
+  // tools_documentation {toolName} answers the full ones. `title` is not repeated in annotations:
+  // MCP clients read the tool's own title first.
   const descriptor: McpToolDescriptor = {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: inputJsonSchema(tool) as McpToolDescriptor['inputSchema'],
-    ...(tool.mcp.outputSchema === false ? {} : { outputSchema }),
-    annotations: { title: tool.title, ...tool.mcp.annotations },
+    inputSchema: compactInputJsonSchema(tool) as McpToolDescriptor['inputSchema'],
+    ...(tool.mcp.outputSchema === false ? {} : { outputSchema: compactOutputJsonSchema(tool, tool.mcp.resultKey) as McpToolDescriptor['outputSchema'] }),
+    annotations: { ...tool.mcp.annotations },
   };
   descriptorCache.set(tool, descriptor);
   return descriptor;
