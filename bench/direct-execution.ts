@@ -17,7 +17,12 @@ export async function benchDirectExecution(seconds: number, connections: number)
 
   // Baseline: the same transfer with viem alone (sign, send, wait for the receipt), one sender, same concurrency.
   const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 5, nonceManager });
-  const chain = { id: 31337, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [node.url] } } } as const;
+  const chain = {
+    id: 31337,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [node.url] } },
+  } as const;
   const wallet = createWalletClient({ account, chain, transport: http(node.url) }).extend(publicActions);
   const viemRow = await timedLoop(seconds, connections, async () => {
     const hash = await wallet.sendTransaction({ to, value: parseEther('0.000001') });
@@ -35,7 +40,11 @@ export async function benchDirectExecution(seconds: number, connections: number)
 
   console.log(`\nDirect execution on a local anvil (${seconds}s per row, ${connections} concurrent callers, one sending wallet)\n`);
   console.log(['| path | transfers/s | p50 ms | p99 ms | vs viem direct | failures |', '|---|---:|---:|---:|---:|---:|'].join('\n'));
-  for (const [name, row] of [['viem sendTransaction + receipt (baseline)', viemRow], ['POST /api/execute/transfer (202 completed)', gatewayRow], ['POST /api/execute/transfer simulate:true', simulateRow]] as const) {
+  for (const [name, row] of [
+    ['viem sendTransaction + receipt (baseline)', viemRow],
+    ['POST /api/execute/transfer (202 completed)', gatewayRow],
+    ['POST /api/execute/transfer simulate:true', simulateRow],
+  ] as const) {
     console.log(`| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.perSecond / viemRow.perSecond).toFixed(2)}x | ${row.failures} |`);
   }
 

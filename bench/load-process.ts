@@ -66,9 +66,12 @@ function requestsFor(spec: LoadSpec, failed: () => void): autocannon.Request[] {
       headers: request.headers,
       // Nothing captured (the first request failed): start the pair again.
       setupRequest: (next, context: PairContext) =>
-        (typeof context.captured === 'string' ? { ...next, path: followUp.path.replace(`{${followUp.capture}}`, context.captured) } : (failed(), undefined)) as autocannon.Request,
+        (typeof context.captured === 'string'
+          ? { ...next, path: followUp.path.replace(`{${followUp.capture}}`, context.captured) }
+          : (failed(), undefined)) as autocannon.Request,
       onResponse: (status, body) => {
-        if (followUp.expect && status >= 200 && status < 300 && (JSON.parse(body) as Record<string, unknown>)[followUp.expect.field] !== followUp.expect.equals) failed();
+        if (followUp.expect && status >= 200 && status < 300 && (JSON.parse(body) as Record<string, unknown>)[followUp.expect.field] !== followUp.expect.equals)
+          failed();
       },
     },
   ];

@@ -41,7 +41,15 @@ export async function benchPayments(seconds: number, connections: number): Promi
   const mppFetches = (await payers()).map((account) => {
     const mppx = Mppx.create({
       polyfill: false,
-      methods: [evm.charge({ account, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+      methods: [
+        evm.charge({
+          account,
+          networks: [31337],
+          currencies: [usdc],
+          authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
+          decimals: TEST_USDC.decimals,
+        }),
+      ],
     });
     return (input: string, init?: RequestInit) => mppx.fetch(input, init);
   });
@@ -93,7 +101,9 @@ export async function benchPayments(seconds: number, connections: number): Promi
     [`paid with x402 (@x402/fetch): ${PAID_SLUG}`, x402Row],
     [`paid with MPP (mppx/client): ${PAID_SLUG}`, mppRow],
   ] as const) {
-    console.log(`| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row.failures} |`);
+    console.log(
+      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row.failures} |`,
+    );
   }
   console.log(
     `\nConcurrency probe (${connections} paid calls at once, distinct payers): ${probeFailures.x402}/${connections} x402 and ${probeFailures.mpp}/${connections} MPP calls refused` +

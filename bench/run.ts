@@ -54,7 +54,14 @@ async function measureInProcess(name: string, iteration: () => Promise<boolean>)
   const cpuAtStart = process.cpuUsage();
   const sample = await timedLoop(DURATION_SECONDS, CONNECTIONS, iteration);
   const cpu = process.cpuUsage(cpuAtStart);
-  return { name, perSecond: sample.perSecond, p50: sample.p50, p99: sample.p99, failures: sample.failures, cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(sample.perSecond * DURATION_SECONDS, 1) };
+  return {
+    name,
+    perSecond: sample.perSecond,
+    p50: sample.p50,
+    p99: sample.p99,
+    failures: sample.failures,
+    cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(sample.perSecond * DURATION_SECONDS, 1),
+  };
 }
 
 type Gateway = Awaited<ReturnType<typeof createGateway>>;
@@ -69,9 +76,25 @@ async function seedWorkflows(gateway: Gateway, organizationId: string, count: nu
       const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => {
         const at = new Date(Date.UTC(2026, 0, 1) + (i + j) * 1000).toISOString();
         return {
-          id: newId(), organization_id: organizationId, user_id: null, name: `Seeded ${i + j}`, description: null, visibility: 'private' as const,
-          nodes, edges, project_id: null, tag_id: null, enabled: 1, claim_token_hash: null, featured: 0, featured_category: null,
-          featured_protocol: null, featured_order: null, published_at: null, created_at: at, updated_at: nowIso(),
+          id: newId(),
+          organization_id: organizationId,
+          user_id: null,
+          name: `Seeded ${i + j}`,
+          description: null,
+          visibility: 'private' as const,
+          nodes,
+          edges,
+          project_id: null,
+          tag_id: null,
+          enabled: 1,
+          claim_token_hash: null,
+          featured: 0,
+          featured_category: null,
+          featured_protocol: null,
+          featured_order: null,
+          published_at: null,
+          created_at: at,
+          updated_at: nowIso(),
         };
       });
       await trx.insertInto('workflows').values(rows).execute();
@@ -91,12 +114,23 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
       body: mcpCall,
     }),
     // Workflows: create + get of a 20-node graph (one sample = both requests), and a 50-row page over 10,000 stored workflows.
-    await measure('create + get 20-node workflow (one sample = both)', gatewayUrl, { method: 'POST', path: '/api/workflows/create', headers: auth, body: JSON.stringify({ name: 'Bench 20 nodes', ...chainGraph(20) }) }, { path: '/api/workflows/{id}', capture: 'id' }),
+    await measure(
+      'create + get 20-node workflow (one sample = both)',
+      gatewayUrl,
+      { method: 'POST', path: '/api/workflows/create', headers: auth, body: JSON.stringify({ name: 'Bench 20 nodes', ...chainGraph(20) }) },
+      { path: '/api/workflows/{id}', capture: 'id' },
+    ),
   ];
   const benchOrg = await gateway.services.organizations.ensure('bench');
-  const benchKey = (await gateway.services.keys.create({ organizationId: benchOrg.organization.id, userId: benchOrg.owner.id, name: 'bench', scope: null })).key;
+  const benchKey = (await gateway.services.keys.create({ organizationId: benchOrg.organization.id, userId: benchOrg.owner.id, name: 'bench', scope: null }))
+    .key;
   await seedWorkflows(gateway, benchOrg.organization.id, 10_000);
-  rows.push(await measure('GET /api/workflows?limit=50 (10,000 stored)', gatewayUrl, { path: '/api/workflows?limit=50&offset=5000', headers: { authorization: `Bearer ${benchKey}` } }));
+  rows.push(
+    await measure('GET /api/workflows?limit=50 (10,000 stored)', gatewayUrl, {
+      path: '/api/workflows?limit=50&offset=5000',
+      headers: { authorization: `Bearer ${benchKey}` },
+    }),
+  );
   return rows;
 }
 
@@ -109,16 +143,32 @@ const ENGINE_WORKFLOWS = [
     name: 'Manual → Condition → math/aggregate',
     slug: 'bench-condition',
     steps: 3,
-    nodes: [trigger, node('c', 'Check', { actionType: 'Condition', condition: '{{@t:Start.amount}} > 3' }), node('m', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.amount}}, 1]' })],
-    edges: [{ source: 't', target: 'c' }, { source: 'c', target: 'm', sourceHandle: 'true' }],
+    nodes: [
+      trigger,
+      node('c', 'Check', { actionType: 'Condition', condition: '{{@t:Start.amount}} > 3' }),
+      node('m', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.amount}}, 1]' }),
+    ],
+    edges: [
+      { source: 't', target: 'c' },
+      { source: 'c', target: 'm', sourceHandle: 'true' },
+    ],
     input: { amount: 5 } as Record<string, unknown>,
   },
   {
     name: 'For Each over 100 items (math/aggregate body)',
     slug: 'bench-for-each',
     steps: 103,
-    nodes: [trigger, node('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }), node('m', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }), node('col', 'Collect', { actionType: 'Collect' })],
-    edges: [{ source: 't', target: 'loop' }, { source: 'loop', target: 'm' }, { source: 'm', target: 'col' }],
+    nodes: [
+      trigger,
+      node('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }),
+      node('m', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }),
+      node('col', 'Collect', { actionType: 'Collect' }),
+    ],
+    edges: [
+      { source: 't', target: 'loop' },
+      { source: 'loop', target: 'm' },
+      { source: 'm', target: 'col' },
+    ],
     input: { items: Array.from({ length: 100 }, (_, i) => i) } as Record<string, unknown>,
   },
 ];
@@ -130,7 +180,13 @@ interface EngineRow extends Row {
 
 /** Per-step overhead of the runs stored since `since`: run time / steps, p50 and p99. */
 async function perStepOverhead(gateway: Gateway, workflowId: string, steps: number, since: string) {
-  const runs = await gateway.services.store.selectFrom('workflow_executions').select(['started_at', 'completed_at']).where('workflow_id', '=', workflowId).where('status', '=', 'success').where('started_at', '>=', since).execute();
+  const runs = await gateway.services.store
+    .selectFrom('workflow_executions')
+    .select(['started_at', 'completed_at'])
+    .where('workflow_id', '=', workflowId)
+    .where('status', '=', 'success')
+    .where('started_at', '>=', since)
+    .execute();
   const perStep = runs.map((r) => (Date.parse(r.completed_at!) - Date.parse(r.started_at!)) / steps).sort((a, b) => a - b);
   const at = (q: number) => Math.round((perStep[Math.min(perStep.length - 1, Math.floor(q * perStep.length))] ?? NaN) * 100) / 100;
   return { stepP50: at(0.5), stepP99: at(0.99) };
@@ -143,8 +199,17 @@ async function perStepOverhead(gateway: Gateway, workflowId: string, steps: numb
  * result: one request per run, like n8n's webhook benchmark), and in process
  * with no HTTP (the engine alone).
  */
-async function measureEngine(gateway: Gateway, gatewayUrl: string, auth: Record<string, string>, workflow: (typeof ENGINE_WORKFLOWS)[number]): Promise<EngineRow[]> {
-  const created = await fetch(`${gatewayUrl}/api/workflows/create`, { method: 'POST', headers: auth, body: JSON.stringify({ name: workflow.name, nodes: workflow.nodes, edges: workflow.edges }) });
+async function measureEngine(
+  gateway: Gateway,
+  gatewayUrl: string,
+  auth: Record<string, string>,
+  workflow: (typeof ENGINE_WORKFLOWS)[number],
+): Promise<EngineRow[]> {
+  const created = await fetch(`${gatewayUrl}/api/workflows/create`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: workflow.name, nodes: workflow.nodes, edges: workflow.edges }),
+  });
   if (!created.ok) throw new Error(`bench workflow "${workflow.name}" was refused: ${await created.text()}`);
   const { id } = (await created.json()) as { id: string };
   const published = await fetch(`${gatewayUrl}/api/workflows/${id}/listing`, {
@@ -159,11 +224,16 @@ async function measureEngine(gateway: Gateway, gatewayUrl: string, auth: Record<
 
   let since = new Date().toISOString();
   await withOverhead(
-    await measure(`${workflow.name}: REST execute + wait (2 requests per run)`, gatewayUrl, { method: 'POST', path: `/api/workflows/${id}/execute`, headers: auth, body: JSON.stringify({ input: workflow.input }) }, {
-      path: '/api/workflows/executions/{executionId}/wait',
-      capture: 'executionId',
-      expect: { field: 'status', equals: 'success' },
-    }),
+    await measure(
+      `${workflow.name}: REST execute + wait (2 requests per run)`,
+      gatewayUrl,
+      { method: 'POST', path: `/api/workflows/${id}/execute`, headers: auth, body: JSON.stringify({ input: workflow.input }) },
+      {
+        path: '/api/workflows/executions/{executionId}/wait',
+        capture: 'executionId',
+        expect: { field: 'status', equals: 'success' },
+      },
+    ),
     since,
   );
   since = new Date().toISOString();
@@ -218,17 +288,28 @@ async function main() {
 
   const baseline = rows[0]!;
   const cpu = (row: Row) => (row.cpuMs === undefined ? '' : row.cpuMs.toFixed(2));
-  console.log(`\nFlowgate benchmark: ${DURATION_SECONDS}s per row, ${CONNECTIONS} connections from a separate load-generator process, node ${process.version}, ${os.cpus().length} cores\n`);
+  console.log(
+    `\nFlowgate benchmark: ${DURATION_SECONDS}s per row, ${CONNECTIONS} connections from a separate load-generator process, node ${process.version}, ${os.cpus().length} cores\n`,
+  );
   console.log(['| path | req/s | p50 ms | p99 ms | req/s vs baseline | gateway CPU ms/req | errors |', '|---|---:|---:|---:|---:|---:|---:|'].join('\n'));
   for (const row of rows) {
-    console.log(`| ${row.name} | ${row.perSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.perSecond / baseline.perSecond).toFixed(2)}x | ${cpu(row)} | ${row.failures} |`);
+    console.log(
+      `| ${row.name} | ${row.perSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.perSecond / baseline.perSecond).toFixed(2)}x | ${cpu(row)} | ${row.failures} |`,
+    );
   }
 
   const N8N_PUBLISHED_EXECUTIONS_PER_SECOND = 220;
   console.log('\nEngine (p50/p99: per request, or per run in process; per-step overhead = run time / steps, from the stored runs; logs on)\n');
-  console.log(['| workflow: path | executions/s | p50 ms | p99 ms | per-step p50 ms | per-step p99 ms | gateway CPU ms/run | vs n8n 220/s (2 vCPU) | failures |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|'].join('\n'));
+  console.log(
+    [
+      '| workflow: path | executions/s | p50 ms | p99 ms | per-step p50 ms | per-step p99 ms | gateway CPU ms/run | vs n8n 220/s (2 vCPU) | failures |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ].join('\n'),
+  );
   for (const row of engineRows) {
-    console.log(`| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`);
+    console.log(
+      `| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`,
+    );
   }
 
   printContextBudget(budget);

@@ -43,7 +43,12 @@ export function compileFixture(fixture: (typeof FIXTURES)[number]): RuntimeArtif
   const errors = (output.errors ?? []).filter((e: { severity: string }) => e.severity === 'error');
   if (errors.length) throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'));
   const contract = output.contracts[file][fixture.contractName];
-  return { contractName: fixture.contractName, compiler: `solc ${solc.version()}`, abi: contract.abi, deployedBytecode: `0x${contract.evm.deployedBytecode.object}` };
+  return {
+    contractName: fixture.contractName,
+    compiler: `solc ${solc.version()}`,
+    abi: contract.abi,
+    deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+  };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -45,7 +45,6 @@ Configuration is read from the environment (see README.md): PORT, HOST, FLOWGATE
 FLOWGATE_BASE_URL, FLOWGATE_RPC_URL_<chainId>, FLOWGATE_DEVNET, FLOWGATE_MASTER_KEY,
 FLOWGATE_RATE_LIMITS, EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI, ...`;
 
-
 /**
  * Commands that act on a running deployment's data must never create a second,
  * empty database (its keys would be unknown to the gateway).
@@ -64,7 +63,12 @@ async function serve(config: Config) {
   const gateway = await createGateway(config);
   const url = await gateway.listen();
   const base = config.baseUrl;
-  const lines = [`Flowgate ${GATEWAY_VERSION} listening on ${url} (public base URL ${base})`, `  data directory: ${config.dataDir}`, `  MCP endpoint:   ${base}/mcp`, `  OpenAPI:        ${base}/openapi.json`];
+  const lines = [
+    `Flowgate ${GATEWAY_VERSION} listening on ${url} (public base URL ${base})`,
+    `  data directory: ${config.dataDir}`,
+    `  MCP endpoint:   ${base}/mcp`,
+    `  OpenAPI:        ${base}/openapi.json`,
+  ];
   if (gateway.firstStart) {
     const { ownerKey } = gateway.firstStart;
     lines.push(
@@ -108,7 +112,8 @@ async function createKey(config: Config, args: string[]) {
   });
   if (!values.name?.trim()) throw new UsageError('keys create needs --name NAME');
   const scope = values.scope ?? null;
-  if (scope !== null && !isKeyScope(scope)) throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')} (got "${scope}"); omit it for an unrestricted key`);
+  if (scope !== null && !isKeyScope(scope))
+    throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')} (got "${scope}"); omit it for an unrestricted key`);
   const slug = (values.org ?? DEFAULT_ORGANIZATION_SLUG).trim();
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) throw new UsageError(`--org must be a lowercase slug of letters, digits and dashes (got "${slug}")`);
 
@@ -156,7 +161,9 @@ async function devnetFund(config: Config, args: string[]) {
 
   const url = config.rpcUrls[31337] ?? readRunningDevnetUrl(config.dataDir);
   if (!url) {
-    throw new Error(`no devnet is running for data directory ${config.dataDir}: start the gateway (flowgate serve with FLOWGATE_DEVNET=auto) or set FLOWGATE_RPC_URL_31337`);
+    throw new Error(
+      `no devnet is running for data directory ${config.dataDir}: start the gateway (flowgate serve with FLOWGATE_DEVNET=auto) or set FLOWGATE_RPC_URL_31337`,
+    );
   }
   const devnet = await connectDevnet(url).catch((error: Error) => {
     throw new Error(`the devnet at ${url} could not be used (${error.message.split('\n')[0]}); is the gateway still running?`);

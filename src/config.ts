@@ -10,7 +10,10 @@ import { isInside, SQLITE_DIR_VARIABLE } from './org/sqlite-guard.ts';
  */
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, detail: string) {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
     super(`Invalid configuration: ${variable} ${detail}`);
     this.name = 'ConfigError';
   }
@@ -29,13 +32,31 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
  */
 export const RATE_LIMIT_VARIABLES = {
   mcpPerOrganization: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PER_ORG', default: 120, windowSeconds: 60, describes: 'MCP requests per organization per minute' },
-  mcpPublicCallsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP', default: 10, windowSeconds: 60, describes: 'anonymous MCP tools/call requests per IP per minute' },
-  executePerKey: { variable: 'FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY', default: 60, windowSeconds: 60, describes: 'direct-execution requests per API key per minute' },
-  anonymousWorkflowsPerIp: { variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP', default: 20, windowSeconds: 3600, describes: 'anonymous (unclaimed) workflow creations per IP per hour' },
+  mcpPublicCallsPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP',
+    default: 10,
+    windowSeconds: 60,
+    describes: 'anonymous MCP tools/call requests per IP per minute',
+  },
+  executePerKey: {
+    variable: 'FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY',
+    default: 60,
+    windowSeconds: 60,
+    describes: 'direct-execution requests per API key per minute',
+  },
+  anonymousWorkflowsPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP',
+    default: 20,
+    windowSeconds: 3600,
+    describes: 'anonymous (unclaimed) workflow creations per IP per hour',
+  },
 } as const;
 
 export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
-export interface RateLimitSetting { limit: number; windowSeconds: number }
+export interface RateLimitSetting {
+  limit: number;
+  windowSeconds: number;
+}
 
 export interface Config {
   port: number;
@@ -127,16 +148,33 @@ function agentRegistration(env: NodeJS.ProcessEnv): Config['agentRegistration'] 
   const registry = env.FLOWGATE_AGENT_REGISTRY || undefined;
   if (id === undefined && registry === undefined) return undefined;
   if (id === undefined) throw new ConfigError('FLOWGATE_AGENT_ID', 'must be set when FLOWGATE_AGENT_REGISTRY is (the ERC-8004 agent id, a decimal token id)');
-  if (registry === undefined) throw new ConfigError('FLOWGATE_AGENT_REGISTRY', 'must be set when FLOWGATE_AGENT_ID is (eip155:<chainId>:<identity registry address>)');
+  if (registry === undefined)
+    throw new ConfigError('FLOWGATE_AGENT_REGISTRY', 'must be set when FLOWGATE_AGENT_ID is (eip155:<chainId>:<identity registry address>)');
   return {
-    agentId: read(env, 'FLOWGATE_AGENT_ID', decimalInteger.refine((v) => Number.isSafeInteger(Number(v)), 'must be at most 2^53-1'), ''),
-    agentRegistry: read(env, 'FLOWGATE_AGENT_REGISTRY', z.string().trim().regex(/^eip155:\d+:0x[0-9a-fA-F]{40}$/, 'must be eip155:<chainId>:<0x registry address>'), ''),
+    agentId: read(
+      env,
+      'FLOWGATE_AGENT_ID',
+      decimalInteger.refine((v) => Number.isSafeInteger(Number(v)), 'must be at most 2^53-1'),
+      '',
+    ),
+    agentRegistry: read(
+      env,
+      'FLOWGATE_AGENT_REGISTRY',
+      z
+        .string()
+        .trim()
+        .regex(/^eip155:\d+:0x[0-9a-fA-F]{40}$/, 'must be eip155:<chainId>:<0x registry address>'),
+      '',
+    ),
   };
 }
 
 /** FLOWGATE_ALLOWED_ORIGINS: comma-separated http(s) origins (scheme, host, optional port; no path), normalized as browsers send them. */
 function allowedOrigins(value: string | undefined): string[] {
-  const origins = (value ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  const origins = (value ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
   return origins.map((entry) => {
     let url: URL | undefined;
     try {
@@ -145,7 +183,10 @@ function allowedOrigins(value: string | undefined): string[] {
       url = undefined;
     }
     if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username) {
-      throw new ConfigError('FLOWGATE_ALLOWED_ORIGINS', `must be comma-separated http(s) origins such as https://app.example.com or http://localhost:5173, without a path (got ${JSON.stringify(entry)})`);
+      throw new ConfigError(
+        'FLOWGATE_ALLOWED_ORIGINS',
+        `must be comma-separated http(s) origins such as https://app.example.com or http://localhost:5173, without a path (got ${JSON.stringify(entry)})`,
+      );
     }
     return url.origin;
   });
@@ -186,7 +227,12 @@ function sqliteIntegrationDir(env: NodeJS.ProcessEnv, dataDir: string): string |
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = read(env, 'PORT', decimalInteger.transform(Number).refine((n) => n <= 65535, 'must be a port number 0-65535'), '3000');
+  const port = read(
+    env,
+    'PORT',
+    decimalInteger.transform(Number).refine((n) => n <= 65535, 'must be a port number 0-65535'),
+    '3000',
+  );
   const host = read(env, 'HOST', z.string().trim().min(1, 'must not be empty'), '127.0.0.1');
   const dataDir = path.resolve(read(env, 'FLOWGATE_DATA_DIR', z.string().trim().min(1), './data'));
   const baseUrl = read(env, 'FLOWGATE_BASE_URL', httpUrl, defaultBaseUrl(host, port)).replace(/\/+$/, '');
@@ -225,9 +271,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engine: {
       concurrency,
       concurrencyPerOrg: read(env, 'FLOWGATE_ENGINE_CONCURRENCY_PER_ORG', positiveInt, String(Math.ceil(concurrency / 2))),
-      leaseMs: read(env, 'FLOWGATE_ENGINE_LEASE_MS', positiveInt.refine((n) => n >= 1000, 'must be at least 1000'), '30000'),
-      schedulerTickMs: read(env, 'FLOWGATE_SCHEDULER_TICK_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '1000'),
-      chainTriggerPollMs: read(env, 'FLOWGATE_CHAIN_TRIGGER_POLL_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '2000'),
+      leaseMs: read(
+        env,
+        'FLOWGATE_ENGINE_LEASE_MS',
+        positiveInt.refine((n) => n >= 1000, 'must be at least 1000'),
+        '30000',
+      ),
+      schedulerTickMs: read(
+        env,
+        'FLOWGATE_SCHEDULER_TICK_MS',
+        positiveInt.refine((n) => n >= 100, 'must be at least 100'),
+        '1000',
+      ),
+      chainTriggerPollMs: read(
+        env,
+        'FLOWGATE_CHAIN_TRIGGER_POLL_MS',
+        positiveInt.refine((n) => n >= 100, 'must be at least 100'),
+        '2000',
+      ),
     },
     internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET
       ? read(env, 'FLOWGATE_INTERNAL_SERVICE_SECRET', z.string().min(32, 'must be at least 32 characters'), '')
@@ -236,13 +297,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payments: {
       chainId: env.FLOWGATE_PAYMENT_CHAIN_ID ? read(env, 'FLOWGATE_PAYMENT_CHAIN_ID', positiveInt, '') : undefined,
       token: env.FLOWGATE_PAYMENT_TOKEN
-        ? (read(env, 'FLOWGATE_PAYMENT_TOKEN', z.string().trim().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x token address'), '') as `0x${string}`)
+        ? (read(
+            env,
+            'FLOWGATE_PAYMENT_TOKEN',
+            z
+              .string()
+              .trim()
+              .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x token address'),
+            '',
+          ) as `0x${string}`)
         : undefined,
       facilitatorUrl: env.FLOWGATE_FACILITATOR_URL
         ? read(env, 'FLOWGATE_FACILITATOR_URL', z.union([z.literal('local'), httpUrl], { error: 'must be an http(s) URL or "local"' }), '')
         : undefined,
       facilitatorKey: env.FLOWGATE_FACILITATOR_PRIVATE_KEY
-        ? (read(env, 'FLOWGATE_FACILITATOR_PRIVATE_KEY', z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key'), '') as `0x${string}`)
+        ? (read(
+            env,
+            'FLOWGATE_FACILITATOR_PRIVATE_KEY',
+            z
+              .string()
+              .trim()
+              .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key'),
+            '',
+          ) as `0x${string}`)
         : undefined,
     },
     allowedHosts: read(env, 'FLOWGATE_ALLOWED_HOSTS', z.string(), '')
@@ -250,7 +327,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
     allowedOrigins: allowedOrigins(env.FLOWGATE_ALLOWED_ORIGINS),
-    requestTimeoutMs: read(env, 'FLOWGATE_REQUEST_TIMEOUT_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '10000'),
+    requestTimeoutMs: read(
+      env,
+      'FLOWGATE_REQUEST_TIMEOUT_MS',
+      positiveInt.refine((n) => n >= 100, 'must be at least 100'),
+      '10000',
+    ),
     agentRegistration: agentRegistration(env),
   };
 }

@@ -22,10 +22,8 @@ export class ServiceError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, details?: Record<string, unknown>) =>
-  new ServiceError(400, code, message, details);
+export const badRequest = (code: string, message: string, details?: Record<string, unknown>) => new ServiceError(400, code, message, details);
 
-export const notFound = (message: string, details?: Record<string, unknown>) =>
-  new ServiceError(404, 'not_found', message, details);
+export const notFound = (message: string, details?: Record<string, unknown>) => new ServiceError(404, 'not_found', message, details);
 
 export const isServiceError = (value: unknown): value is ServiceError => value instanceof ServiceError;

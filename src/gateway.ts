@@ -66,7 +66,12 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     devnet,
     chainClients: createChainClients(chains),
     nonces: createNonceManager(),
-    payments: createPaymentsService({ store, settings: paymentSettings, facilitator: createFacilitator(paymentSettings), rpcUrl: chains.rpcUrl(paymentSettings.chainId) }),
+    payments: createPaymentsService({
+      store,
+      settings: paymentSettings,
+      facilitator: createFacilitator(paymentSettings),
+      rpcUrl: chains.rpcUrl(paymentSettings.chainId),
+    }),
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;
@@ -77,7 +82,10 @@ function engineOptionsFrom(config: Config) {
   return {
     concurrency: config.engine.concurrency,
     perOrgConcurrency: config.engine.concurrencyPerOrg,
-    leaseMs: config.engine.leaseMs, schedulerTickMs: config.engine.schedulerTickMs, chainTriggerPollMs: config.engine.chainTriggerPollMs };
+    leaseMs: config.engine.leaseMs,
+    schedulerTickMs: config.engine.schedulerTickMs,
+    chainTriggerPollMs: config.engine.chainTriggerPollMs,
+  };
 }
 
 export interface FirstStart {
@@ -181,4 +189,3 @@ async function fundFacilitator(services: Services, devnet: Devnet) {
   if (!address || services.payments.settings.chainId !== devnet.chainId) return;
   if ((await devnet.balances(address)).eth === '0') await devnet.fund(address, { eth: '10' });
 }
-

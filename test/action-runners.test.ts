@@ -29,7 +29,17 @@ describe('action registry against the engine runners', () => {
   });
 
   it('today the chat, e-mail and event-query actions are the ones without a runner', () => {
-    const notRunnable = actions.filter((a) => !a.featureEnabled).map((a) => a.actionType).sort();
-    expect(notRunnable).toEqual(['discord/send-message', 'resend/send-email', 'sendgrid/send-email', 'slack/send-message', 'telegram/send-message', 'web3/query-events']);
+    const notRunnable = actions
+      .filter((a) => !a.featureEnabled)
+      .map((a) => a.actionType)
+      .sort();
+    expect(notRunnable).toEqual([
+      'discord/send-message',
+      'resend/send-email',
+      'sendgrid/send-email',
+      'slack/send-message',
+      'telegram/send-message',
+      'web3/query-events',
+    ]);
   });
 });

@@ -28,14 +28,35 @@ const isFieldMap = (value: unknown) =>
 describe('action registry data', () => {
   it('lists every action the spec and reference name', () => {
     const expected = [
-      'Condition', 'HTTP Request', 'Database Query', 'For Each', 'Collect',
-      'web3/check-balance', 'web3/check-token-balance', 'web3/transfer-funds', 'web3/transfer-token',
-      'web3/read-contract', 'web3/write-contract', 'web3/get-transaction', 'web3/decode-calldata',
-      'web3/query-events', 'web3/approve-token', 'web3/check-allowance',
-      'aave-v3/supply', 'aave-v3/withdraw', 'aave-v3/borrow', 'aave-v3/repay', 'aave-v3/get-user-account-data',
-      'discord/send-message', 'slack/send-message', 'telegram/send-message',
-      'sendgrid/send-email', 'resend/send-email', 'webhook/send-webhook',
-      'code/run-code', 'math/aggregate',
+      'Condition',
+      'HTTP Request',
+      'Database Query',
+      'For Each',
+      'Collect',
+      'web3/check-balance',
+      'web3/check-token-balance',
+      'web3/transfer-funds',
+      'web3/transfer-token',
+      'web3/read-contract',
+      'web3/write-contract',
+      'web3/get-transaction',
+      'web3/decode-calldata',
+      'web3/query-events',
+      'web3/approve-token',
+      'web3/check-allowance',
+      'aave-v3/supply',
+      'aave-v3/withdraw',
+      'aave-v3/borrow',
+      'aave-v3/repay',
+      'aave-v3/get-user-account-data',
+      'discord/send-message',
+      'slack/send-message',
+      'telegram/send-message',
+      'sendgrid/send-email',
+      'resend/send-email',
+      'webhook/send-webhook',
+      'code/run-code',
+      'math/aggregate',
     ];
     expect(new Set(actionTypes())).toEqual(new Set(expected));
     expect(actionTypes()).toHaveLength(new Set(actionTypes()).size);
@@ -106,9 +127,14 @@ describe('action registry data', () => {
     expect(Object.keys(getAction('web3/check-balance')!.requiredFields).sort()).toEqual(['address', 'network']);
     expect(Object.keys(getAction('aave-v3/supply')!.requiredFields).sort()).toEqual(['amount', 'asset', 'network', 'onBehalfOf']);
     expect(getAction('telegram/send-message')!.requiredFields).toMatchObject({ chatId: expect.any(String), message: expect.any(String) });
-    expect(Object.keys(getAction('aave-v3/get-user-account-data')!.outputFields).sort()).toEqual(
-      ['availableBorrowsBase', 'currentLiquidationThreshold', 'healthFactor', 'ltv', 'totalCollateralBase', 'totalDebtBase'],
-    );
+    expect(Object.keys(getAction('aave-v3/get-user-account-data')!.outputFields).sort()).toEqual([
+      'availableBorrowsBase',
+      'currentLiquidationThreshold',
+      'healthFactor',
+      'ltv',
+      'totalCollateralBase',
+      'totalDebtBase',
+    ]);
   });
 
   it('describes each Aave V3 action as contract data with checksummed Pool addresses', () => {
@@ -218,7 +244,12 @@ describe('feature snapshot', () => {
     expect(snapshot.plan).toBe('enterprise');
     expect(snapshot.billingEnabled).toBe(false);
     // Chat, e-mail and event queries have no runner yet: the snapshot does not claim them.
-    expect(snapshot.features.filter((f) => !f.enabled).map((f) => f.id).sort()).toEqual(['notifications-chat', 'notifications-email', 'web3-event-queries']);
+    expect(
+      snapshot.features
+        .filter((f) => !f.enabled)
+        .map((f) => f.id)
+        .sort(),
+    ).toEqual(['notifications-chat', 'notifications-email', 'web3-event-queries']);
     for (const f of snapshot.features) expect(f.enabled, f.id).toBe(f.actionTypes.every((type) => getAction(type)!.runnable !== false));
     expect(snapshot.enabledFeatureIds).toEqual(snapshot.features.filter((f) => f.enabled).map((f) => f.id));
     for (const f of snapshot.features) {
@@ -257,9 +288,17 @@ describe('schema document', () => {
 
   it('has version 1.0.0 and every documented key', () => {
     expect(doc.version).toBe('1.0.0');
-    expect(Object.keys(doc).sort()).toEqual(
-      ['actions', 'builtinVariables', 'chains', 'platform', 'templateSyntax', 'tips', 'triggers', 'version', 'workflowStructure'],
-    );
+    expect(Object.keys(doc).sort()).toEqual([
+      'actions',
+      'builtinVariables',
+      'chains',
+      'platform',
+      'templateSyntax',
+      'tips',
+      'triggers',
+      'version',
+      'workflowStructure',
+    ]);
     expect(doc.chains).toEqual(chains);
     expect(doc.platform.name).toBe('Flowgate');
     expect(doc.templateSyntax.pattern).toBe('{{@<nodeId>:<Label>.<field>}}');
@@ -338,8 +377,34 @@ describe('protocol search', () => {
 
 describe('registry entries', () => {
   const publicChains = [
-    { id: 'base', chainId: 8453, name: 'Base', symbol: 'ETH', chainType: 'evm', explorerUrl: null, explorerAddressPath: null, explorerApiUrl: null, explorerApiType: null, isTestnet: false, isEnabled: true, usePrivateMempoolRpc: false },
-    { id: 'hyperevm', chainId: 999, name: 'HyperEVM', symbol: 'HYPE', chainType: 'evm', explorerUrl: null, explorerAddressPath: null, explorerApiUrl: null, explorerApiType: null, isTestnet: false, isEnabled: true, usePrivateMempoolRpc: false },
+    {
+      id: 'base',
+      chainId: 8453,
+      name: 'Base',
+      symbol: 'ETH',
+      chainType: 'evm',
+      explorerUrl: null,
+      explorerAddressPath: null,
+      explorerApiUrl: null,
+      explorerApiType: null,
+      isTestnet: false,
+      isEnabled: true,
+      usePrivateMempoolRpc: false,
+    },
+    {
+      id: 'hyperevm',
+      chainId: 999,
+      name: 'HyperEVM',
+      symbol: 'HYPE',
+      chainType: 'evm',
+      explorerUrl: null,
+      explorerAddressPath: null,
+      explorerApiUrl: null,
+      explorerApiType: null,
+      isTestnet: false,
+      isEnabled: true,
+      usePrivateMempoolRpc: false,
+    },
   ];
   const ctx = {
     principal: null,
@@ -374,15 +439,25 @@ describe('registry entries', () => {
     });
     expect(tool('get_plugin')).toMatchObject({ scope: 'public', rest: { method: 'GET', path: '/api/mcp/schemas/:pluginType' } });
     expect(tool('search_protocol_actions')).toMatchObject({ scope: 'public', rest: { method: 'GET', path: '/api/mcp/protocol-actions' } });
-    expect(tool('get_features')).toMatchObject({ scope: 'mcp:read', rest: { method: 'GET', path: '/api/features' }, mcp: { annotations: { readOnlyHint: true } } });
+    expect(tool('get_features')).toMatchObject({
+      scope: 'mcp:read',
+      rest: { method: 'GET', path: '/api/features' },
+      mcp: { annotations: { readOnlyHint: true } },
+    });
   });
 
   it('list_action_schemas returns the full document, keeps it through its output schema, and filters', async () => {
     const full = await call('list_action_schemas', {});
-    expect(full).toEqual(JSON.parse(JSON.stringify(buildSchemaDocument([
-      { chainId: 8453, name: 'Base', chainType: 'evm', isTestnet: false, status: 'stable' },
-      { chainId: 999, name: 'HyperEVM', chainType: 'evm', isTestnet: false, status: 'experimental' },
-    ]))));
+    expect(full).toEqual(
+      JSON.parse(
+        JSON.stringify(
+          buildSchemaDocument([
+            { chainId: 8453, name: 'Base', chainType: 'evm', isTestnet: false, status: 'stable' },
+            { chainId: 999, name: 'HyperEVM', chainType: 'evm', isTestnet: false, status: 'experimental' },
+          ]),
+        ),
+      ),
+    );
     const noChains = await call('list_action_schemas', { includeChains: 'false', category: 'NOTIFICATIONS' });
     expect(noChains).not.toHaveProperty('chains');
     expect(Object.keys(noChains.actions)).toContain('slack/send-message');

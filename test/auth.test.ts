@@ -123,7 +123,8 @@ describe('scope matrix over REST', () => {
       const write = await fetchJson(`${gw.url}/api/test/write`, { method: 'POST', key: keys[scope] });
       const admin = await fetchJson(`${gw.url}/api/test/admin`, { method: 'POST', key: keys[scope] });
       expect([write.status, admin.status]).toEqual([want.write, want.admin]);
-      if (write.status === 403) expect(write.body).toMatchObject({ error: 'insufficient_scope', code: 'insufficient_scope', required_scope: 'mcp:write', granted_scope: scope });
+      if (write.status === 403)
+        expect(write.body).toMatchObject({ error: 'insufficient_scope', code: 'insufficient_scope', required_scope: 'mcp:write', granted_scope: scope });
     });
   }
 

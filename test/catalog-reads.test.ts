@@ -61,7 +61,13 @@ const b: Record<string, Placed> = {};
 beforeAll(async () => {
   [devnet, mainnet, base] = await Promise.all([startTestChain(31337), startTestChain(1), startTestChain(8453)]);
   gw = await startTestGateway({
-    env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: devnet.url, FLOWGATE_RPC_URL_1: mainnet.url, FLOWGATE_RPC_URL_8453: base.url, FLOWGATE_RATE_LIMITS: 'off' },
+    env: {
+      FLOWGATE_DEVNET: 'auto',
+      FLOWGATE_RPC_URL_31337: devnet.url,
+      FLOWGATE_RPC_URL_1: mainnet.url,
+      FLOWGATE_RPC_URL_8453: base.url,
+      FLOWGATE_RATE_LIMITS: 'off',
+    },
   });
   usdcDevnet = gw.gateway.services.devnet!.usdcAddress;
 
@@ -83,7 +89,8 @@ afterAll(async () => {
 
 const url = (slug: string) => `${gw.url}/api/mcp/workflows/${slug}/call`;
 const post = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const devnetUsdc = (owner: Address) => devnet.publicClient.readContract({ address: usdcDevnet, abi: testUsdcAbi, functionName: 'balanceOf', args: [owner] }) as Promise<bigint>;
+const devnetUsdc = (owner: Address) =>
+  devnet.publicClient.readContract({ address: usdcDevnet, abi: testUsdcAbi, functionName: 'balanceOf', args: [owner] }) as Promise<bigint>;
 
 async function callFree(slug: string, body: unknown) {
   const res = await fetch(url(slug), post(body));
@@ -117,7 +124,14 @@ describe('Chainlink feeds (Ethereum)', () => {
   test('stablecoin-price-check reports the USDC/USD round, its deviation and the depeg flag', async () => {
     await eth['feed:usdc']!.set('setRound', [8, 99_850_000n, UPDATED_AT]);
     expect(await callFree('stablecoin-price-check', { stablecoin: 'USDC' })).toEqual({
-      stablecoin: 'USDC', price: 0.9985, priceRaw: '99850000', decimals: 8, deviationBps: 15, depegged: false, updatedAt: UPDATED_ISO, source: 'chainlink:USDC/USD',
+      stablecoin: 'USDC',
+      price: 0.9985,
+      priceRaw: '99850000',
+      decimals: 8,
+      deviationBps: 15,
+      depegged: false,
+      updatedAt: UPDATED_ISO,
+      source: 'chainlink:USDC/USD',
     });
     await eth['feed:usdc']!.set('setRound', [8, 98_000_000n, UPDATED_AT]);
     expect(await callFree('stablecoin-price-check', { stablecoin: 'usdc' })).toMatchObject({ price: 0.98, deviationBps: 200, depegged: true });
@@ -126,18 +140,48 @@ describe('Chainlink feeds (Ethereum)', () => {
   test('price-decimals returns the exact decimal string of the chosen feed', async () => {
     await eth['feed:btc']!.set('setRound', [8, 6_543_210_987_654n, UPDATED_AT]);
     await eth['feed:dai']!.set('setRound', [8, 99_990_000n, UPDATED_AT]);
-    expect(await callFree('price-decimals', { coin: 'btc' })).toEqual({ coin: 'btc', pair: 'BTC/USD', price: '65432.10987654', priceRaw: '6543210987654', decimals: 8, feed: ETH.feeds.btc });
-    expect(await callFree('price-decimals', { coin: 'dai' })).toEqual({ coin: 'dai', pair: 'DAI/USD', price: '0.99990000', priceRaw: '99990000', decimals: 8, feed: ETH.feeds.dai });
+    expect(await callFree('price-decimals', { coin: 'btc' })).toEqual({
+      coin: 'btc',
+      pair: 'BTC/USD',
+      price: '65432.10987654',
+      priceRaw: '6543210987654',
+      decimals: 8,
+      feed: ETH.feeds.btc,
+    });
+    expect(await callFree('price-decimals', { coin: 'dai' })).toEqual({
+      coin: 'dai',
+      pair: 'DAI/USD',
+      price: '0.99990000',
+      priceRaw: '99990000',
+      decimals: 8,
+      feed: ETH.feeds.dai,
+    });
   });
 
   test('usdc-eth-price-alert-workflow (paid, $10) compares ETH/USD with the threshold', async () => {
     await eth['feed:eth']!.set('setRound', [8, 345_012_000_000n, UPDATED_AT]);
     expect(await callPaid('usdc-eth-price-alert-workflow', { price: '3000' }, 10_000_000n)).toEqual({
-      pair: 'ETH/USD', ethUsd: 3450.12, usdcEth: 1 / 3450.12, threshold: 3000, triggered: true, direction: 'above', updatedAt: UPDATED_ISO,
+      pair: 'ETH/USD',
+      ethUsd: 3450.12,
+      usdcEth: 1 / 3450.12,
+      threshold: 3000,
+      triggered: true,
+      direction: 'above',
+      updatedAt: UPDATED_ISO,
     });
-    expect(await callPaid('usdc-eth-price-alert-workflow', { price: '3500.5' }, 10_000_000n)).toMatchObject({ ethUsd: 3450.12, threshold: 3500.5, triggered: false, direction: 'below' });
+    expect(await callPaid('usdc-eth-price-alert-workflow', { price: '3500.5' }, 10_000_000n)).toMatchObject({
+      ethUsd: 3450.12,
+      threshold: 3500.5,
+      triggered: false,
+      direction: 'below',
+    });
     // price is optional: without it there is no threshold and nothing triggers.
-    expect(await callPaid('usdc-eth-price-alert-workflow', {}, 10_000_000n)).toMatchObject({ ethUsd: 3450.12, threshold: null, triggered: false, direction: null });
+    expect(await callPaid('usdc-eth-price-alert-workflow', {}, 10_000_000n)).toMatchObject({
+      ethUsd: 3450.12,
+      threshold: null,
+      triggered: false,
+      direction: null,
+    });
   });
 });
 
@@ -145,7 +189,14 @@ describe('ERC-20 reads (Ethereum)', () => {
   test('token-safety-check reads the metadata and rates a sane token low', async () => {
     await eth.usdc!.set('setMetadata', ['USD Coin', 'USDC', 6, 25_000_000_000_000_000n]);
     expect(await callFree('token-safety-check', { tokenAddress: ETH.usdc })).toEqual({
-      tokenAddress: ETH.usdc, name: 'USD Coin', symbol: 'USDC', decimals: 6, totalSupply: '25000000000000000', isErc20: true, riskLevel: 'low', warnings: [],
+      tokenAddress: ETH.usdc,
+      name: 'USD Coin',
+      symbol: 'USDC',
+      decimals: 6,
+      totalSupply: '25000000000000000',
+      isErc20: true,
+      riskLevel: 'low',
+      warnings: [],
     });
   });
 
@@ -153,7 +204,14 @@ describe('ERC-20 reads (Ethereum)', () => {
     const odd = await place(mainnet, fixtures.erc20, randomAddress());
     await odd.set('setMetadata', ['Odd', 'ODD', 77, 0n]);
     expect(await callFree('token-safety-check', { tokenAddress: odd.address })).toEqual({
-      tokenAddress: odd.address, name: 'Odd', symbol: 'ODD', decimals: 77, totalSupply: '0', isErc20: false, riskLevel: 'high', warnings: ['unusual decimals', 'zero total supply'],
+      tokenAddress: odd.address,
+      name: 'Odd',
+      symbol: 'ODD',
+      decimals: 77,
+      totalSupply: '0',
+      isErc20: false,
+      riskLevel: 'high',
+      warnings: ['unusual decimals', 'zero total supply'],
     });
   });
 
@@ -190,7 +248,14 @@ describe('Aave positions', () => {
     await base.setBalance(wallet, '1.5');
     await b.usdc!.set('setBalance', [wallet, 1_234_560_000n]);
     expect(await callFree('defi-position-aggregator-base', { wallet })).toEqual({
-      wallet, healthFactor: 1.65, totalCollateralUSD: 10000, totalDebtUSD: 5000, availableBorrowsUSD: 2500, riskLevel: 'medium', nativeBalance: parseEther('1.5').toString(), usdcBalanceRaw: '1234560000',
+      wallet,
+      healthFactor: 1.65,
+      totalCollateralUSD: 10000,
+      totalDebtUSD: 5000,
+      availableBorrowsUSD: 2500,
+      riskLevel: 'medium',
+      nativeBalance: parseEther('1.5').toString(),
+      usdcBalanceRaw: '1234560000',
     });
   });
 
@@ -203,7 +268,11 @@ describe('Aave positions', () => {
     for (const [debt, healthFactor, riskLevel] of cases) {
       const wallet = randomAddress();
       await b.pool!.set('setPosition', [wallet, 10_000n * 10n ** 8n, debt * 10n ** 8n]);
-      expect(await callFree('defi-position-aggregator-base', { wallet }), `debt ${debt}`).toMatchObject({ healthFactor, totalDebtUSD: Number(debt), riskLevel });
+      expect(await callFree('defi-position-aggregator-base', { wallet }), `debt ${debt}`).toMatchObject({
+        healthFactor,
+        totalDebtUSD: Number(debt),
+        riskLevel,
+      });
     }
   });
 
@@ -211,7 +280,14 @@ describe('Aave positions', () => {
     const wallet = randomAddress();
     await eth.pool!.set('setPosition', [wallet, 2_500n * 10n ** 8n, 0n]);
     expect(await callFree('defi-position-aggregator-ethereum', { wallet })).toEqual({
-      wallet, healthFactor: null, totalCollateralUSD: 2500, totalDebtUSD: 0, availableBorrowsUSD: 1875, riskLevel: 'none', nativeBalance: '0', usdcBalanceRaw: '0',
+      wallet,
+      healthFactor: null,
+      totalCollateralUSD: 2500,
+      totalDebtUSD: 0,
+      availableBorrowsUSD: 1875,
+      riskLevel: 'none',
+      nativeBalance: '0',
+      usdcBalanceRaw: '0',
     });
   });
 });
@@ -224,7 +300,9 @@ describe('paid Base reads', () => {
     await b.weth!.set('setBalance', [wallet, parseEther('3')]);
     const result = await callPaid('wallet-snapshot-base', { wallet }, 10_000n);
     expect(result).toEqual({
-      wallet, chainId: 8453, nativeBalance: parseEther('0.25').toString(),
+      wallet,
+      chainId: 8453,
+      nativeBalance: parseEther('0.25').toString(),
       tokens: [
         { symbol: 'USDC', address: BASE.usdc, decimals: 6, balanceRaw: '42000000' },
         { symbol: 'WETH', address: BASE.weth, decimals: 18, balanceRaw: parseEther('3').toString() },
@@ -234,11 +312,17 @@ describe('paid Base reads', () => {
   });
 
   test('stablecoin-yield-compare-base compares Aave and Compound USDC supply rates', async () => {
-    await b.pool!.set('setReserve', [BASE.usdc, 45n * RAY_PERCENT / 10n, 6n * RAY_PERCENT, Number(UPDATED_AT)]); // 4.5% supply
+    await b.pool!.set('setReserve', [BASE.usdc, (45n * RAY_PERCENT) / 10n, 6n * RAY_PERCENT, Number(UPDATED_AT)]); // 4.5% supply
     await b.comet!.set('setRates', [800_000_000_000_000_000n, 1_648_909_200n]); // 5.2% APR per second
     expect(await callPaid('stablecoin-yield-compare-base', {}, 50_000n)).toEqual({
-      rates: [{ protocol: 'aave-v3', asset: 'USDC', apr: 4.5 }, { protocol: 'compound-v3', asset: 'USDC', apr: 5.2 }],
-      bestRate: 5.2, bestProtocol: 'compound-v3', unit: 'percent APR', chainId: 8453,
+      rates: [
+        { protocol: 'aave-v3', asset: 'USDC', apr: 4.5 },
+        { protocol: 'compound-v3', asset: 'USDC', apr: 5.2 },
+      ],
+      bestRate: 5.2,
+      bestProtocol: 'compound-v3',
+      unit: 'percent APR',
+      chainId: 8453,
     });
   });
 
@@ -247,9 +331,20 @@ describe('paid Base reads', () => {
     await b.quoter!.set('setPool', [BASE.usdc, BASE.weth, 3000, 289_000_000_000n, 110_000n]);
     const result = await callPaid('mev-aware-swap-quote-base', { sell_token: BASE.usdc, buy_token: BASE.weth, sell_amount_raw: '1000000000' }, 50_000n);
     expect(result).toMatchObject({
-      chainId: 8453, sellToken: BASE.usdc, buyToken: BASE.weth, sellAmountRaw: '1000000000', from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-      quotes: [{ feeTier: 500, amountOutRaw: '289855072463000', gasEstimate: '95000' }, { feeTier: 3000, amountOutRaw: '289000000000000', gasEstimate: '110000' }],
-      bestFeeTier: 500, buyAmountRaw: '289855072463000', minBuyAmountRaw: '288405797100685', slippageBps: 50, source: 'uniswap-v3:QuoterV2',
+      chainId: 8453,
+      sellToken: BASE.usdc,
+      buyToken: BASE.weth,
+      sellAmountRaw: '1000000000',
+      from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+      quotes: [
+        { feeTier: 500, amountOutRaw: '289855072463000', gasEstimate: '95000' },
+        { feeTier: 3000, amountOutRaw: '289000000000000', gasEstimate: '110000' },
+      ],
+      bestFeeTier: 500,
+      buyAmountRaw: '289855072463000',
+      minBuyAmountRaw: '288405797100685',
+      slippageBps: 50,
+      source: 'uniswap-v3:QuoterV2',
     });
   });
 });
@@ -264,7 +359,14 @@ describe('paid Ethereum reads', () => {
     for (const c of cases) {
       await eth.pool!.set('setReserve', [c.address, c.supply * RAY_PERCENT, c.borrow * RAY_PERCENT, Number(UPDATED_AT)]);
       expect(await callPaid(c.slug, {}, 50_000n), c.slug).toEqual({
-        asset: c.asset, assetAddress: c.address, protocol: 'aave-v3', supplyApr: Number(c.supply), variableBorrowApr: Number(c.borrow), unit: 'percent APR', lastUpdate: UPDATED_ISO, chainId: 1,
+        asset: c.asset,
+        assetAddress: c.address,
+        protocol: 'aave-v3',
+        supplyApr: Number(c.supply),
+        variableBorrowApr: Number(c.borrow),
+        unit: 'percent APR',
+        lastUpdate: UPDATED_ISO,
+        chainId: 1,
       });
     }
   });
@@ -272,10 +374,20 @@ describe('paid Ethereum reads', () => {
   test('mev-aware-swap-quote-ethereum quotes both fee tiers', async () => {
     await eth.quoter!.set('setPool', [ETH.weth, ETH.usdc, 500, 3_450_000_000n, 80_000n]);
     await eth.quoter!.set('setPool', [ETH.weth, ETH.usdc, 3000, 3_460_000_000n, 90_000n]);
-    const result = await callPaid('mev-aware-swap-quote-ethereum', { sell_token: ETH.weth, buy_token: ETH.usdc, sell_amount_raw: '1000000', chain: 'ethereum' }, 50_000n);
+    const result = await callPaid(
+      'mev-aware-swap-quote-ethereum',
+      { sell_token: ETH.weth, buy_token: ETH.usdc, sell_amount_raw: '1000000', chain: 'ethereum' },
+      50_000n,
+    );
     expect(result).toMatchObject({
-      chainId: 1, quotes: [{ feeTier: 500, amountOutRaw: '3450000000', gasEstimate: '80000' }, { feeTier: 3000, amountOutRaw: '3460000000', gasEstimate: '90000' }],
-      bestFeeTier: 3000, buyAmountRaw: '3460000000', minBuyAmountRaw: '3442700000',
+      chainId: 1,
+      quotes: [
+        { feeTier: 500, amountOutRaw: '3450000000', gasEstimate: '80000' },
+        { feeTier: 3000, amountOutRaw: '3460000000', gasEstimate: '90000' },
+      ],
+      bestFeeTier: 3000,
+      buyAmountRaw: '3460000000',
+      minBuyAmountRaw: '3442700000',
     });
   });
 });

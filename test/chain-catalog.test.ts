@@ -102,7 +102,20 @@ describe('chain list', () => {
   });
 
   it('returns exactly the SPEC Chain fields, never an RPC URL', () => {
-    const fields = ['id', 'chainId', 'name', 'symbol', 'chainType', 'explorerUrl', 'explorerAddressPath', 'explorerApiUrl', 'explorerApiType', 'isTestnet', 'isEnabled', 'usePrivateMempoolRpc'];
+    const fields = [
+      'id',
+      'chainId',
+      'name',
+      'symbol',
+      'chainType',
+      'explorerUrl',
+      'explorerAddressPath',
+      'explorerApiUrl',
+      'explorerApiType',
+      'isTestnet',
+      'isEnabled',
+      'usePrivateMempoolRpc',
+    ];
     const withRpc = catalogWith({ FLOWGATE_RPC_URL_8453: 'https://secret-rpc.example.com/key123' });
     const all = withRpc.list({ includeDisabled: true });
     for (const chain of all) expect(Object.keys(chain).sort()).toEqual([...fields].sort());
@@ -113,7 +126,13 @@ describe('chain list', () => {
   });
 
   it('includes Flowgate Devnet as 31337, switched by the devnet setting or an RPC URL', () => {
-    expect(catalog.list().find((c) => c.chainId === 31337)).toMatchObject({ name: 'Flowgate Devnet', symbol: 'ETH', isTestnet: true, isEnabled: true, explorerUrl: null });
+    expect(catalog.list().find((c) => c.chainId === 31337)).toMatchObject({
+      name: 'Flowgate Devnet',
+      symbol: 'ETH',
+      isTestnet: true,
+      isEnabled: true,
+      explorerUrl: null,
+    });
 
     const off = catalogWith({ FLOWGATE_DEVNET: 'off' });
     expect(off.list().map((c) => c.chainId)).not.toContain(31337);
@@ -128,13 +147,21 @@ describe('chain list', () => {
     expect(catalog.get(101)).toMatchObject({ chainType: 'solana', isTestnet: false, symbol: 'SOL' });
     expect(catalog.get(103)).toMatchObject({ chainType: 'solana', isTestnet: true });
     expect(catalog.get(42431)).toMatchObject({ name: 'Tempo Testnet (Moderato)', isTestnet: true });
-    const privateMempool = catalog.list({ includeDisabled: true }).filter((c) => c.usePrivateMempoolRpc).map((c) => c.chainId);
+    const privateMempool = catalog
+      .list({ includeDisabled: true })
+      .filter((c) => c.usePrivateMempoolRpc)
+      .map((c) => c.chainId);
     expect(privateMempool).toEqual([]);
     for (const chain of catalog.list({ includeDisabled: true })) expect(chain.id).not.toBe(String(chain.chainId));
   });
 
   it('uses the Etherscan v2 API for Etherscan-family chains', () => {
-    expect(catalog.get(8453)).toMatchObject({ explorerUrl: 'https://basescan.org', explorerAddressPath: '/address/', explorerApiUrl: 'https://api.etherscan.io/v2/api', explorerApiType: 'etherscan' });
+    expect(catalog.get(8453)).toMatchObject({
+      explorerUrl: 'https://basescan.org',
+      explorerAddressPath: '/address/',
+      explorerApiUrl: 'https://api.etherscan.io/v2/api',
+      explorerApiType: 'etherscan',
+    });
     expect(catalog.get(50312)).toMatchObject({ explorerApiType: 'blockscout' });
     expect(catalog.get(5042)?.abiAutoFetch).toBe(false);
   });

@@ -73,7 +73,15 @@ async function spawnGateway(dataDir: string, env: Record<string, string>): Promi
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await until('the spawned gateway to answer', () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0), (status) => status === 200 || child.exitCode !== null);
+  await until(
+    'the spawned gateway to answer',
+    () =>
+      fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    (status) => status === 200 || child.exitCode !== null,
+  );
   if (child.exitCode !== null) throw new Error(`spawned gateway exited with ${child.exitCode}`);
   return {
     stop: () => {
@@ -102,7 +110,11 @@ const graphOf = (config: Record<string, unknown>) => ({
 });
 
 async function createWatch(g: TestGateway, config: Record<string, unknown>): Promise<string> {
-  const res = await fetchJson(`${g.url}/api/workflows/create`, { method: 'POST', key: g.ownerKey, body: JSON.stringify({ name: `watch ${config.triggerType}`, ...graphOf(config) }) });
+  const res = await fetchJson(`${g.url}/api/workflows/create`, {
+    method: 'POST',
+    key: g.ownerKey,
+    body: JSON.stringify({ name: `watch ${config.triggerType}`, ...graphOf(config) }),
+  });
   if (res.status !== 200) throw new Error(`create failed ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body.id;
 }
@@ -134,7 +146,11 @@ const finished = (list: Run[]) => list.every((r) => !['pending', 'running'].incl
 
 /** Waits until the workflow has `count` finished runs. */
 const runsSettled = (g: TestGateway, workflowId: string, count: number) =>
-  until(`${count} finished runs of ${workflowId}`, () => runs(g, workflowId), (list) => list.length >= count && finished(list));
+  until(
+    `${count} finished runs of ${workflowId}`,
+    () => runs(g, workflowId),
+    (list) => list.length >= count && finished(list),
+  );
 
 /** The trigger node's logged output of a run. */
 async function triggerOutput(g: TestGateway, executionId: string): Promise<Record<string, any>> {
@@ -144,11 +160,16 @@ async function triggerOutput(g: TestGateway, executionId: string): Promise<Recor
 
 /** The last block the watcher has processed for a workflow (the gateway's own record). */
 const cursorOf = async (g: TestGateway, workflowId: string) =>
-  (await g.gateway.services.store.selectFrom('chain_trigger_cursors').select('last_block').where('workflow_id', '=', workflowId).executeTakeFirst())?.last_block;
+  (await g.gateway.services.store.selectFrom('chain_trigger_cursors').select('last_block').where('workflow_id', '=', workflowId).executeTakeFirst())
+    ?.last_block;
 
 /** Waits until the watcher has processed block `block` for the workflow. */
 const caughtUp = (g: TestGateway, workflowId: string, block: bigint | number) =>
-  until(`cursor of ${workflowId} at ${block}`, () => cursorOf(g, workflowId), (last) => typeof last === 'number' && last >= Number(block));
+  until(
+    `cursor of ${workflowId} at ${block}`,
+    () => cursorOf(g, workflowId),
+    (last) => typeof last === 'number' && last >= Number(block),
+  );
 
 const head = async (c: TestChain = chain) => Number(await c.publicClient.getBlockNumber({ cacheTime: 0 }));
 
@@ -157,7 +178,9 @@ async function mined(c: TestChain, hash: Hex): Promise<bigint> {
 }
 
 async function sendToken(c: TestChain, from: number, address: Address, to: Address, units: bigint) {
-  const hash = await c.walletClient(from).writeContract({ address, abi: testUsdcAbi, functionName: 'transfer', args: [to, units], account: c.account(from), chain: c.chain });
+  const hash = await c
+    .walletClient(from)
+    .writeContract({ address, abi: testUsdcAbi, functionName: 'transfer', args: [to, units], account: c.account(from), chain: c.chain });
   return { hash, block: await mined(c, hash) };
 }
 
@@ -166,7 +189,13 @@ async function sendEth(from: number, to: Address, value: bigint) {
   return { hash, block: await mined(chain, hash) };
 }
 
-const eventConfig = (address: Address, network = '31337') => ({ triggerType: 'Event', network, contractAddress: address, contractABI: JSON.stringify(erc20Abi), eventName: 'Transfer' });
+const eventConfig = (address: Address, network = '31337') => ({
+  triggerType: 'Event',
+  network,
+  contractAddress: address,
+  contractABI: JSON.stringify(erc20Abi),
+  eventName: 'Transfer',
+});
 
 beforeAll(async () => {
   [chain, base] = await Promise.all([startTestChain(31337), startTestChain(8453)]);
@@ -188,7 +217,9 @@ describe('Event trigger', () => {
     const workflowId = await createWatch(gw, eventConfig(token));
     const to = randomAddress();
     const first = await sendToken(chain, 1, token, to, 1_000_000n);
-    const approve = await chain.walletClient(1).writeContract({ address: token, abi: testUsdcAbi, functionName: 'approve', args: [to, 5n], account: holder(), chain: chain.chain });
+    const approve = await chain
+      .walletClient(1)
+      .writeContract({ address: token, abi: testUsdcAbi, functionName: 'approve', args: [to, 5n], account: holder(), chain: chain.chain });
     await mined(chain, approve); // an Approval log of the same contract: not the watched event
     const second = await sendToken(chain, 1, token, holder().address, 2n);
     await caughtUp(gw, workflowId, second.block);
@@ -235,7 +266,13 @@ describe('Block trigger', () => {
     const n = expected[0];
     const block = await chain.publicClient.getBlock({ blockNumber: BigInt(n) });
     const output = await triggerOutput(gw, list.find((r) => r.input.blockNumber === n)!.id);
-    expect(output.data).toMatchObject({ triggered: true, blockNumber: n, blockHash: block.hash, blockTimestamp: Number(block.timestamp), parentHash: block.parentHash });
+    expect(output.data).toMatchObject({
+      triggered: true,
+      blockNumber: n,
+      blockHash: block.hash,
+      blockTimestamp: Number(block.timestamp),
+      parentHash: block.parentHash,
+    });
 
     // Disabled: blocks mined now never fire, not even later. A sentinel on every block proves the watcher polled past them.
     await setEnabled(gw, workflowId, false);
@@ -243,7 +280,11 @@ describe('Block trigger', () => {
     const sentinel = await createWatch(gw, { triggerType: 'Block', network: '31337', blockInterval: 1 });
     await chain.testClient.mine({ blocks: 6 });
     const last = await head();
-    await until('the sentinel ran for the last block', () => runs(gw, sentinel), (l) => l.some((r) => r.input.blockNumber === last));
+    await until(
+      'the sentinel ran for the last block',
+      () => runs(gw, sentinel),
+      (l) => l.some((r) => r.input.blockNumber === last),
+    );
     expect((await runs(gw, workflowId)).length).toBe(expected.length);
 
     // Enabled again: starts at the head (the disabled stretch is not replayed); three new blocks hold exactly one multiple of 3.
@@ -275,8 +316,20 @@ describe('Transfer trigger', () => {
     expect(list).toHaveLength(2);
     expect(list.every((r) => r.status === 'success' && r.triggerType === 'Transfer')).toBe(true);
     const byHash = Object.fromEntries(list.map((r) => [r.input.transactionHash, r]));
-    expect((await triggerOutput(gw, byHash[sent.hash].id)).data).toMatchObject({ from: watched, to: out, value: parseEther('0.5').toString(), token: 'native', transactionHash: sent.hash });
-    expect(byHash[received.hash].input).toEqual({ from: chain.account(4).address, to: watched, value: parseEther('0.25').toString(), token: 'native', transactionHash: received.hash });
+    expect((await triggerOutput(gw, byHash[sent.hash].id)).data).toMatchObject({
+      from: watched,
+      to: out,
+      value: parseEther('0.5').toString(),
+      token: 'native',
+      transactionHash: sent.hash,
+    });
+    expect(byHash[received.hash].input).toEqual({
+      from: chain.account(4).address,
+      to: watched,
+      value: parseEther('0.25').toString(),
+      token: 'native',
+      transactionHash: received.hash,
+    });
     await remove(gw, workflowId);
   }, 90_000);
 
@@ -306,7 +359,11 @@ describe('Transfer trigger', () => {
 
 describe('save-time checks', () => {
   const invalid = async (config: Record<string, unknown>) => {
-    const res = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key: gw.ownerKey, body: JSON.stringify({ name: 'bad', ...graphOf(config) }) });
+    const res = await fetchJson(`${gw.url}/api/workflows/create`, {
+      method: 'POST',
+      key: gw.ownerKey,
+      body: JSON.stringify({ name: 'bad', ...graphOf(config) }),
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_workflow');
     return res.body.invalidFields as any[];
@@ -341,7 +398,11 @@ describe('save-time checks', () => {
     expect(field(fields, 'network')).toMatchObject({ code: 'template_not_allowed' });
 
     // validate_workflow reports the same without saving.
-    const report = await fetchJson(`${gw.url}/api/workflows/validate`, { method: 'POST', key: gw.ownerKey, body: JSON.stringify(graphOf({ triggerType: 'Block', network: 'basee', blockInterval: 0 })) });
+    const report = await fetchJson(`${gw.url}/api/workflows/validate`, {
+      method: 'POST',
+      key: gw.ownerKey,
+      body: JSON.stringify(graphOf({ triggerType: 'Block', network: 'basee', blockInterval: 0 })),
+    });
     expect(report.status).toBe(200);
     expect(report.body.valid).toBe(false);
     expect(report.body.errors.map((e: any) => e.code).sort()).toEqual(['invalid_block_interval', 'unsupported_chain']);
@@ -355,14 +416,22 @@ describe('RPC outage', () => {
     let list = await runsSettled(gw, baseWatch, 1);
     const output = await triggerOutput(gw, list[0].id);
     // Chain 8453 has an explorer: the run carries links.
-    expect(output.data).toMatchObject({ transactionHash: first.hash, transactionLink: `https://basescan.org/tx/${first.hash}`, addressLink: `https://basescan.org/address/${getAddress(baseToken)}` });
+    expect(output.data).toMatchObject({
+      transactionHash: first.hash,
+      transactionLink: `https://basescan.org/tx/${first.hash}`,
+      addressLink: `https://basescan.org/address/${getAddress(baseToken)}`,
+    });
 
     await baseProxy.cut();
     const sentinel = await createWatch(gw, { triggerType: 'Block', network: '31337', blockInterval: 1 });
     const duringOutage = await sendToken(base, 1, baseToken, randomAddress(), 12n); // anvil itself is up; the gateway cannot reach it
     await chain.testClient.mine({ blocks: 2 });
     const last = await head();
-    await until('chain 31337 keeps firing', () => runs(gw, sentinel), (l) => l.some((r) => r.input.blockNumber === last));
+    await until(
+      'chain 31337 keeps firing',
+      () => runs(gw, sentinel),
+      (l) => l.some((r) => r.input.blockNumber === last),
+    );
     expect((await fetchJson(`${gw.url}/healthz`)).status).toBe(200);
     expect((await runs(gw, baseWatch)).length).toBe(1);
 

@@ -27,7 +27,20 @@ describe('GET /api/chains', () => {
     }
     const base = body.find((c: { chainId: number }) => c.chainId === 8453);
     expect(Object.keys(base).sort()).toEqual(
-      ['id', 'chainId', 'name', 'symbol', 'chainType', 'explorerUrl', 'explorerAddressPath', 'explorerApiUrl', 'explorerApiType', 'isTestnet', 'isEnabled', 'usePrivateMempoolRpc'].sort(),
+      [
+        'id',
+        'chainId',
+        'name',
+        'symbol',
+        'chainType',
+        'explorerUrl',
+        'explorerAddressPath',
+        'explorerApiUrl',
+        'explorerApiType',
+        'isTestnet',
+        'isEnabled',
+        'usePrivateMempoolRpc',
+      ].sort(),
     );
     expect(body.find((c: { chainId: number }) => c.chainId === 101).chainType).toBe('solana');
     expect(body.every((c: { isEnabled: boolean }) => c.isEnabled)).toBe(true);

@@ -81,10 +81,28 @@ let failFlow: string;
 beforeAll(async () => {
   gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off' } });
   emptyDataDir = tempDir();
-  sumFlow = await createWorkflow('CLI sums', linear(action('sum1', 'First sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1, 2]' }), action('sum2', 'Second sum', { actionType: 'math/aggregate', operation: 'sum', values: '[40, 2]' })));
+  sumFlow = await createWorkflow(
+    'CLI sums',
+    linear(
+      action('sum1', 'First sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1, 2]' }),
+      action('sum2', 'Second sum', { actionType: 'math/aggregate', operation: 'sum', values: '[40, 2]' }),
+    ),
+  );
   // Busy for ~2.5 s, so a watcher polling every second sees it running before it succeeds.
-  slowFlow = await createWorkflow('CLI slow', linear(action('slow', 'Slow step', { actionType: 'code/run-code', code: 'const end = Date.now() + 2500; while (Date.now() < end) {} return { done: true }', timeout: 10000 })));
-  failFlow = await createWorkflow('CLI fails', linear(action('boom', 'Boom', { actionType: 'code/run-code', code: 'throw new Error("kaboom from the sandbox")' })));
+  slowFlow = await createWorkflow(
+    'CLI slow',
+    linear(
+      action('slow', 'Slow step', {
+        actionType: 'code/run-code',
+        code: 'const end = Date.now() + 2500; while (Date.now() < end) {} return { done: true }',
+        timeout: 10000,
+      }),
+    ),
+  );
+  failFlow = await createWorkflow(
+    'CLI fails',
+    linear(action('boom', 'Boom', { actionType: 'code/run-code', code: 'throw new Error("kaboom from the sandbox")' })),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -97,7 +115,12 @@ describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }
   it('are in --help', async () => {
     const res = await cli(['--help']);
     expect(res.code).toBe(0);
-    for (const usage of ['flowgate workflows list [--json]', 'flowgate run WORKFLOW_ID [--input JSON] [--watch]', 'flowgate executions logs EXECUTION_ID [--json]']) expect(res.stdout).toContain(usage);
+    for (const usage of [
+      'flowgate workflows list [--json]',
+      'flowgate run WORKFLOW_ID [--input JSON] [--watch]',
+      'flowgate executions logs EXECUTION_ID [--json]',
+    ])
+      expect(res.stdout).toContain(usage);
   });
 
   it('lists the organization’s workflows as a table, and as JSON with --json', async () => {
@@ -105,7 +128,10 @@ describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }
     expect(res.code, res.stderr).toBe(0);
     const [header, ...rows] = res.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^ID\s+NAME\s+ENABLED\s+TRIGGER\s+UPDATED$/);
-    for (const [id, name] of [[sumFlow, 'CLI sums'], [failFlow, 'CLI fails']]) {
+    for (const [id, name] of [
+      [sumFlow, 'CLI sums'],
+      [failFlow, 'CLI fails'],
+    ]) {
       const row = rows.find((r) => r.startsWith(id!));
       expect(row, res.stdout).toBeDefined();
       expect(row).toContain(name);
@@ -172,7 +198,9 @@ describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }
     const logs = await cli(withUrl('executions', 'logs', executionId));
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout).toContain(`Execution ${executionId} of workflow ${sumFlow} (Manual trigger)`);
-    expect(ascending(positions(logs.stdout, ['Start [t]  success', 'First sum [sum1]  success', 'Second sum [sum2]  success', `Execution ${executionId}: success`]))).toBe(true);
+    expect(
+      ascending(positions(logs.stdout, ['Start [t]  success', 'First sum [sum1]  success', 'Second sum [sum2]  success', `Execution ${executionId}: success`])),
+    ).toBe(true);
 
     const raw = await cli(withUrl('executions', 'logs', executionId, '--json'));
     expect(raw.code).toBe(0);

@@ -83,7 +83,14 @@ describe('Database Query', () => {
   });
 
   it('queries PostgreSQL with $n parameters, without leaking the password', async () => {
-    const id = await integration({ driver: 'postgres', host: '127.0.0.1', port: pgPort, database: 'postgres', user: 'postgres', password: 'pg-secret-password' });
+    const id = await integration({
+      driver: 'postgres',
+      host: '127.0.0.1',
+      port: pgPort,
+      database: 'postgres',
+      user: 'postgres',
+      password: 'pg-secret-password',
+    });
     const { done, log } = await runQuery(id, 'select symbol, usd::float as usd from prices where symbol = {{@t:Start.symbol}}', { symbol: 'ETH' });
     expect(done.status, done.error).toBe('success');
     expect(done.output.result.rows).toEqual([{ symbol: 'ETH', usd: 3000 }]);
@@ -95,7 +102,14 @@ describe('Database Query', () => {
   });
 
   it('tests a PostgreSQL integration with a real connection', async () => {
-    const id = await integration({ driver: 'postgres', host: '127.0.0.1', port: pgPort, database: 'postgres', user: 'postgres', password: 'pg-secret-password' });
+    const id = await integration({
+      driver: 'postgres',
+      host: '127.0.0.1',
+      port: pgPort,
+      database: 'postgres',
+      user: 'postgres',
+      password: 'pg-secret-password',
+    });
     const res = await api(`/api/integrations/${id}/test`, { method: 'POST', body: '{}' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ status: 'success' });

@@ -2,18 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  createPublicClient,
-  createWalletClient,
-  hashDomain,
-  http,
-  parseEther,
-  parseSignature,
-  parseUnits,
-  toHex,
-  type Address,
-  type Hex,
-} from 'viem';
+import { createPublicClient, createWalletClient, hashDomain, http, parseEther, parseSignature, parseUnits, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +53,11 @@ const answers = async (url: string) => {
 describe('stablecoin registry', () => {
   it('looks tokens up by chain and address, case-insensitively', () => {
     const registry = createStablecoinRegistry();
-    expect(registry.lookup(8453, '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913')).toEqual({ address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 });
+    expect(registry.lookup(8453, '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913')).toEqual({
+      address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      symbol: 'USDC',
+      decimals: 6,
+    });
     expect(registry.lookup(1, '0x6B175474E89094C44DA98B954EEDEAC495271D0F')?.decimals).toBe(18);
     expect(registry.lookup(1, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')).toBeUndefined(); // Base USDC is not a token on Ethereum
     expect(registry.lookup(31337, TEST_USDC_ADDRESS)).toBeUndefined();
@@ -114,7 +107,19 @@ describe('embedded devnet (FLOWGATE_DEVNET=auto)', () => {
     expect(await read('symbol')).toBe('USDC');
     expect(await read('version')).toBe('2');
     expect(await read('decimals')).toBe(6);
-    expect(await read('DOMAIN_SEPARATOR')).toBe(hashDomain({ domain: { name: 'USD Coin', version: '2', chainId: 31337n, verifyingContract: TEST_USDC_ADDRESS }, types: { EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'version', type: 'string' }, { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' }] } }));
+    expect(await read('DOMAIN_SEPARATOR')).toBe(
+      hashDomain({
+        domain: { name: 'USD Coin', version: '2', chainId: 31337n, verifyingContract: TEST_USDC_ADDRESS },
+        types: {
+          EIP712Domain: [
+            { name: 'name', type: 'string' },
+            { name: 'version', type: 'string' },
+            { name: 'chainId', type: 'uint256' },
+            { name: 'verifyingContract', type: 'address' },
+          ],
+        },
+      }),
+    );
 
     const wallet = await orgWallet(gw);
     expect(await client.publicClient.getBalance({ address: wallet })).toBe(parseEther('100'));
@@ -161,11 +166,24 @@ describe('embedded devnet (FLOWGATE_DEVNET=auto)', () => {
     expect((await client.publicClient.waitForTransactionReceipt({ hash: transferHash })).status).toBe('success');
     expect(await usdcBalance(client.publicClient, payee)).toBe(parseUnits('12.5', 6));
     expect(await usdcBalance(client.publicClient, payer.address)).toBe(parseUnits('37.5', 6));
-    expect(await client.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'authorizationState', args: [payer.address, nonce1] })).toBe(true);
+    expect(
+      await client.publicClient.readContract({
+        address: TEST_USDC_ADDRESS,
+        abi: testUsdcAbi,
+        functionName: 'authorizationState',
+        args: [payer.address, nonce1],
+      }),
+    ).toBe(true);
 
     // Replaying the same authorization reverts.
     await expect(
-      client.publicClient.simulateContract({ account: relayer, address: TEST_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'transferWithAuthorization', args: args1 }),
+      client.publicClient.simulateContract({
+        account: relayer,
+        address: TEST_USDC_ADDRESS,
+        abi: testUsdcAbi,
+        functionName: 'transferWithAuthorization',
+        args: args1,
+      }),
     ).rejects.toThrow('authorization is used or canceled');
 
     // `bytes signature` form.
@@ -200,7 +218,9 @@ describe('embedded devnet (FLOWGATE_DEVNET=auto)', () => {
     const after = await devnet.fund(DEAD.toLowerCase(), { eth: '0.000000000000000001', usdc: '0.000001' });
     expect(parseEther(after.eth) - parseEther(before.eth)).toBe(1n);
     expect(parseUnits(after.usdc, 6) - parseUnits(before.usdc, 6)).toBe(1n);
-    await expect(devnet.fund('0x000000000000000000000000000000000000DEAd', { eth: '1' })).rejects.toThrow('Invalid address: 0x000000000000000000000000000000000000DEAd');
+    await expect(devnet.fund('0x000000000000000000000000000000000000DEAd', { eth: '1' })).rejects.toThrow(
+      'Invalid address: 0x000000000000000000000000000000000000DEAd',
+    );
     for (const bad of ['-1', '1e3', '', '1.0000001', ' ', '0x10']) await expect(devnet.fund(DEAD, { usdc: bad })).rejects.toThrow('Invalid USDC amount');
     await expect(devnet.fund(DEAD, { eth: '1.', usdc: '1' })).rejects.toThrow('Invalid ETH amount');
     expect(await devnet.balances(DEAD)).toEqual(after); // nothing moved on refused input

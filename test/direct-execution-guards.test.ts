@@ -53,11 +53,21 @@ describe('on an automining chain', () => {
       const raw = `{ "amount" : "0.001",\n "recipientAddress": "${to}", "chainId": 31337 }`;
       const again = await post(gw, '/api/execute/transfer', undefined, { idempotencyKey: 'k-replay', raw });
       expect(again.status).toBe(202);
-      expect(again.body).toMatchObject({ executionId: first.body.executionId, status: 'completed', idempotentReplay: true, transactionHash: first.body.transactionHash });
+      expect(again.body).toMatchObject({
+        executionId: first.body.executionId,
+        status: 'completed',
+        idempotentReplay: true,
+        transactionHash: first.body.transactionHash,
+      });
       expect(await chain.publicClient.getBalance({ address: to })).toBe(parseEther('0.001'));
       // Shared by every key of the organization.
       const otherKey = await gw.createKey({ name: 'second' });
-      const byOther = await post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.001' }, { idempotencyKey: 'k-replay', key: otherKey });
+      const byOther = await post(
+        gw,
+        '/api/execute/transfer',
+        { chainId: 31337, recipientAddress: to, amount: '0.001' },
+        { idempotencyKey: 'k-replay', key: otherKey },
+      );
       expect(byOther.body.executionId).toBe(first.body.executionId);
     });
 
@@ -74,13 +84,28 @@ describe('on an automining chain', () => {
     test('scope is per endpoint and per organization', async () => {
       const to = recipient();
       const first = await post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.001' }, { idempotencyKey: 'k-scope' });
-      const otherEndpoint = await post(gw, '/api/execute/contract-call', { chainId: 31337, contractAddress: to, functionName: 'x', abi: '[{"type":"function","name":"x","inputs":[],"outputs":[],"stateMutability":"nonpayable"}]' }, { idempotencyKey: 'k-scope' });
+      const otherEndpoint = await post(
+        gw,
+        '/api/execute/contract-call',
+        {
+          chainId: 31337,
+          contractAddress: to,
+          functionName: 'x',
+          abi: '[{"type":"function","name":"x","inputs":[],"outputs":[],"stateMutability":"nonpayable"}]',
+        },
+        { idempotencyKey: 'k-scope' },
+      );
       expect(otherEndpoint.body.idempotentReplay).toBeUndefined();
       expect(otherEndpoint.body.code).not.toBe('idempotency_conflict');
       const otherOrgKey = await gw.createKey({ org: 'other-org' });
       const other = await gw.gateway.services.organizations.ensure('other-org');
       await gw.gateway.services.devnet!.fund((await gw.gateway.services.organizations.wallet(other.organization.id))!.walletAddress, { eth: '1' });
-      const otherOrg = await post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.001', simulate: true }, { idempotencyKey: 'k-scope', key: otherOrgKey });
+      const otherOrg = await post(
+        gw,
+        '/api/execute/transfer',
+        { chainId: 31337, recipientAddress: to, amount: '0.001', simulate: true },
+        { idempotencyKey: 'k-scope', key: otherOrgKey },
+      );
       expect(otherOrg.status).toBe(200);
       expect(first.status).toBe(202);
     });
@@ -90,7 +115,9 @@ describe('on an automining chain', () => {
       const nonceBefore = await chain.publicClient.getTransactionCount({ address: wallet });
       const key = await gw.createKey({ name: 'burst' });
       const results = await Promise.all(
-        Array.from({ length: 50 }, () => post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.0007' }, { idempotencyKey: 'k-burst', key })),
+        Array.from({ length: 50 }, () =>
+          post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.0007' }, { idempotencyKey: 'k-burst', key }),
+        ),
       );
       const statuses = results.map((r) => r.status);
       expect(statuses.every((s) => s === 202 || s === 409)).toBe(true);
@@ -106,7 +133,12 @@ describe('on an automining chain', () => {
     test('a pre-broadcast rejection releases the key; a simulation reserves nothing', async () => {
       const to = recipient();
       const key = await gw.createKey({ name: 'release' });
-      const sim = await post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.001', simulate: true }, { idempotencyKey: 'k-release', key });
+      const sim = await post(
+        gw,
+        '/api/execute/transfer',
+        { chainId: 31337, recipientAddress: to, amount: '0.001', simulate: true },
+        { idempotencyKey: 'k-release', key },
+      );
       expect(sim.status).toBe(200);
       const invalid = await post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '-1' }, { idempotencyKey: 'k-release', key });
       expect(invalid.status).toBe(400);
@@ -122,7 +154,18 @@ describe('on an automining chain', () => {
       const org = await gw.gateway.services.organizations.ensure('default');
       await gw.gateway.services.store
         .insertInto('idempotency_records')
-        .values({ organization_id: org.organization.id, endpoint: 'transfer', key, request_hash: requestHash(body), state: 'in_progress', execution_id: executionId, response_status: null, response_body: null, created_at: new Date(Date.now() - 3600_000).toISOString(), expires_at: new Date(Date.now() + 3600_000).toISOString() })
+        .values({
+          organization_id: org.organization.id,
+          endpoint: 'transfer',
+          key,
+          request_hash: requestHash(body),
+          state: 'in_progress',
+          execution_id: executionId,
+          response_status: null,
+          response_body: null,
+          created_at: new Date(Date.now() - 3600_000).toISOString(),
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+        })
         .execute();
       return org.organization.id;
     };
@@ -135,9 +178,27 @@ describe('on an automining chain', () => {
       // What a crashed request leaves behind: the row, the signed bytes and hash, never broadcast.
       const account = await organizationAccount(services.store, services.secrets, org.organization.id);
       const fees = await chain.publicClient.estimateFeesPerGas();
-      const raw = await account.signTransaction({ type: 'eip1559', chainId: 31337, nonce: await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' }), gas: 42_000n, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, to, value: parseEther('0.0042') });
+      const raw = await account.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' }),
+        gas: 42_000n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        to,
+        value: parseEther('0.0042'),
+      });
       const id = 'crashedexecution00001';
-      await insertPending(services.store, { id, organizationId: org.organization.id, apiKeyId: null, type: 'transfer', chainId: 31337, from: wallet, to, valueWei: parseEther('0.0042') });
+      await insertPending(services.store, {
+        id,
+        organizationId: org.organization.id,
+        apiKeyId: null,
+        type: 'transfer',
+        chainId: 31337,
+        from: wallet,
+        to,
+        valueWei: parseEther('0.0042'),
+      });
       await storeSigned(services.store, id, keccak256(raw), raw);
       await staleRecord('k-crash', body, id);
 
@@ -212,7 +273,9 @@ describe('on an automining chain', () => {
       const used = BigInt((await fetchJson(`${gw.url}/api/analytics/spend-cap`, { key: gw.ownerKey })).body.dailyUsedWei);
       const keys = await Promise.all([gw.createKey({ name: 'c1' }), gw.createKey({ name: 'c2' })]);
       const targets = Array.from({ length: 50 }, recipient);
-      const results = await Promise.all(targets.map((to, i) => post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.0009' }, { key: keys[i % 2] })));
+      const results = await Promise.all(
+        targets.map((to, i) => post(gw, '/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.0009' }, { key: keys[i % 2] })),
+      );
       const ok = results.filter((r) => r.status === 202 && r.body.status === 'completed');
       const refused = results.filter((r) => r.status === 403);
       expect(ok.length + refused.length).toBe(50);
@@ -230,8 +293,17 @@ describe('on an automining chain', () => {
 
 /** A counter contract whose `act` reverts once `close` has run: lets a test make a transaction revert at inclusion. */
 function compileGate(): { abi: any[]; bytecode: Hex } {
-  const source = 'pragma solidity ^0.8.0; contract Gate { bool public open = true; function close() external { open = false; } function act() external { require(open, "gate closed"); } }';
-  const out = JSON.parse(solc.compile(JSON.stringify({ language: 'Solidity', sources: { 'Gate.sol': { content: source } }, settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } })));
+  const source =
+    'pragma solidity ^0.8.0; contract Gate { bool public open = true; function close() external { open = false; } function act() external { require(open, "gate closed"); } }';
+  const out = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'Gate.sol': { content: source } },
+        settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+      }),
+    ),
+  );
   const gate = out.contracts['Gate.sol'].Gate;
   return { abi: gate.abi, bytecode: `0x${gate.evm.bytecode.object}` };
 }
@@ -284,14 +356,27 @@ describe('receipts fail closed (a chain that mines only when told)', () => {
     await chain.testClient.mine({ blocks: 1 });
     const address = (await chain.publicClient.getTransactionReceipt({ hash: deployHash })).contractAddress!;
 
-    const pending = post(gw, '/api/execute/contract-call', { chainId: 31337, contractAddress: address, functionName: 'act', abi: JSON.stringify(gate.abi) }, { idempotencyKey: 'k-revert' });
+    const pending = post(
+      gw,
+      '/api/execute/contract-call',
+      { chainId: 31337, contractAddress: address, functionName: 'act', abi: JSON.stringify(gate.abi) },
+      { idempotencyKey: 'k-revert' },
+    );
     for (let i = 0; i < 50; i++) {
       const pool = (await chain.testClient.request({ method: 'txpool_content' } as any)) as { pending: Record<string, unknown> };
       if (Object.keys(pool.pending).length > 0) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     // `close` with a higher tip is ordered first in the block, so `act` reverts at inclusion.
-    await deployer.writeContract({ address, abi: gate.abi, functionName: 'close', account: chain.account(1), chain: chain.chain, maxPriorityFeePerGas: parseEther('0.00001'), maxFeePerGas: parseEther('0.0001') });
+    await deployer.writeContract({
+      address,
+      abi: gate.abi,
+      functionName: 'close',
+      account: chain.account(1),
+      chain: chain.chain,
+      maxPriorityFeePerGas: parseEther('0.00001'),
+      maxFeePerGas: parseEther('0.0001'),
+    });
     await chain.testClient.mine({ blocks: 1 });
     const res = await pending;
     expect(res.status).toBe(202);
@@ -300,7 +385,12 @@ describe('receipts fail closed (a chain that mines only when told)', () => {
     expect(res.body.error).toMatch(/reverted on chain/);
     expect(res.body.transactionHash).toBeUndefined();
     // Reverted at inclusion releases the key: the same request executes again (and is refused up front now).
-    const again = await post(gw, '/api/execute/contract-call', { chainId: 31337, contractAddress: address, functionName: 'act', abi: JSON.stringify(gate.abi) }, { idempotencyKey: 'k-revert' });
+    const again = await post(
+      gw,
+      '/api/execute/contract-call',
+      { chainId: 31337, contractAddress: address, functionName: 'act', abi: JSON.stringify(gate.abi) },
+      { idempotencyKey: 'k-revert' },
+    );
     expect(again.body.idempotentReplay).toBeUndefined();
     expect(again.body.status).toBe('failed');
     expect(again.body.error).toMatch(/gate closed/);

@@ -23,13 +23,27 @@ async function post(path: string, body: unknown, init: { key?: string; headers?:
 }
 
 const recipient = randomAddress;
-const usdcBalance = (address: Address) => chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+const usdcBalance = (address: Address) =>
+  chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
 
 beforeAll(async () => {
-  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (logged.push(String(chunk)), realWrite.out(chunk as string, ...(rest as [])))) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => (logged.push(String(chunk)), realWrite.err(chunk as string, ...(rest as [])))) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (
+    logged.push(String(chunk)),
+    realWrite.out(chunk as string, ...(rest as []))
+  )) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => (
+    logged.push(String(chunk)),
+    realWrite.err(chunk as string, ...(rest as []))
+  )) as typeof process.stderr.write;
   chain = await startTestChain(31337);
-  gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: chain.url, FLOWGATE_RATE_LIMITS: 'off', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('5').toString() } });
+  gw = await startTestGateway({
+    env: {
+      FLOWGATE_DEVNET: 'auto',
+      FLOWGATE_RPC_URL_31337: chain.url,
+      FLOWGATE_RATE_LIMITS: 'off',
+      EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('5').toString(),
+    },
+  });
   const org = await gw.gateway.services.organizations.ensure('default');
   wallet = (await gw.gateway.services.organizations.wallet(org.organization.id))!.walletAddress as Address;
 });
@@ -55,7 +69,12 @@ describe('transfer', () => {
 
     const status = await fetchJson(`${gw.url}/api/execute/${res.body.executionId}/status`, { key: gw.ownerKey });
     expect(status.status).toBe(200);
-    expect(status.body).toMatchObject({ executionId: res.body.executionId, status: 'completed', transactionHash: res.body.transactionHash, pollIntervalHint: 0 });
+    expect(status.body).toMatchObject({
+      executionId: res.body.executionId,
+      status: 'completed',
+      transactionHash: res.body.transactionHash,
+      pollIntervalHint: 0,
+    });
     expect(status.headers.get('x-poll-interval-hint')).toBe('0');
   });
 
@@ -68,7 +87,13 @@ describe('transfer', () => {
   });
 
   test('tokenConfig decimals that disagree with the token are refused, nothing signed', async () => {
-    const res = await post('/api/execute/transfer', { chainId: 31337, recipientAddress: recipient(), amount: '1', tokenAddress: TEST_USDC_ADDRESS, tokenConfig: '{"decimals":18,"symbol":"USDC"}' });
+    const res = await post('/api/execute/transfer', {
+      chainId: 31337,
+      recipientAddress: recipient(),
+      amount: '1',
+      tokenAddress: TEST_USDC_ADDRESS,
+      tokenConfig: '{"decimals":18,"symbol":"USDC"}',
+    });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'token_decimals_mismatch', configured: 18, onChain: 6 });
   });
@@ -115,7 +140,11 @@ describe('bad input is a 400 naming the problem, with nothing signed', () => {
     ['inner space', { amount: '0. 001' }, /must not contain whitespace/],
     ['plus sign', { amount: '+0.001' }, /without a sign/],
     ['gas multiplier with space', { gasLimitMultiplier: ' 1.5' }, /gasLimitMultiplier must be a decimal/],
-    ['bad checksum', { recipientAddress: '0x8Ba1f109551bD432803012645Ac136ddd64DBA72' }, /^Invalid recipient address: 0x8Ba1f109551bD432803012645Ac136ddd64DBA72$/],
+    [
+      'bad checksum',
+      { recipientAddress: '0x8Ba1f109551bD432803012645Ac136ddd64DBA72' },
+      /^Invalid recipient address: 0x8Ba1f109551bD432803012645Ac136ddd64DBA72$/,
+    ],
     ['short address', { recipientAddress: '0x1234' }, /expected 0x followed by 40 hex characters/],
     ['Solana address', { recipientAddress: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' }, /Solana address/],
     ['unknown chain', { chainId: 999999 }, /Unsupported chain/],
@@ -132,7 +161,11 @@ describe('bad input is a 400 naming the problem, with nothing signed', () => {
   test('a chain that is not enabled on this gateway is refused', async () => {
     const off = await startTestGateway({ env: { FLOWGATE_DEVNET: 'off' } });
     try {
-      const res = await fetchJson(`${off.url}/api/execute/transfer`, { method: 'POST', key: off.ownerKey, body: JSON.stringify({ chainId: 31337, recipientAddress: recipient(), amount: '0.001' }) });
+      const res = await fetchJson(`${off.url}/api/execute/transfer`, {
+        method: 'POST',
+        key: off.ownerKey,
+        body: JSON.stringify({ chainId: 31337, recipientAddress: recipient(), amount: '0.001' }),
+      });
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'chain_disabled' });
     } finally {
@@ -167,7 +200,13 @@ const USDC_ABI = JSON.stringify(erc20Abi);
 describe('contract-call', () => {
   test('a view function returns its decoded result without signing', async () => {
     const before = await chain.publicClient.getTransactionCount({ address: wallet });
-    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'balanceOf', functionArgs: JSON.stringify([wallet]), abi: USDC_ABI });
+    const res = await post('/api/execute/contract-call', {
+      chainId: 31337,
+      contractAddress: TEST_USDC_ADDRESS,
+      functionName: 'balanceOf',
+      functionArgs: JSON.stringify([wallet]),
+      abi: USDC_ABI,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, type: 'read', functionName: 'balanceOf' });
     expect(BigInt(res.body.result)).toBe(await usdcBalance(wallet));
@@ -176,10 +215,18 @@ describe('contract-call', () => {
 
   test('a write is signed, verified and recorded; raw calldata decodes to the same typed call', async () => {
     const spender = recipient();
-    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, abiFunction: 'approve', functionArgs: JSON.stringify([spender, '5000000']), abi: USDC_ABI });
+    const res = await post('/api/execute/contract-call', {
+      chainId: 31337,
+      contractAddress: TEST_USDC_ADDRESS,
+      abiFunction: 'approve',
+      functionArgs: JSON.stringify([spender, '5000000']),
+      abi: USDC_ABI,
+    });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'completed', result: { functionName: 'approve', args: [spender, '5000000'] } });
-    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(5_000_000n);
+    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(
+      5_000_000n,
+    );
 
     const data = encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, 7_000_000n] });
     const viaData = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, data, abi: USDC_ABI });
@@ -188,7 +235,13 @@ describe('contract-call', () => {
 
   test('approving more than 100 USD of a stablecoin to a non-protocol spender is refused, nothing signed', async () => {
     const before = await chain.publicClient.getTransactionCount({ address: wallet });
-    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'approve', functionArgs: JSON.stringify([recipient(), '150000000']), abi: USDC_ABI });
+    const res = await post('/api/execute/contract-call', {
+      chainId: 31337,
+      contractAddress: TEST_USDC_ADDRESS,
+      functionName: 'approve',
+      functionArgs: JSON.stringify([recipient(), '150000000']),
+      abi: USDC_ABI,
+    });
     expect(res.status).toBe(202);
     expect(res.body.status).toBe('failed');
     expect(res.body.error).toMatch(/exceeds the 100\.0 USD per-transaction limit/);
@@ -196,19 +249,34 @@ describe('contract-call', () => {
   });
 
   const bad: [string, Record<string, unknown>, RegExp][] = [
-    ['functionName and abiFunction disagree', { functionName: 'approve', abiFunction: 'transfer' }, /functionName "approve" and abiFunction "transfer" disagree/],
+    [
+      'functionName and abiFunction disagree',
+      { functionName: 'approve', abiFunction: 'transfer' },
+      /functionName "approve" and abiFunction "transfer" disagree/,
+    ],
     ['ABI is not JSON', { abi: '[{not json' }, /abi must be valid JSON/],
     ['ABI is not an array', { abi: '{"type":"function"}' }, /JSON array of ABI entries/],
     ['function missing', { functionName: 'aprove' }, /no function "aprove". Did you mean "approve"/],
     ['argument count', { functionArgs: '["0x0000000000000000000000000000000000000001"]' }, /approve takes 2 argument/],
     ['argument type', { functionArgs: '["not-an-address", "1"]' }, /functionArgs do not fit approve/],
     ['functionArgs not an array', { functionArgs: '{"a":1}' }, /JSON array string/],
-    ['errorAbis with no error', { errorAbis: [JSON.stringify([{ type: 'function', name: 'f', inputs: [], outputs: [], stateMutability: 'view' }])] }, /declares no buildable error/],
+    [
+      'errorAbis with no error',
+      { errorAbis: [JSON.stringify([{ type: 'function', name: 'f', inputs: [], outputs: [], stateMutability: 'view' }])] },
+      /declares no buildable error/,
+    ],
     ['too many errorAbis', { errorAbis: Array.from({ length: 5 }, () => '[{"type":"error","name":"E","inputs":[]}]') }, /at most 4 documents/],
     ['errorAbis over 16 KB', { errorAbis: [JSON.stringify([{ type: 'error', name: 'E'.repeat(17000), inputs: [] }])] }, /at most 16 KB/],
   ];
   test.each(bad)('400 when %s', async (_name, patch, message) => {
-    const res = await post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'approve', functionArgs: JSON.stringify([recipient(), '1']), abi: USDC_ABI, ...patch });
+    const res = await post('/api/execute/contract-call', {
+      chainId: 31337,
+      contractAddress: TEST_USDC_ADDRESS,
+      functionName: 'approve',
+      functionArgs: JSON.stringify([recipient(), '1']),
+      abi: USDC_ABI,
+      ...patch,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(message);
   });
@@ -217,7 +285,13 @@ describe('contract-call', () => {
 describe('check-and-execute', () => {
   test('writes only when the condition holds, and returns an execution id either way', async () => {
     const spender = recipient();
-    const base = { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, functionName: 'allowance', functionArgs: JSON.stringify([wallet, spender]), abi: USDC_ABI };
+    const base = {
+      chainId: 31337,
+      contractAddress: TEST_USDC_ADDRESS,
+      functionName: 'allowance',
+      functionArgs: JSON.stringify([wallet, spender]),
+      abi: USDC_ABI,
+    };
     const action = { contractAddress: TEST_USDC_ADDRESS, functionName: 'approve', functionArgs: JSON.stringify([spender, '3000000']), abi: USDC_ABI };
     const notMet = await post('/api/execute/check-and-execute', { ...base, condition: { operator: 'gt', value: '0' }, action });
     expect(notMet.status).toBe(202);
@@ -228,7 +302,9 @@ describe('check-and-execute', () => {
     const met = await post('/api/execute/check-and-execute', { ...base, condition: { operator: 'eq', value: 0 }, action });
     expect(met.body).toMatchObject({ status: 'completed', result: { conditionMet: true } });
     expect(met.body.transactionHash).toMatch(/^0x/);
-    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(3_000_000n);
+    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(
+      3_000_000n,
+    );
   });
 });
 
@@ -253,7 +329,11 @@ describe('MCP tools', () => {
 
 test('no response ever carries wallet key material', async () => {
   const org = await gw.gateway.services.organizations.ensure('default');
-  const row = await gw.gateway.services.store.selectFrom('wallets').select(['evm_key_encrypted']).where('organization_id', '=', org.organization.id).executeTakeFirstOrThrow();
+  const row = await gw.gateway.services.store
+    .selectFrom('wallets')
+    .select(['evm_key_encrypted'])
+    .where('organization_id', '=', org.organization.id)
+    .executeTakeFirstOrThrow();
   const key = gw.gateway.services.secrets.open(row.evm_key_encrypted, org.organization.id).replace(/^0x/, '');
   expect(responses.length).toBeGreaterThan(10);
   for (const text of [...responses, ...logged]) {

@@ -62,7 +62,9 @@ describe('/.well-known/mcp', () => {
     expect(body.protocolVersions).toContain(LATEST_PROTOCOL_VERSION);
 
     const client = new Client({ name: 'well-known-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/.well-known/mcp`), { requestInit: { headers: { Authorization: `Bearer ${gw.ownerKey}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gw.url}/.well-known/mcp`), { requestInit: { headers: { Authorization: `Bearer ${gw.ownerKey}` } } }),
+    );
     const viaWellKnown = (await client.listTools()).tools.map((t) => t.name).sort();
     await client.close();
     const direct = await connectMcp(gw.url, gw.ownerKey);
@@ -91,7 +93,10 @@ describe('A2A agent card', () => {
     const mcpTools = registry.filter((t) => t.mcp).map((t) => t.name);
     for (const name of mcpTools) {
       const naming = body.skills.filter((s: { description: string }) => new RegExp(`\\b${name}\\b`).test(s.description));
-      expect(naming.map((s: { id: string }) => s.id), name).toHaveLength(1);
+      expect(
+        naming.map((s: { id: string }) => s.id),
+        name,
+      ).toHaveLength(1);
     }
     const skill = (id: string) => body.skills.find((s: { id: string }) => s.id === id);
     expect(skill('executions').tags).toContain('requires-api-key');
@@ -119,7 +124,12 @@ describe('ERC-8004 registration', () => {
     expect(status).toBe(200);
     expect(schemaErrors(validators.erc8004Registration, body)).toEqual([]);
     expect(body.registrations).toEqual([{ agentId: 42, agentRegistry: REGISTRY_ADDRESS }]);
-    expect(body.services).toEqual(expect.arrayContaining([{ name: 'MCP', endpoint: `${BASE}/mcp`, version: expect.any(String) }, expect.objectContaining({ name: 'A2A', endpoint: `${BASE}/.well-known/agent-card.json` })]));
+    expect(body.services).toEqual(
+      expect.arrayContaining([
+        { name: 'MCP', endpoint: `${BASE}/mcp`, version: expect.any(String) },
+        expect.objectContaining({ name: 'A2A', endpoint: `${BASE}/.well-known/agent-card.json` }),
+      ]),
+    );
 
     const card = (await fetchJson(`${registered.url}/.well-known/agent-card.json`)).body;
     expect(card.registrations).toEqual([{ agentId: 42, agentRegistry: REGISTRY_ADDRESS }]);

@@ -19,9 +19,14 @@ const ALL_SLUGS = [...PAGE_SLUGS, ACTION_REFERENCE_SLUG];
 
 describe('docs pages', () => {
   it('one Markdown file per area in docs/, and every file is served', () => {
-    const files = fs.readdirSync(DOCS_DIR).filter((f) => f.endsWith('.md')).map((f) => f.replace(/\.md$/, '')).sort();
+    const files = fs
+      .readdirSync(DOCS_DIR)
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => f.replace(/\.md$/, ''))
+      .sort();
     expect(files).toEqual([...PAGE_SLUGS].sort());
-    for (const area of ['quick-start', 'authentication', 'workflows', 'executions', 'direct-execution', 'payments', 'mcp', 'limits', 'errors', 'versioning']) expect(files).toContain(area);
+    for (const area of ['quick-start', 'authentication', 'workflows', 'executions', 'direct-execution', 'payments', 'mcp', 'limits', 'errors', 'versioning'])
+      expect(files).toContain(area);
   });
 
   it.each(ALL_SLUGS)('/docs/%s is HTML by default, Markdown with Accept: text/markdown or .md, and Vary: Accept', async (slug) => {
@@ -159,7 +164,9 @@ describe('markdown rendering', () => {
   });
 
   it('keeps cron expressions intact: asterisks are not emphasis', async () => {
-    expect(renderMarkdown('Every quarter hour: */15 * * * * (or `*/15 * * * *`).')).toContain('Every quarter hour: */15 * * * * (or <code>*/15 * * * *</code>).');
+    expect(renderMarkdown('Every quarter hour: */15 * * * * (or `*/15 * * * *`).')).toContain(
+      'Every quarter hour: */15 * * * * (or <code>*/15 * * * *</code>).',
+    );
     // The served action reference documents scheduleCron with this example.
     const page = await get(`/docs/${ACTION_REFERENCE_SLUG}`);
     expect(page.body).toContain('*/15 * * * *');

@@ -30,15 +30,27 @@ describe('durability', () => {
     const target = await startHttpTarget();
     const dataDir = tempDir();
     const port = await freePort();
-    const env = { FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_ENGINE_LEASE_MS: '2000', FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1', FLOWGATE_RATE_LIMITS: 'off' };
+    const env = {
+      FLOWGATE_DATA_DIR: dataDir,
+      PORT: String(port),
+      FLOWGATE_ENGINE_LEASE_MS: '2000',
+      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+      FLOWGATE_RATE_LIMITS: 'off',
+    };
     const base = `http://127.0.0.1:${port}`;
     try {
       const first = await serve(env);
       const key = /^\s+(svc_\S+)$/m.exec(first.out())![1]!;
       const api = (p: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${base}${p}`, { key, ...init });
-      const create = (nodes: unknown[], edges: unknown[]) => api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Crash', nodes, edges }) });
+      const create = (nodes: unknown[], edges: unknown[]) =>
+        api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Crash', nodes, edges }) });
       const t = { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
-      const quick = (await create([t, { id: 's', type: 'action', data: { label: 'Sum', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1]' } } }], [{ source: 't', target: 's' }])).body.id;
+      const quick = (
+        await create(
+          [t, { id: 's', type: 'action', data: { label: 'Sum', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1]' } } }],
+          [{ source: 't', target: 's' }],
+        )
+      ).body.id;
       // Before the step that hangs: a For Each whose rows the engine commits in batches; all of them must survive the kill.
       const items = 100;
       const slow = (
@@ -46,9 +58,17 @@ describe('durability', () => {
           [
             t,
             { id: 'loop', type: 'action', data: { label: 'Loop', config: { actionType: 'For Each', arraySource: '{{@t:Start.items}}' } } },
-            { id: 'sq', type: 'action', data: { label: 'Square', config: { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, 2]' } } },
+            {
+              id: 'sq',
+              type: 'action',
+              data: { label: 'Square', config: { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, 2]' } },
+            },
             { id: 'col', type: 'action', data: { label: 'Collect', config: { actionType: 'Collect' } } },
-            { id: 'h', type: 'action', data: { label: 'Hang', config: { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 30000 } } },
+            {
+              id: 'h',
+              type: 'action',
+              data: { label: 'Hang', config: { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 30000 } },
+            },
           ],
           [
             { source: 't', target: 'loop' },
@@ -61,7 +81,10 @@ describe('durability', () => {
 
       const done = (await api(`/api/workflows/${quick}/execute`, { method: 'POST', body: '{}' })).body.executionId;
       expect((await api(`/api/workflows/executions/${done}/wait`)).body.status).toBe('success');
-      const startedSlow = await api(`/api/workflows/${slow}/execute`, { method: 'POST', body: JSON.stringify({ input: { items: Array.from({ length: items }, (_, i) => i) } }) });
+      const startedSlow = await api(`/api/workflows/${slow}/execute`, {
+        method: 'POST',
+        body: JSON.stringify({ input: { items: Array.from({ length: items }, (_, i) => i) } }),
+      });
       expect(startedSlow.status, JSON.stringify(startedSlow.body)).toBe(200);
       const interrupted = startedSlow.body.executionId;
       for (let i = 0; i < 50 && (await api(`/api/workflows/executions/${interrupted}/status`)).body.status !== 'running'; i++) await sleep(100);
@@ -79,7 +102,9 @@ describe('durability', () => {
         // Every step before the interrupted one is logged, complete and in order; the interrupted one ends with the run.
         const logs = ((await api(`/api/workflows/executions/${interrupted}/logs`)).body.logs as any[]).reverse();
         expect(logs.map((l) => l.nodeId)).toEqual(['t', 'loop', ...Array.from({ length: items }, () => 'sq'), 'col', 'h']);
-        expect(logs.filter((l) => l.nodeId === 'sq').map((l) => [l.iterationIndex, l.status, l.output.data.result])).toEqual(Array.from({ length: items }, (_, i) => [i, 'success', i * 2]));
+        expect(logs.filter((l) => l.nodeId === 'sq').map((l) => [l.iterationIndex, l.status, l.output.data.result])).toEqual(
+          Array.from({ length: items }, (_, i) => [i, 'success', i * 2]),
+        );
         expect(logs.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'success' });
         expect(logs.at(-1)).toMatchObject({ nodeId: 'h', status: 'error', error: expect.stringContaining('Interrupted') });
         expect((await api(`/api/workflows/executions/${done}/status`)).body.status).toBe('success');
@@ -114,7 +139,9 @@ describe('schedules', () => {
     const workflowId = created.body.id;
     const store = () => gw.gateway.services.store;
     const occurrences = async () =>
-      (await store().selectFrom('workflow_executions').select(['scheduled_for', 'status']).where('workflow_id', '=', workflowId).execute()).map((r) => r.scheduled_for!);
+      (await store().selectFrom('workflow_executions').select(['scheduled_for', 'status']).where('workflow_id', '=', workflowId).execute()).map(
+        (r) => r.scheduled_for!,
+      );
 
     await sleep(2500);
     const running = await occurrences();
@@ -133,7 +160,9 @@ describe('schedules', () => {
     await gw.close();
     const beforeRestart = await (async () => {
       const s = (await startTestGateway({ env: { ...env, FLOWGATE_SCHEDULER_TICK_MS: '60000' }, dataDir })).gateway;
-      const list = (await s.services.store.selectFrom('workflow_executions').select('scheduled_for').where('workflow_id', '=', workflowId).execute()).map((r) => r.scheduled_for!);
+      const list = (await s.services.store.selectFrom('workflow_executions').select('scheduled_for').where('workflow_id', '=', workflowId).execute()).map(
+        (r) => r.scheduled_for!,
+      );
       await s.close();
       return list;
     })();

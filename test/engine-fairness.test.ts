@@ -79,7 +79,10 @@ describe('one tenant cannot stall another', () => {
 
     expect(codeDone.body.status, JSON.stringify(codeDone.body)).toBe('success');
     expect(plainDone.body.status, JSON.stringify(plainDone.body)).toBe('success');
-    expect(aStatuses.every((s) => s === 'running' || s === 'pending'), aStatuses.join(',')).toBe(true);
+    expect(
+      aStatuses.every((s) => s === 'running' || s === 'pending'),
+      aStatuses.join(','),
+    ).toBe(true);
     // A is held to its share of the slots, not shut out: some of its runs are running, the rest wait their turn.
     expect(aStatuses.filter((s) => s === 'running').length).toBeGreaterThan(0);
     expect(aStatuses.filter((s) => s === 'pending').length).toBeGreaterThan(0);
@@ -111,13 +114,23 @@ describe('one tenant cannot stall another', () => {
     const old = Date.parse('2020-01-01T00:00:00Z');
     await store
       .insertInto('workflow_executions')
-      .values(Array.from({ length: 150 }, (_, i) => row(`backlog-a-${String(i).padStart(3, '0')}`, workflowA, a.organizationId, new Date(old + i).toISOString())))
+      .values(
+        Array.from({ length: 150 }, (_, i) => row(`backlog-a-${String(i).padStart(3, '0')}`, workflowA, a.organizationId, new Date(old + i).toISOString())),
+      )
       .execute();
-    await store.insertInto('workflow_executions').values(row('late-b', workflowB, b.organizationId, new Date(old + 10_000).toISOString())).execute();
+    await store
+      .insertInto('workflow_executions')
+      .values(row('late-b', workflowB, b.organizationId, new Date(old + 10_000).toISOString()))
+      .execute();
     try {
       const batch = await pendingExecutionIds(store, 100);
       expect(batch).toHaveLength(100);
-      expect(batch.slice(0, 2).map((r) => r.id).sort()).toEqual(['backlog-a-000', 'late-b']);
+      expect(
+        batch
+          .slice(0, 2)
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual(['backlog-a-000', 'late-b']);
     } finally {
       await store.deleteFrom('workflow_executions').where('id', 'like', 'backlog-a-%').execute();
       await store.deleteFrom('workflow_executions').where('id', '=', 'late-b').execute();

@@ -71,7 +71,11 @@ test('a chain that cannot be read leaves the run unconfirmed; the sweep settles 
   const workflow = await createWorkflowViaApi(gw.url, gw.ownerKey);
   const org = await services.organizations.ensure('default');
   const id = await insertExecution(services.store, workflow.id, org.organization.id);
-  await services.store.updateTable('workflow_executions').set({ status: 'unconfirmed', completed_at: null, transaction_hashes: JSON.stringify(inconclusive.transactionHashes) }).where('id', '=', id).execute();
+  await services.store
+    .updateTable('workflow_executions')
+    .set({ status: 'unconfirmed', completed_at: null, transaction_hashes: JSON.stringify(inconclusive.transactionHashes) })
+    .where('id', '=', id)
+    .execute();
   const settled = await reverifyUnconfirmed(services);
   expect(settled).toContainEqual({ id, status: 'success' });
   const row = await services.store.selectFrom('workflow_executions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

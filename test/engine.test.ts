@@ -58,7 +58,10 @@ describe('running workflows', () => {
     const logs = await logsOf(result.executionId);
     expect(logs.map((l) => l.nodeId)).toEqual(['sum', 'fetch', 't']);
     const triggerLog = logs.find((l) => l.nodeId === 't');
-    expect(triggerLog.output).toMatchObject({ success: true, data: { triggered: true, symbol: 'ETH', triggeredAt: expect.any(String), timestamp: expect.any(Number) } });
+    expect(triggerLog.output).toMatchObject({
+      success: true,
+      data: { triggered: true, symbol: 'ETH', triggeredAt: expect.any(String), timestamp: expect.any(Number) },
+    });
     const fetchLog = logs.find((l) => l.nodeId === 'fetch');
     expect(fetchLog.input.endpoint).toBe(`${target.url}/prices?for=ETH`);
     expect(fetchLog).toMatchObject({ status: 'success', nodeType: 'HTTP Request', error: null, iterationIndex: null });
@@ -147,7 +150,9 @@ describe('running workflows', () => {
     const iterations = oldestFirst.filter((l) => l.nodeId === 'sq');
     expect(iterations.map((l) => l.iterationIndex)).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(iterations.map((l) => l.output.data.result)).toEqual(Array.from({ length: count }, (_, i) => i * i));
-    expect(iterations.every((l) => l.status === 'success' && l.forEachNodeId === 'loop' && l.input.operation === 'product' && l.completedAt !== null)).toBe(true);
+    expect(iterations.every((l) => l.status === 'success' && l.forEachNodeId === 'loop' && l.input.operation === 'product' && l.completedAt !== null)).toBe(
+      true,
+    );
     expect(oldestFirst.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'success', output: { iterations: count } });
   });
 
@@ -165,7 +170,10 @@ describe('running workflows', () => {
   });
 
   it('contains sandboxed code that loops forever: the node fails at its limit, the gateway keeps serving', async () => {
-    const id = await createWorkflow([trigger(), action('spin', 'Spin', { actionType: 'code/run-code', code: 'while (true) {}', timeout: 300 })], [{ source: 't', target: 'spin' }]);
+    const id = await createWorkflow(
+      [trigger(), action('spin', 'Spin', { actionType: 'code/run-code', code: 'while (true) {}', timeout: 300 })],
+      [{ source: 't', target: 'spin' }],
+    );
     const result = await run(id);
     expect(result.status).toBe('error');
     expect(result.error).toMatch(/time limit/i);
@@ -176,7 +184,10 @@ describe('running workflows', () => {
 describe('idempotency, legacy path, webhooks', () => {
   let simple: string;
   beforeAll(async () => {
-    simple = await createWorkflow([trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1,2]' })], [{ source: 't', target: 'sum' }]);
+    simple = await createWorkflow(
+      [trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1,2]' })],
+      [{ source: 't', target: 'sum' }],
+    );
   });
 
   it('replays the same Idempotency-Key and body, and refuses a different body', async () => {
@@ -206,10 +217,14 @@ describe('idempotency, legacy path, webhooks', () => {
     const webhookKey = (await api('/api/api-keys', { method: 'POST', body: JSON.stringify({ name: 'hook' }) })).body.key;
     const schema = JSON.stringify({ type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } });
     const id = await createWorkflow(
-      [trigger({ triggerType: 'Webhook', webhookSchema: schema }), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.body.amount}}, 1]' })],
+      [
+        trigger({ triggerType: 'Webhook', webhookSchema: schema }),
+        action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.body.amount}}, 1]' }),
+      ],
       [{ source: 't', target: 'sum' }],
     );
-    const hook = (body: unknown, key = webhookKey, wf = id) => fetchJson(`${gw.url}/api/workflows/${wf}/webhook?source=test`, { method: 'POST', key, body: JSON.stringify(body) });
+    const hook = (body: unknown, key = webhookKey, wf = id) =>
+      fetchJson(`${gw.url}/api/workflows/${wf}/webhook?source=test`, { method: 'POST', key, body: JSON.stringify(body) });
     const started = await hook({ amount: 41 });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     const done = (await api(`/api/workflows/executions/${started.body.executionId}/wait`)).body;
@@ -262,7 +277,10 @@ describe('following runs', () => {
   });
 
   it('exposes execute, wait, get, list and delete through MCP', async () => {
-    const id = await createWorkflow([trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[2,3]' })], [{ source: 't', target: 'sum' }]);
+    const id = await createWorkflow(
+      [trigger(), action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[2,3]' })],
+      [{ source: 't', target: 'sum' }],
+    );
     const client = await connectMcp(gw.url, gw.ownerKey);
     const started = await callTool(client, 'execute_workflow', { workflowId: id, input: { x: 1 }, idempotency_key: `mcp-${Date.now()}` });
     expect(started.isError).toBe(false);
@@ -302,8 +320,16 @@ describe('following runs', () => {
 
   it('over MCP a 60 s wait answers completed:false before the client times out, with strictly increasing progress', async () => {
     // Three 25 s steps: still running when the MCP wait gives up at 55 s.
-    const hang = (id: string) => action(id, `Slow ${id}`, { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms=25000`, httpMethod: 'GET', timeout: 30000 });
-    const id = await createWorkflow([trigger(), hang('h1'), hang('h2'), hang('h3')], [{ source: 't', target: 'h1' }, { source: 'h1', target: 'h2' }, { source: 'h2', target: 'h3' }]);
+    const hang = (id: string) =>
+      action(id, `Slow ${id}`, { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms=25000`, httpMethod: 'GET', timeout: 30000 });
+    const id = await createWorkflow(
+      [trigger(), hang('h1'), hang('h2'), hang('h3')],
+      [
+        { source: 't', target: 'h1' },
+        { source: 'h1', target: 'h2' },
+        { source: 'h2', target: 'h3' },
+      ],
+    );
     const client = await connectMcp(gw.url, gw.ownerKey);
     const started = await callTool(client, 'execute_workflow', { workflowId: id });
     const notifications: { progress: number; total?: number }[] = [];
@@ -329,7 +355,12 @@ describe('following runs', () => {
     const response = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gw.ownerKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'wait_for_execution', arguments: { executionId: started.executionId }, _meta: { progressToken: 'p-1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'wait_for_execution', arguments: { executionId: started.executionId }, _meta: { progressToken: 'p-1' } },
+      }),
     });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     // Parsed by a real SSE parser, as an EventSource-style client reads it.
@@ -349,7 +380,10 @@ describe('following runs', () => {
 
   it('truncates large step data in get_execution unless asked not to', async () => {
     const big = 'x'.repeat(10_000);
-    const id = await createWorkflow([trigger(), action('echo', 'Echo', { actionType: 'code/run-code', code: `return { text: {{@t:Start.text}} };` })], [{ source: 't', target: 'echo' }]);
+    const id = await createWorkflow(
+      [trigger(), action('echo', 'Echo', { actionType: 'code/run-code', code: `return { text: {{@t:Start.text}} };` })],
+      [{ source: 't', target: 'echo' }],
+    );
     const result = await run(id, { text: big });
     const client = await connectMcp(gw.url, gw.ownerKey);
     const short = await callTool(client, 'get_execution', { executionId: result.executionId, nodeIds: ['echo'] });

@@ -33,16 +33,32 @@ describe('POST /api/execute/node', () => {
     const res = await post('/api/execute/node', { actionType: 'web3/check-token-balance', config: { network: '31337', address: wallet, tokenConfig: usdc } });
     expect(res.status).toBe(200);
     const raw = await tokenBalance(chain, TEST_USDC_ADDRESS, wallet);
-    expect(res.body).toEqual({ success: true, type: 'read', actionType: 'web3/check-token-balance', output: expect.objectContaining({ balanceRaw: raw.toString(), symbol: 'USDC', decimals: 6, address: wallet }) });
+    expect(res.body).toEqual({
+      success: true,
+      type: 'read',
+      actionType: 'web3/check-token-balance',
+      output: expect.objectContaining({ balanceRaw: raw.toString(), symbol: 'USDC', decimals: 6, address: wallet }),
+    });
     expect(res.headers.get('x-ratelimit-limit')).toBe('60');
   });
 
   // The default daily cap (0.02 ETH) applies here: amounts stay small.
   test('a write is a direct execution of type node: 202, completed, on chain, readable by status', async () => {
     const to = randomAddress();
-    const res = await post('/api/execute/node', { actionType: 'web3/transfer-funds', config: { network: '31337', amount: '0.0042', recipientAddress: to }, simulate: false });
+    const res = await post('/api/execute/node', {
+      actionType: 'web3/transfer-funds',
+      config: { network: '31337', amount: '0.0042', recipientAddress: to },
+      simulate: false,
+    });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ type: 'node', status: 'completed', from: wallet, to, value: parseEther('0.0042').toString(), result: { actionType: 'web3/transfer-funds' } });
+    expect(res.body).toMatchObject({
+      type: 'node',
+      status: 'completed',
+      from: wallet,
+      to,
+      value: parseEther('0.0042').toString(),
+      result: { actionType: 'web3/transfer-funds' },
+    });
     expect(res.body.receipts[0]).toMatchObject({ verified: true, receiptStatus: 'success' });
     expect(await chain.publicClient.getBalance({ address: to })).toBe(parseEther('0.0042'));
 
@@ -52,7 +68,10 @@ describe('POST /api/execute/node', () => {
 
   test('the stablecoin limit applies: 202 failed, nothing signed', async () => {
     const before = await nonce();
-    const res = await post('/api/execute/node', { actionType: 'web3/transfer-token', config: { network: '31337', tokenConfig: usdc, amount: '150', recipientAddress: randomAddress() } });
+    const res = await post('/api/execute/node', {
+      actionType: 'web3/transfer-token',
+      config: { network: '31337', tokenConfig: usdc, amount: '150', recipientAddress: randomAddress() },
+    });
     expect(res.status).toBe(202);
     expect(res.body.status).toBe('failed');
     expect(res.body.error).toMatch(/^Stablecoin transfer of 150\.0 USDC exceeds the 100\.0 USD per-transaction limit/);
@@ -71,7 +90,11 @@ describe('POST /api/execute/node', () => {
 
   test.each([
     ['top level', { simulate: true, config: { network: '31337', amount: '0.01', recipientAddress: '0x000000000000000000000000000000000000dEaD' } }, 'simulate'],
-    ['inside config', { config: { network: '31337', amount: '0.01', recipientAddress: '0x000000000000000000000000000000000000dEaD', simulate: true } }, 'config.simulate'],
+    [
+      'inside config',
+      { config: { network: '31337', amount: '0.01', recipientAddress: '0x000000000000000000000000000000000000dEaD', simulate: true } },
+      'config.simulate',
+    ],
   ])('simulate:true %s is 400 unsupported_param and nothing is signed', async (_where, body, param) => {
     const before = await nonce();
     const res = await post('/api/execute/node', { actionType: 'web3/transfer-funds', ...body });
@@ -100,7 +123,10 @@ describe('POST /api/execute/node', () => {
   });
 
   test('bad config is a 400 naming the field', async () => {
-    const res = await post('/api/execute/node', { actionType: 'web3/transfer-funds', config: { network: '31337', amount: '-1', recipientAddress: randomAddress() } });
+    const res = await post('/api/execute/node', {
+      actionType: 'web3/transfer-funds',
+      config: { network: '31337', amount: '-1', recipientAddress: randomAddress() },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/amount must not be negative/);
   });
@@ -110,7 +136,11 @@ describe('POST /api/execute/node', () => {
     const read = await post('/api/execute/node', { actionType: 'web3/check-balance', config: { network: '31337', address: wallet } }, { key });
     expect(read.status).toBe(200);
     const before = await nonce();
-    const write = await post('/api/execute/node', { actionType: 'web3/transfer-funds', config: { network: '31337', amount: '0.01', recipientAddress: randomAddress() } }, { key });
+    const write = await post(
+      '/api/execute/node',
+      { actionType: 'web3/transfer-funds', config: { network: '31337', amount: '0.01', recipientAddress: randomAddress() } },
+      { key },
+    );
     expect(write.status).toBe(403);
     expect(write.body.code).toBe('insufficient_scope');
     expect(await nonce()).toBe(before);

@@ -50,21 +50,47 @@ afterAll(() => gw?.close());
 
 describe.skipIf(skip)('MCP Inspector CLI', { timeout: 300_000 }, () => {
   it('lists the organization tools of a started gateway over streamable HTTP', async () => {
-    const { code, stdout, stderr } = await npx([INSPECTOR], ['mcp-inspector', '--cli', `${gw.url}/mcp`, '--transport', 'http', '--method', 'tools/list', '--header', `Authorization: Bearer ${gw.ownerKey}`]);
+    const { code, stdout, stderr } = await npx(
+      [INSPECTOR],
+      ['mcp-inspector', '--cli', `${gw.url}/mcp`, '--transport', 'http', '--method', 'tools/list', '--header', `Authorization: Bearer ${gw.ownerKey}`],
+    );
     expect(code, stderr).toBe(0);
     const { tools } = JSON.parse(stdout.slice(stdout.indexOf('{')));
-    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(registry.filter((t) => t.mcp).map((t) => t.name).sort());
+    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(
+      registry
+        .filter((t) => t.mcp)
+        .map((t) => t.name)
+        .sort(),
+    );
     for (const tool of tools) expect(tool.inputSchema.type).toBe('object');
   });
 
   it('calls a tool and reports a refused key as a failure', async () => {
-    const call = await npx([INSPECTOR], ['mcp-inspector', '--cli', `${gw.url}/mcp`, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'list_chains', '--header', `Authorization: Bearer ${gw.ownerKey}`]);
+    const call = await npx(
+      [INSPECTOR],
+      [
+        'mcp-inspector',
+        '--cli',
+        `${gw.url}/mcp`,
+        '--transport',
+        'http',
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'list_chains',
+        '--header',
+        `Authorization: Bearer ${gw.ownerKey}`,
+      ],
+    );
     expect(call.code, call.stderr).toBe(0);
     const result = JSON.parse(call.stdout.slice(call.stdout.indexOf('{')));
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent.chains.length).toBeGreaterThan(0);
 
-    const refused = await npx([INSPECTOR], ['mcp-inspector', '--cli', `${gw.url}/mcp`, '--transport', 'http', '--method', 'tools/list', '--header', 'Authorization: Bearer svc_not-a-key']);
+    const refused = await npx(
+      [INSPECTOR],
+      ['mcp-inspector', '--cli', `${gw.url}/mcp`, '--transport', 'http', '--method', 'tools/list', '--header', 'Authorization: Bearer svc_not-a-key'],
+    );
     expect(refused.code).not.toBe(0);
     expect(refused.stdout + refused.stderr).toContain('Invalid or revoked API key');
   });
@@ -73,7 +99,10 @@ describe.skipIf(skip)('MCP Inspector CLI', { timeout: 300_000 }, () => {
 describe.skipIf(skip)('MCP conformance suite (server scenarios)', { timeout: 300_000 }, () => {
   it('passes every applicable scenario; the rest are listed with reasons in test/conformance/baseline.yml', async () => {
     const outputDir = tempDir('flowgate-conformance-');
-    const { code, stdout, stderr } = await npx([CONFORMANCE], ['conformance', 'server', '--url', `${gw.url}/mcp`, '--expected-failures', BASELINE, '-o', outputDir]);
+    const { code, stdout, stderr } = await npx(
+      [CONFORMANCE],
+      ['conformance', 'server', '--url', `${gw.url}/mcp`, '--expected-failures', BASELINE, '-o', outputDir],
+    );
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toContain('Baseline check passed');
 
@@ -84,7 +113,10 @@ describe.skipIf(skip)('MCP conformance suite (server scenarios)', { timeout: 300
       expect(dir, scenario).toBeTruthy();
       const checks = JSON.parse(fs.readFileSync(path.join(outputDir, dir!, 'checks.json'), 'utf8')) as { status: string }[];
       expect(checks.length, scenario).toBeGreaterThan(0);
-      expect(checks.map((c) => c.status), scenario).toEqual(checks.map(() => 'SUCCESS'));
+      expect(
+        checks.map((c) => c.status),
+        scenario,
+      ).toEqual(checks.map(() => 'SUCCESS'));
     }
   });
 });

@@ -106,7 +106,22 @@ function plausible(schema: Schema | undefined, name: string, depth = 0): Json {
 }
 
 const oddUnicode = fc.oneof(
-  fc.constantFrom('\ud800', '\udfff', 'a\ud800b', '\u202eevil\u202c', '\u200b', '\u200d\u200c', 'a\u0000b', '\u0000', '\ufeff', '\uffff', '𝕏̸̡', '٠١٢', 'İı', '\u2028\u2029'),
+  fc.constantFrom(
+    '\ud800',
+    '\udfff',
+    'a\ud800b',
+    '\u202eevil\u202c',
+    '\u200b',
+    '\u200d\u200c',
+    'a\u0000b',
+    '\u0000',
+    '\ufeff',
+    '\uffff',
+    '𝕏̸̡',
+    '٠١٢',
+    'İı',
+    '\u2028\u2029',
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
 );
 const wrongTyped: fc.Arbitrary<Json> = fc.constantFrom<Json>(0, -1, 1.5, true, false, null, '', 'x', [], [1, 'a'], {}, { a: { b: [] } }, '0', 'true', 'null');
@@ -129,7 +144,15 @@ const withKey = (target: Record<string, Json>, key: string, value: Json) => {
 };
 
 /** Any one bad value, for a mutation deep inside an otherwise valid input. */
-const anyBad: fc.Arbitrary<Json> = fc.oneof(wrongTyped, huge, deep, nonFinite, negative, oddUnicode, pollution.map((v) => withKey({}, '__proto__', v)));
+const anyBad: fc.Arbitrary<Json> = fc.oneof(
+  wrongTyped,
+  huge,
+  deep,
+  nonFinite,
+  negative,
+  oddUnicode,
+  pollution.map((v) => withKey({}, '__proto__', v)),
+);
 
 /** Every property filled (arrays with one item), so nested paths exist to mutate. */
 function fullPlausible(schema: Schema | undefined, name: string, depth = 0): Json {
@@ -138,7 +161,8 @@ function fullPlausible(schema: Schema | undefined, name: string, depth = 0): Jso
   if (Array.isArray(options)) return fullPlausible(options.find((o: Schema) => o.type !== 'null') ?? options[0], name, depth + 1);
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   if (type === 'array') return [fullPlausible(schema.items, name, depth + 1)];
-  if (type === 'object' && schema.properties) return Object.fromEntries(Object.entries(schema.properties as Record<string, Schema>).map(([k, v]) => [k, fullPlausible(v, k, depth + 1)]));
+  if (type === 'object' && schema.properties)
+    return Object.fromEntries(Object.entries(schema.properties as Record<string, Schema>).map(([k, v]) => [k, fullPlausible(v, k, depth + 1)]));
   return plausible(schema, name, depth);
 }
 
@@ -152,11 +176,17 @@ function domainSeeds(properties: Record<string, Schema>): Record<string, Json>[]
   const trigger = { id: 'trigger', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
   for (const action of actions) {
     const config = { actionType: action.actionType, ...(action.exampleConfig ?? {}) } as Json;
-    if (properties.nodes) seeds.push({ name: 'fuzz', nodes: [trigger, { id: 'a', type: action.actionType, data: { label: 'A', config } }], edges: [{ id: 'e', source: 'trigger', target: 'a' }] });
+    if (properties.nodes)
+      seeds.push({
+        name: 'fuzz',
+        nodes: [trigger, { id: 'a', type: action.actionType, data: { label: 'A', config } }],
+        edges: [{ id: 'e', source: 'trigger', target: 'a' }],
+      });
     if (properties.actionType && properties.config) seeds.push({ actionType: action.actionType, config });
   }
   if (properties.type && properties.config) {
-    for (const [type, spec] of Object.entries(INTEGRATION_TYPES)) seeds.push({ name: 'fuzz', type, config: fullPlausible(toJsonSchema(spec.schema, 'input') as Schema, 'config') });
+    for (const [type, spec] of Object.entries(INTEGRATION_TYPES))
+      seeds.push({ name: 'fuzz', type, config: fullPlausible(toJsonSchema(spec.schema, 'input') as Schema, 'config') });
   }
   if (properties.configOverrides) {
     for (const spec of Object.values(INTEGRATION_TYPES)) seeds.push({ configOverrides: fullPlausible(toJsonSchema(spec.schema, 'input') as Schema, 'config') });
@@ -189,7 +219,7 @@ function mutateAt(value: Json, path: (string | number)[], replacement: Json | un
   return copy;
 }
 
-const nonEmpty = <T,>(list: T[], fallback: T): T[] => (list.length > 0 ? list : [fallback]);
+const nonEmpty = <T>(list: T[], fallback: T): T[] => (list.length > 0 ? list : [fallback]);
 
 /** Structure-aware mutation has the most ground to cover: it gets more runs than the flat kinds. */
 const runsFor = (kind: Kind) => (kind === 'nested' ? RUNS * 5 : RUNS);
@@ -221,7 +251,10 @@ interface Outcome {
 }
 
 /** Header values a client can send (latin-1 only), odd ones included. */
-const idempotencyKeys = fc.oneof(fc.constantFrom('', ' ', '\t', 'a'.repeat(256), 'a'.repeat(8_000), '\u00ff\u00e9', '../x', '__proto__', 'null', '-1'), fc.string({ unit: 'grapheme-ascii', maxLength: 40 }));
+const idempotencyKeys = fc.oneof(
+  fc.constantFrom('', ' ', '\t', 'a'.repeat(256), 'a'.repeat(8_000), '\u00ff\u00e9', '../x', '__proto__', 'null', '-1'),
+  fc.string({ unit: 'grapheme-ascii', maxLength: 40 }),
+);
 
 const pathParams = (tool: AnyTool) => [...(tool.rest?.path.matchAll(/:([A-Za-z0-9_]+)/g) ?? [])].map((m) => m[1]!);
 
@@ -256,17 +289,27 @@ function caseArbitrary(tool: AnyTool, kind: Kind, realIds: Record<string, string
       return input;
     }),
     huge: fc.tuple(field, huge).map(([k, v]) => set(k, v)),
-    deep: fc.oneof(fc.tuple(field, deep).map(([k, v]) => set(k, v)), deep),
-    proto: fc.tuple(protoKey, pollution, fc.option(field, { nil: undefined })).map(([key, value, inside]) =>
-      inside ? set(inside, withKey({}, key, value)) : withKey(base(), key, value),
+    deep: fc.oneof(
+      fc.tuple(field, deep).map(([k, v]) => set(k, v)),
+      deep,
     ),
+    proto: fc
+      .tuple(protoKey, pollution, fc.option(field, { nil: undefined }))
+      .map(([key, value, inside]) => (inside ? set(inside, withKey({}, key, value)) : withKey(base(), key, value))),
     nonFinite: fc.tuple(field, nonFinite).map(([k, v]) => set(k, v)),
     negative: fc.tuple(field, negative).map(([k, v]) => set(k, v)),
     unicode: fc.tuple(field, oddUnicode).map(([k, v]) => set(k, v)),
-    extra: fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>, { maxKeys: 4 }).map((extra) => ({ ...base(), ...extra })),
+    extra: fc
+      .dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>, { maxKeys: 4 })
+      .map((extra) => ({ ...base(), ...extra })),
     junk: fc.oneof(fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>, fc.constantFrom<Json>([], 'string', 42, null, true)),
     nested: fc
-      .constantFrom(...nonEmpty([fullPlausible(schema, '(input)'), ...domainSeeds(properties)].filter((seed) => pathsOf(seed).length > 0), { fuzz: 'x' }))
+      .constantFrom(
+        ...nonEmpty(
+          [fullPlausible(schema, '(input)'), ...domainSeeds(properties)].filter((seed) => pathsOf(seed).length > 0),
+          { fuzz: 'x' },
+        ),
+      )
       .chain((seed) => fc.tuple(fc.constant(seed), fc.constantFrom(...pathsOf(seed)), fc.option(anyBad, { nil: undefined, freq: 6 })))
       .map(([seed, path, bad]) => mutateAt(seed, path, bad)),
   };
@@ -284,7 +327,17 @@ function caseArbitrary(tool: AnyTool, kind: Kind, realIds: Record<string, string
 // ---------------------------------------------------------------- checks
 
 /** Stack frames, source locations and paths of this machine: none may reach a caller. */
-const LEAKS: RegExp[] = [/\bat [\w.<>$]+ \(?[^)\s]*:\d+:\d+\)?/, /\/work\//, /node_modules/, /\.ts:\d+/, /\/tmp\/flowgate-/, /file:\/\//, /\bSqliteError\b/, /\bTypeError: /, /\bRangeError: /];
+const LEAKS: RegExp[] = [
+  /\bat [\w.<>$]+ \(?[^)\s]*:\d+:\d+\)?/,
+  /\/work\//,
+  /node_modules/,
+  /\.ts:\d+/,
+  /\/tmp\/flowgate-/,
+  /file:\/\//,
+  /\bSqliteError\b/,
+  /\bTypeError: /,
+  /\bRangeError: /,
+];
 
 function leaks(text: string): string | undefined {
   return LEAKS.find((pattern) => pattern.test(text))?.source;
@@ -295,14 +348,16 @@ function encodeSegment(value: string): string {
   try {
     return encodeURIComponent(value);
   } catch {
-    return [...value].map((ch) => {
-      try {
-        return encodeURIComponent(ch);
-      } catch {
-        const code = ch.charCodeAt(0);
-        return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
-      }
-    }).join('');
+    return [...value]
+      .map((ch) => {
+        try {
+          return encodeURIComponent(ch);
+        } catch {
+          const code = ch.charCodeAt(0);
+          return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+        }
+      })
+      .join('');
   }
 }
 
@@ -312,7 +367,7 @@ function queryString(input: Json): string {
     .flatMap((key) => {
       const value = input[key];
       const values = Array.isArray(value) ? value : [value];
-      return values.map((v) => `${encodeSegment(key)}=${encodeSegment(typeof v === 'string' ? v : JSON.stringify(v) ?? '')}`);
+      return values.map((v) => `${encodeSegment(key)}=${encodeSegment(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))}`);
     })
     .join('&');
 }
@@ -338,7 +393,14 @@ let cached: { version: number; digests: Record<string, string> } | undefined;
 function snapshot(): Record<string, string> {
   const version = db.pragma('data_version', { simple: true }) as number;
   if (cached?.version !== version) {
-    const digests = Object.fromEntries(tables.map((t) => [t, createHash('sha256').update(JSON.stringify(db.prepare(`SELECT * FROM "${t}"`).raw().all())).digest('hex')]));
+    const digests = Object.fromEntries(
+      tables.map((t) => [
+        t,
+        createHash('sha256')
+          .update(JSON.stringify(db.prepare(`SELECT * FROM "${t}"`).raw().all()))
+          .digest('hex'),
+      ]),
+    );
     cached = { version, digests };
   }
   return cached.digests;
@@ -363,7 +425,12 @@ async function sendRest(tool: AnyTool, c: Case): Promise<Outcome> {
   if (c.auth === 'internal') headers['x-internal-service-token'] = INTERNAL_SECRET;
   if (hasBody) headers['content-type'] = 'application/json';
   if (c.idempotencyKey !== undefined) headers['idempotency-key'] = c.idempotencyKey;
-  const response = await fetch(`${gw.url}${path}${query ? `?${query}` : ''}`, { method: rest.method, headers, body: hasBody ? serialize(c.input) : undefined, signal: AbortSignal.timeout(20_000) });
+  const response = await fetch(`${gw.url}${path}${query ? `?${query}` : ''}`, {
+    method: rest.method,
+    headers,
+    body: hasBody ? serialize(c.input) : undefined,
+    signal: AbortSignal.timeout(20_000),
+  });
   const text = await response.text();
   return { status: response.status, text, refused: response.status >= 400, internal: response.status >= 500 || /"code":"internal_error"/.test(text) };
 }
@@ -385,7 +452,11 @@ async function sendMcp(tool: AnyTool, c: Case): Promise<Outcome> {
       return { status: 200, text, refused: true, internal: e.code === -32603 };
     }
   }
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+  };
   if (c.auth === 'org') headers.authorization = `Bearer ${orgKey}`;
   const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":${JSON.stringify(tool.name)},"arguments":${argsText}}}`;
   const response = await fetch(`${gw.url}/mcp`, { method: 'POST', headers, body, signal: AbortSignal.timeout(20_000) });
@@ -464,7 +535,13 @@ beforeAll(async () => {
   realIds.keyId = (await post('/api/api-keys', { name: 'fuzz' })).id;
   realIds.executionId = (await post(`/api/workflows/${realIds.workflowId}/execute`, {})).executionId;
   realIds.slug = 'fuzz-listing';
-  await post(`/api/workflows/${realIds.workflowId}/listing`, { slug: 'fuzz-listing', title: 'Fuzz', description: 'Fuzz target', price: null, inputSchema: { type: 'object' } });
+  await post(`/api/workflows/${realIds.workflowId}/listing`, {
+    slug: 'fuzz-listing',
+    title: 'Fuzz',
+    description: 'Fuzz target',
+    price: null,
+    inputSchema: { type: 'object' },
+  });
   realIds.pluginType = 'web3';
   realIds.chainId = '8453';
   await settle();
@@ -494,17 +571,22 @@ describe('fuzzing every registry operation', () => {
     if (tool.rest) {
       it(`REST ${tool.rest.method} ${tool.rest.path} (${tool.name})`, async () => {
         for (const kind of KINDS) {
-          await fc.assert(fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendRest(tool, c))), { seed: SEED, numRuns: runsFor(kind), endOnFailure: true });
+          await fc.assert(
+            fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendRest(tool, c))),
+            { seed: SEED, numRuns: runsFor(kind), endOnFailure: true },
+          );
         }
       });
     }
     if (tool.mcp) {
       it(`MCP tools/call ${tool.name}`, async () => {
         for (const kind of KINDS) {
-          await fc.assert(fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendMcp(tool, c))), { seed: SEED, numRuns: runsFor(kind), endOnFailure: true });
+          await fc.assert(
+            fc.asyncProperty(caseArbitrary(tool, kind, realIds), (c) => check(c, () => sendMcp(tool, c))),
+            { seed: SEED, numRuns: runsFor(kind), endOnFailure: true },
+          );
         }
       });
     }
   }
 });
-

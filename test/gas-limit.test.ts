@@ -16,9 +16,20 @@ beforeAll(async () => {
   chain = await startTestChain(999);
   gw = await startTestGateway({ env: { FLOWGATE_RPC_URL_999: chain.url } });
   // A contract whose gas use grows with `rounds` (one storage write per round).
-  const source = 'pragma solidity ^0.8.0; contract Burner { mapping(uint256 => uint256) s; function burn(uint256 rounds) external { for (uint256 i = 0; i < rounds; i++) s[i] = i + 1; } }';
-  const out = JSON.parse(solc.compile(JSON.stringify({ language: 'Solidity', sources: { 'B.sol': { content: source } }, settings: { outputSelection: { '*': { '*': ['evm.bytecode.object'] } } } })));
-  const hash = await chain.walletClient(0).deployContract({ abi, bytecode: `0x${out.contracts['B.sol'].Burner.evm.bytecode.object}` as Hex, account: chain.account(0), chain: chain.chain });
+  const source =
+    'pragma solidity ^0.8.0; contract Burner { mapping(uint256 => uint256) s; function burn(uint256 rounds) external { for (uint256 i = 0; i < rounds; i++) s[i] = i + 1; } }';
+  const out = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'B.sol': { content: source } },
+        settings: { outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
+      }),
+    ),
+  );
+  const hash = await chain
+    .walletClient(0)
+    .deployContract({ abi, bytecode: `0x${out.contracts['B.sol'].Burner.evm.bytecode.object}` as Hex, account: chain.account(0), chain: chain.chain });
   burner = (await chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
   const org = await gw.gateway.services.organizations.ensure('default');
   await chain.setBalance((await gw.gateway.services.organizations.wallet(org.organization.id))!.walletAddress as `0x${string}`, '10');
@@ -39,7 +50,14 @@ const call = (rounds: number, extra: Record<string, unknown> = {}) =>
   fetchJson(`${gw.url}/api/execute/contract-call`, {
     method: 'POST',
     key: gw.ownerKey,
-    body: JSON.stringify({ chainId: 999, contractAddress: burner, functionName: 'burn', functionArgs: JSON.stringify([String(rounds)]), abi: JSON.stringify(abi), ...extra }),
+    body: JSON.stringify({
+      chainId: 999,
+      contractAddress: burner,
+      functionName: 'burn',
+      functionArgs: JSON.stringify([String(rounds)]),
+      abi: JSON.stringify(abi),
+      ...extra,
+    }),
   });
 
 test('on chain 999 a call under the block cap is sent with the 1.5x default', async () => {
@@ -54,12 +72,16 @@ test('on chain 999 a call under the block cap is sent with the 1.5x default', as
 });
 
 test('on chain 999 a limit over 3,000,000 gas is refused before signing', async () => {
-  const nonce = await chain.publicClient.getTransactionCount({ address: (await fetchJson(`${gw.url}/api/user/wallet`, { key: gw.ownerKey })).body.walletAddress });
+  const nonce = await chain.publicClient.getTransactionCount({
+    address: (await fetchJson(`${gw.url}/api/user/wallet`, { key: gw.ownerKey })).body.walletAddress,
+  });
   const res = await call(100, { gasLimitMultiplier: '1.5' }); // 100 fresh storage slots ≈ 2.2M gas → 3.3M limit
   expect(res.status).toBe(202);
   expect(res.body.status).toBe('failed');
   expect(res.body.error).toMatch(/exceeds chain 999's 3,000,000 gas block cap; nothing was signed/);
   expect(res.body.receipts).toEqual([]);
-  const after = await chain.publicClient.getTransactionCount({ address: (await fetchJson(`${gw.url}/api/user/wallet`, { key: gw.ownerKey })).body.walletAddress });
+  const after = await chain.publicClient.getTransactionCount({
+    address: (await fetchJson(`${gw.url}/api/user/wallet`, { key: gw.ownerKey })).body.walletAddress,
+  });
   expect(after).toBe(nonce);
 });

@@ -25,7 +25,11 @@ const NOT_RUNNABLE = ['discord/send-message', 'slack/send-message', 'telegram/se
 const discordGraph = {
   nodes: [
     { id: 'trigger', type: 'trigger', data: { label: 'Manual Trigger', config: { triggerType: 'Manual' } } },
-    { id: 'notify', type: 'action', data: { label: 'Tell the team', config: { actionType: 'discord/send-message', integrationId: 'int_1', message: 'hello' } } },
+    {
+      id: 'notify',
+      type: 'action',
+      data: { label: 'Tell the team', config: { actionType: 'discord/send-message', integrationId: 'int_1', message: 'hello' } },
+    },
   ],
   edges: [{ id: 'e0', source: 'trigger', target: 'notify' }],
 };
@@ -37,7 +41,8 @@ describe('actions without a runner', () => {
     const { status, body } = await fetchJson(`${gw.url}/api/mcp/schemas`);
     expect(status).toBe(200);
     for (const type of NOT_RUNNABLE) expect(body.actions[type].featureEnabled, type).toBe(false);
-    for (const type of ['webhook/send-webhook', 'HTTP Request', 'web3/check-balance', 'web3/write-contract', 'For Each', 'code/run-code']) expect(body.actions[type].featureEnabled, type).toBe(true);
+    for (const type of ['webhook/send-webhook', 'HTTP Request', 'web3/check-balance', 'web3/write-contract', 'For Each', 'code/run-code'])
+      expect(body.actions[type].featureEnabled, type).toBe(true);
   });
 
   it('GET /api/features enables no feature whose actions cannot run', async () => {
@@ -76,7 +81,9 @@ describe('actions without a runner', () => {
     const client = await connectMcp(gw.url, key);
     const created = await callTool(client, 'create_workflow', { name: 'Notify', ...discordGraph });
     expect(created.isError).toBe(true);
-    expect(created.body.invalidFields).toContainEqual(expect.objectContaining({ code: 'action_not_available', nodeId: 'notify', path: 'nodes[1].data.config.actionType' }));
+    expect(created.body.invalidFields).toContainEqual(
+      expect.objectContaining({ code: 'action_not_available', nodeId: 'notify', path: 'nodes[1].data.config.actionType' }),
+    );
     const validated = await callTool(client, 'validate_workflow', discordGraph);
     expect(validated.isError).toBe(false);
     expect(validated.structured.valid).toBe(false);
@@ -88,7 +95,20 @@ describe('actions without a runner', () => {
     const events = {
       nodes: [
         discordGraph.nodes[0],
-        { id: 'logs', type: 'action', data: { label: 'Logs', config: { actionType: 'web3/query-events', network: '8453', contractAddress: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', abi: '[]', eventName: 'Transfer' } } },
+        {
+          id: 'logs',
+          type: 'action',
+          data: {
+            label: 'Logs',
+            config: {
+              actionType: 'web3/query-events',
+              network: '8453',
+              contractAddress: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+              abi: '[]',
+              eventName: 'Transfer',
+            },
+          },
+        },
       ],
       edges: [{ id: 'e0', source: 'trigger', target: 'logs' }],
     };
@@ -99,16 +119,36 @@ describe('actions without a runner', () => {
   });
 
   it('a workflow saved before this check is neither found by search nor publishable', async () => {
-    const ok = await api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Legacy discord notifier', nodes: [discordGraph.nodes[0]], edges: [] }) });
+    const ok = await api('/api/workflows/create', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Legacy discord notifier', nodes: [discordGraph.nodes[0]], edges: [] }),
+    });
     // Written straight to the store, as a save from before the check would have left it.
-    await gw.gateway.services.store.updateTable('workflows').set({ nodes: JSON.stringify(discordGraph.nodes.map((n) => ({ ...n, position: { x: 0, y: 0 }, data: { ...n.data, type: n.type, status: 'idle' } }))), edges: JSON.stringify(discordGraph.edges) }).where('id', '=', ok.body.id).execute();
+    await gw.gateway.services.store
+      .updateTable('workflows')
+      .set({
+        nodes: JSON.stringify(discordGraph.nodes.map((n) => ({ ...n, position: { x: 0, y: 0 }, data: { ...n.data, type: n.type, status: 'idle' } }))),
+        edges: JSON.stringify(discordGraph.edges),
+      })
+      .where('id', '=', ok.body.id)
+      .execute();
     expect((await api(`/api/workflows/${ok.body.id}/go-live`, { method: 'PUT', body: JSON.stringify({ name: 'Legacy discord notifier' }) })).status).toBe(200);
 
     const search = await fetchJson(`${gw.url}/api/workflows/search?query=${encodeURIComponent('legacy discord')}`);
     expect(search.status).toBe(200);
     expect(search.body.results.map((r: { id: string }) => r.id)).not.toContain(ok.body.id);
 
-    const publish = await api(`/api/workflows/${ok.body.id}/listing`, { method: 'POST', body: JSON.stringify({ slug: 'legacy-discord', description: 'Posts to Discord.', price: null, inputSchema: { type: 'object' }, outputFields: {}, type: 'read' }) });
+    const publish = await api(`/api/workflows/${ok.body.id}/listing`, {
+      method: 'POST',
+      body: JSON.stringify({
+        slug: 'legacy-discord',
+        description: 'Posts to Discord.',
+        price: null,
+        inputSchema: { type: 'object' },
+        outputFields: {},
+        type: 'read',
+      }),
+    });
     expect(publish.status).toBe(400);
     expect(publish.body).toMatchObject({ code: 'action_not_available', unavailableActions: ['discord/send-message'] });
     expect((await fetchJson(`${gw.url}/api/mcp/workflows/legacy-discord`)).status).toBe(404);
@@ -145,7 +185,11 @@ describe('the catalog hides a listing whose steps cannot run (email-send)', () =
     const runsAfter = await gw.gateway.services.store.selectFrom('workflow_executions').select('id').execute();
     expect(runsAfter.length).toBe(runsBefore.length);
 
-    const mcpServer = await fetchJson(`${gw.url}/mcp/w/email-send`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), headers: { accept: 'application/json, text/event-stream' } });
+    const mcpServer = await fetchJson(`${gw.url}/mcp/w/email-send`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     expect(mcpServer.status).toBe(404);
     expect(mcpServer.body.code).toBe('listing_unavailable');
 
@@ -161,8 +205,16 @@ describe('the catalog hides a listing whose steps cannot run (email-send)', () =
     const { loadCatalog } = await import('../src/catalog/load.ts');
     const entries = loadCatalog();
     const before = (await fetchJson(`${gw.url}/api/mcp/workflows/helloworld`)).body;
-    const notify = { id: 'notify', type: 'action', data: { label: 'Notify', config: { actionType: 'slack/send-message', integrationId: 'int_1', slackChannel: '#ops', message: 'hi' } } };
-    const edited = entries.map((e) => (e.slug === 'helloworld' ? { ...e, workflow: { nodes: [...e.workflow.nodes, notify], edges: [...e.workflow.edges, { id: 'e9', source: 'hello', target: 'notify' }] } } : e));
+    const notify = {
+      id: 'notify',
+      type: 'action',
+      data: { label: 'Notify', config: { actionType: 'slack/send-message', integrationId: 'int_1', slackChannel: '#ops', message: 'hi' } },
+    };
+    const edited = entries.map((e) =>
+      e.slug === 'helloworld'
+        ? { ...e, workflow: { nodes: [...e.workflow.nodes, notify], edges: [...e.workflow.edges, { id: 'e9', source: 'hello', target: 'notify' }] } }
+        : e,
+    );
     await syncCatalog(gw.gateway.services, edited);
     const hidden = await fetchJson(`${gw.url}/api/mcp/workflows/helloworld/call`, { method: 'POST', body: '{}' });
     expect(hidden.status).toBe(404);
@@ -177,7 +229,13 @@ describe('the catalog hides a listing whose steps cannot run (email-send)', () =
     const { syncCatalog } = await import('../src/catalog/sync.ts');
     const { loadCatalog } = await import('../src/catalog/load.ts');
     const hello = loadCatalog().find((e) => e.slug === 'helloworld')!;
-    const broken = { ...hello, workflow: { nodes: [hello.workflow.nodes[0], { id: 'x', type: 'action', data: { label: 'X', config: { actionType: 'web3/no-such-action' } } }], edges: [{ id: 'e0', source: 'trigger', target: 'x' }] } };
+    const broken = {
+      ...hello,
+      workflow: {
+        nodes: [hello.workflow.nodes[0], { id: 'x', type: 'action', data: { label: 'X', config: { actionType: 'web3/no-such-action' } } }],
+        edges: [{ id: 'e0', source: 'trigger', target: 'x' }],
+      },
+    };
     await expect(syncCatalog(gw.gateway.services, [broken])).rejects.toThrow(/Invalid catalog file helloworld\.json: workflow: .*Unknown actionType/);
   });
 
@@ -188,7 +246,15 @@ describe('the catalog hides a listing whose steps cannot run (email-send)', () =
 
 /** Every public document a client reads to learn how to authenticate and what runs here. */
 async function publicDocuments(): Promise<Record<string, string>> {
-  const jsonPaths = ['/openapi.json', '/.well-known/mcp.json', '/.well-known/mcp', '/.well-known/agent-card.json', '/.well-known/oauth-protected-resource', '/api/mcp/schemas', '/api/mcp/tools-documentation'];
+  const jsonPaths = [
+    '/openapi.json',
+    '/.well-known/mcp.json',
+    '/.well-known/mcp',
+    '/.well-known/agent-card.json',
+    '/.well-known/oauth-protected-resource',
+    '/api/mcp/schemas',
+    '/api/mcp/tools-documentation',
+  ];
   const docs: Record<string, string> = {};
   for (const p of jsonPaths) docs[p] = (await rawGet(`${gw.url}${p}`)).body;
   for (const slug of [...PAGE_SLUGS, ACTION_REFERENCE_SLUG]) docs[`/docs/${slug}`] = (await rawGet(`${gw.url}/docs/${slug}.md`)).body;
@@ -202,7 +268,11 @@ describe('no claims of what does not exist', () => {
     for (const [where, text] of Object.entries(docs)) {
       expect(text.length, where).toBeGreaterThan(0);
       // The RFC 9728 metadata URL is the one legitimate mention of the word.
-      const lower = text.toLowerCase().replaceAll('oauth-protected-resource', '').replaceAll('oauth_protected_resource', '').replaceAll('oauth protected resource', '');
+      const lower = text
+        .toLowerCase()
+        .replaceAll('oauth-protected-resource', '')
+        .replaceAll('oauth_protected_resource', '')
+        .replaceAll('oauth protected resource', '');
       // Each claim with a little context, so a failure names the sentence rather than dumping the document.
       const claims = [...lower.matchAll(/.{0,60}(oauth|authorization_server|siwx|caip-122|being built).{0,60}/g)].map((m) => m[0]);
       expect(claims, where).toEqual([]);
@@ -223,7 +293,12 @@ describe('no claims of what does not exist', () => {
 
   it('x-rate-limits and /docs/limits list only the enforced limits: no sign-in or step-up', async () => {
     const { body } = await fetchJson(`${gw.url}/openapi.json`);
-    expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual(['anonymousWorkflowsPerIp', 'executePerKey', 'mcpPerOrganization', 'mcpPublicCallsPerIp']);
+    expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual([
+      'anonymousWorkflowsPerIp',
+      'executePerKey',
+      'mcpPerOrganization',
+      'mcpPublicCallsPerIp',
+    ]);
     const limits = (await rawGet(`${gw.url}/docs/limits.md`)).body;
     for (const text of [JSON.stringify(body['x-rate-limits']), limits]) {
       expect(text).not.toMatch(/sign-in|step-up|SIWE|STEP_UP/i);
@@ -241,7 +316,7 @@ describe('no claims of what does not exist', () => {
 });
 
 describe('/docs/payments', () => {
-  it('carries the devnet funding step and the README\'s @x402/fetch and mppx snippets, with this deployment\'s base URL', async () => {
+  it("carries the devnet funding step and the README's @x402/fetch and mppx snippets, with this deployment's base URL", async () => {
     const page = await rawGet(`${gw.url}/docs/payments.md`);
     expect(page.status).toBe(200);
     expect(page.body).toContain('npx flowgate devnet fund <PAYER_ADDRESS> --usdc 10');

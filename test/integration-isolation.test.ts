@@ -25,8 +25,10 @@ function makeDb(file: string, sql = "create table notes (id integer primary key,
 }
 
 type Api = (p: string, init?: RequestInit & { json?: unknown }) => ReturnType<typeof fetchJson>;
-const client = (gw: TestGateway, key: string): Api => (p, init = {}) =>
-  fetchJson(`${gw.url}${p}`, { key, ...init, body: init.json === undefined ? init.body : JSON.stringify(init.json) });
+const client =
+  (gw: TestGateway, key: string): Api =>
+  (p, init = {}) =>
+    fetchJson(`${gw.url}${p}`, { key, ...init, body: init.json === undefined ? init.body : JSON.stringify(init.json) });
 
 async function runQuery(api: Api, integrationId: string, dbQuery: string) {
   const created = await api('/api/workflows/create', {
@@ -87,7 +89,7 @@ describe('sqlite database integrations', () => {
   const create = (api: Api, config: Record<string, unknown>) =>
     api('/api/integrations', { method: 'POST', json: { name: `db ${Math.random()}`, type: 'database', config: { driver: 'sqlite', ...config } } });
 
-  it('cannot read the gateway\'s own database: another organization\'s key hashes stay out of reach', async () => {
+  it("cannot read the gateway's own database: another organization's key hashes stay out of reach", async () => {
     // The attack of the report: point an integration at <data dir>/flowgate.sqlite and select the key hashes.
     for (const p of [ownDb, 'gateway.sqlite', 'data/flowgate.sqlite', path.join(dir, 'gateway.sqlite'), `../${path.relative(path.dirname(dir), ownDb)}`]) {
       const res = await create(hostile, { path: p });
@@ -114,7 +116,17 @@ describe('sqlite database integrations', () => {
 
   it('answers the same for a missing file, a text file, a directory, a link out and a path outside', async () => {
     const answers = new Set<string>();
-    for (const p of ['missing.sqlite', 'notes.txt', 'sub', '.', 'elsewhere.sqlite', outsideDb, `../${path.basename(path.dirname(outsideDb))}/outside.sqlite`, '/etc/passwd', 'x\0y']) {
+    for (const p of [
+      'missing.sqlite',
+      'notes.txt',
+      'sub',
+      '.',
+      'elsewhere.sqlite',
+      outsideDb,
+      `../${path.basename(path.dirname(outsideDb))}/outside.sqlite`,
+      '/etc/passwd',
+      'x\0y',
+    ]) {
       const res = await create(owner, { path: p });
       expect(res.status, p).toBe(400);
       answers.add(JSON.stringify(res.body));
@@ -174,7 +186,9 @@ describe('sqlite database integrations', () => {
     ]) {
       const run = await runQuery(owner, id, q);
       expect(run.status, q).toBe('error');
-      expect(run.error, q).toMatch(/do not run on SQLite integrations|need a writable SQLite integration|is read-only|does not run on SQLite integrations|more than one statement/);
+      expect(run.error, q).toMatch(
+        /do not run on SQLite integrations|need a writable SQLite integration|is read-only|does not run on SQLite integrations|more than one statement/,
+      );
       expect(JSON.stringify(run), q).not.toContain(ownerKeyHash);
     }
     expect(fs.existsSync(vacuumTarget)).toBe(false);
@@ -228,7 +242,11 @@ describe('sqlite database integrations', () => {
         name: 'Endless',
         nodes: [
           { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
-          { id: 'q', type: 'action', data: { label: 'Query', config: { actionType: 'Database Query', integrationId: created.body.id, dbQuery: counting('') } } },
+          {
+            id: 'q',
+            type: 'action',
+            data: { label: 'Query', config: { actionType: 'Database Query', integrationId: created.body.id, dbQuery: counting('') } },
+          },
         ],
         edges: [{ source: 't', target: 'q' }],
       },
@@ -335,7 +353,10 @@ describe('postgres database integrations and the egress policy', () => {
 
   async function probe(gw: TestGateway, config: Record<string, unknown>) {
     const api = client(gw, gw.ownerKey);
-    const created = await api('/api/integrations', { method: 'POST', json: { name: `pg ${Math.random()}`, type: 'database', config: { driver: 'postgres', ...config } } });
+    const created = await api('/api/integrations', {
+      method: 'POST',
+      json: { name: `pg ${Math.random()}`, type: 'database', config: { driver: 'postgres', ...config } },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const test = await api(`/api/integrations/${created.body.id}/test`, { method: 'POST', json: {} });
     const run = await runQuery(api, created.body.id, 'select 1');
@@ -442,7 +463,10 @@ describe('integration tests answer success only after contacting the provider', 
     // A row from before the url was a credential: plain JSON, nothing sealed.
     await gw.gateway.services.store
       .updateTable('integrations')
-      .set({ config: JSON.stringify({ url: secretUrl, method: 'POST' }), credentials_encrypted: gw.gateway.services.secrets.seal('{}', `integration:${created.id}`) })
+      .set({
+        config: JSON.stringify({ url: secretUrl, method: 'POST' }),
+        credentials_encrypted: gw.gateway.services.secrets.seal('{}', `integration:${created.id}`),
+      })
       .where('id', '=', created.id)
       .execute();
     const legacy = await api(`/api/integrations/${created.id}`);

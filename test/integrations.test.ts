@@ -74,7 +74,15 @@ describe('integrations CRUD', () => {
     const list = await api('/api/integrations');
     expect(list.status).toBe(200);
     const row = list.body.data.find((i: { id: string }) => i.id === created.id);
-    expect(row).toEqual({ id: created.id, name: 'Alerts', type: 'discord', isManaged: false, address: null, createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(row).toEqual({
+      id: created.id,
+      name: 'Alerts',
+      type: 'discord',
+      isManaged: false,
+      address: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     expect(row).not.toHaveProperty('config');
     expectNoSecrets(list.body);
 
@@ -96,7 +104,11 @@ describe('integrations CRUD', () => {
   });
 
   it('returns non-credential config and hides database credentials', async () => {
-    const created = await create({ name: 'pg', type: 'database', config: { driver: 'postgres', host: 'db.internal', port: 5432, user: 'app', password: SECRETS.dbPassword } });
+    const created = await create({
+      name: 'pg',
+      type: 'database',
+      config: { driver: 'postgres', host: 'db.internal', port: 5432, user: 'app', password: SECRETS.dbPassword },
+    });
     expect(created.config).toEqual({ driver: 'postgres', host: 'db.internal', port: 5432, user: 'app' });
     expect(created.configuredSecrets).toEqual(['password']);
     const run = await getIntegrationForRun(gw.gateway.services, me.organizationId, created.id);
@@ -147,7 +159,7 @@ describe('integrations CRUD', () => {
     expectNoSecrets(unknownKey.body);
   });
 
-  it('hides other organizations\' integrations (404) and enforces scopes', async () => {
+  it("hides other organizations' integrations (404) and enforces scopes", async () => {
     const created = await create({ name: 'mine', type: 'sendgrid', config: { apiKey: SECRETS.apiKey } });
     for (const [method, p] of [
       ['GET', `/api/integrations/${created.id}`],
@@ -168,7 +180,11 @@ describe('integrations CRUD', () => {
   });
 
   it('stores credentials sealed, never in plain text in the database files', async () => {
-    await create({ name: 'hook', type: 'webhook', config: { url: `${target.url}/hook`, secret: SECRETS.hookSecret, headers: { authorization: SECRETS.headerToken } } });
+    await create({
+      name: 'hook',
+      type: 'webhook',
+      config: { url: `${target.url}/hook`, secret: SECRETS.hookSecret, headers: { authorization: SECRETS.headerToken } },
+    });
     const rows = await gw.gateway.services.store.selectFrom('integrations').select(['config', 'credentials_encrypted']).execute();
     for (const row of rows) {
       expect(row.credentials_encrypted.startsWith('v1:')).toBe(true);
@@ -228,7 +244,10 @@ describe('POST /api/integrations/:id/test', () => {
 
     const pg = await create({ name: 'pg2', type: 'database', config: { driver: 'postgres', connectionString: `postgres://u:${SECRETS.dbPassword}@h/db` } });
     // A server that cannot be reached: a clear 400 whose message never carries the password.
-    const unreachable = await api(`/api/integrations/${pg.id}/test`, { method: 'POST', json: { configOverrides: { connectionString: `postgres://u:${SECRETS.dbPassword}@127.0.0.1:1/db` } } });
+    const unreachable = await api(`/api/integrations/${pg.id}/test`, {
+      method: 'POST',
+      json: { configOverrides: { connectionString: `postgres://u:${SECRETS.dbPassword}@127.0.0.1:1/db` } },
+    });
     expect(unreachable.status).toBe(400);
     expect(unreachable.body.code).toBe('integration_test_failed');
     expectNoSecrets(unreachable.body);

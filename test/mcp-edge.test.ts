@@ -23,7 +23,11 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 const callHello = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'call_workflow', arguments: { slug: 'helloworld' } } });
 
@@ -49,7 +53,12 @@ describe('JSON-RPC batches', () => {
       expect(body.error.message).toContain('2025-06-18');
     }
     // Without the header, an initialize inside the batch declares the version.
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'batcher', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'batcher', version: '1' } },
+    };
     const res = await post(`${gw.url}/mcp`, [init]);
     expect(res.status).toBe(400);
     expect((await res.json()).error.code).toBe(-32600);
@@ -60,7 +69,10 @@ describe('JSON-RPC batches', () => {
     const empty = await post(`${gw.url}/mcp`, []);
     expect(empty.status).toBe(400);
     expect((await empty.json()).error.code).toBe(-32600);
-    const huge = await post(`${gw.url}/mcp`, Array.from({ length: 101 }, (_, i) => callHello(i + 1)));
+    const huge = await post(
+      `${gw.url}/mcp`,
+      Array.from({ length: 101 }, (_, i) => callHello(i + 1)),
+    );
     expect(huge.status).toBe(400);
     expect((await huge.json()).error.message).toContain('100');
   });
@@ -85,7 +97,11 @@ describe('JSON-RPC batches', () => {
     const batch = Array.from({ length: 100 }, (_, i) => callHello(i + 1));
     const res = await post(`${gw.url}/mcp`, batch); // no MCP-Protocol-Version: 2025-03-26, which has batches
     expect(res.status).toBe(200);
-    const answers: { id: number; result?: { isError?: boolean; structuredContent?: { status?: string } }; error?: { code: number; data?: { code?: string } } }[] = await res.json();
+    const answers: {
+      id: number;
+      result?: { isError?: boolean; structuredContent?: { status?: string } };
+      error?: { code: number; data?: { code?: string } };
+    }[] = await res.json();
     expect(answers).toHaveLength(100);
     const ran = answers.filter((a) => a.result);
     const refused = answers.filter((a) => a.error);
@@ -133,7 +149,11 @@ describe('malformed tools/call envelopes', () => {
       [undefined, 'params'],
     ];
     for (const [params, field] of cases) {
-      const res = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 7, method: 'tools/call', ...(params === undefined ? {} : { params }) }, { authorization: `Bearer ${gw.ownerKey}` });
+      const res = await post(
+        `${gw.url}/mcp`,
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', ...(params === undefined ? {} : { params }) },
+        { authorization: `Bearer ${gw.ownerKey}` },
+      );
       const body = await res.json();
       expect(body.error.code, JSON.stringify(params)).toBe(-32602);
       expect(body.id).toBe(7);
@@ -175,7 +195,10 @@ describe('nesting depth', () => {
   });
 
   it('accepts a body within the limit', async () => {
-    const ok = await fetchJson(`${gw.url}/api/mcp/workflows/simple-workflow/call`, { method: 'POST', body: JSON.stringify({ txid: '0x1', amount: 1, deep: JSON.parse(nested(60)) }) });
+    const ok = await fetchJson(`${gw.url}/api/mcp/workflows/simple-workflow/call`, {
+      method: 'POST',
+      body: JSON.stringify({ txid: '0x1', amount: 1, deep: JSON.parse(nested(60)) }),
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe('success');
   });
@@ -211,10 +234,19 @@ describe('Origin and CORS', () => {
   });
 
   const preflight = (path: string, origin: string, method = 'POST') =>
-    fetch(`${gw.url}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
+    fetch(`${gw.url}${path}`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+    });
 
   it('preflights routes that take a credential only for trusted origins, never with *', async () => {
-    for (const [path, method] of [['/mcp', 'POST'], ['/api/workflows', 'GET'], ['/api/workflows/create', 'POST'], ['/api/execute/transfer', 'POST'], ['/mcp/w/helloworld', 'POST']] as const) {
+    for (const [path, method] of [
+      ['/mcp', 'POST'],
+      ['/api/workflows', 'GET'],
+      ['/api/workflows/create', 'POST'],
+      ['/api/execute/transfer', 'POST'],
+      ['/mcp/w/helloworld', 'POST'],
+    ] as const) {
       const foreign = await preflight(path, FOREIGN_ORIGIN, method);
       expect(foreign.headers.get('access-control-allow-origin'), path).toBeNull();
       const trusted = await preflight(path, ALLOWED_ORIGIN, method);
@@ -229,7 +261,15 @@ describe('Origin and CORS', () => {
   });
 
   it('keeps * on public documents and public operations', async () => {
-    for (const [path, method] of [['/api/chains', 'GET'], ['/openapi.json', 'GET'], ['/.well-known/mcp.json', 'GET'], ['/.well-known/mcp', 'GET'], ['/api/mcp/schemas', 'GET'], ['/api/mcp/workflows/helloworld/call', 'POST'], ['/docs/quick-start', 'GET']] as const) {
+    for (const [path, method] of [
+      ['/api/chains', 'GET'],
+      ['/openapi.json', 'GET'],
+      ['/.well-known/mcp.json', 'GET'],
+      ['/.well-known/mcp', 'GET'],
+      ['/api/mcp/schemas', 'GET'],
+      ['/api/mcp/workflows/helloworld/call', 'POST'],
+      ['/docs/quick-start', 'GET'],
+    ] as const) {
       const res = await preflight(path, FOREIGN_ORIGIN, method);
       expect(res.headers.get('access-control-allow-origin'), path).toBe('*');
     }
@@ -255,7 +295,9 @@ describe('request bodies shorter than their Content-Length', () => {
     const { hostname, port } = new URL(short.url);
     return new Promise((resolve, reject) => {
       const socket = net.connect(Number(port), hostname, () => {
-        socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${short.ownerKey}\r\nContent-Length: 100\r\n\r\n{"name":"x`);
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${short.ownerKey}\r\nContent-Length: 100\r\n\r\n{"name":"x`,
+        );
       });
       let received = '';
       socket.setEncoding('utf8');
@@ -279,7 +321,11 @@ describe('request bodies shorter than their Content-Length', () => {
       name: 'Hangs',
       nodes: [
         { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
-        { id: 'h', type: 'action', data: { label: 'Hang', config: { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 2500 } } },
+        {
+          id: 'h',
+          type: 'action',
+          data: { label: 'Hang', config: { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 2500 } },
+        },
       ],
       edges: [{ id: 'e', source: 't', target: 'h' }],
     };

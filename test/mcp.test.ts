@@ -142,7 +142,10 @@ describe('MCP rate limits', () => {
   });
 
   it('limits an organization across all its keys, and FLOWGATE_RATE_LIMITS=off lifts it', async () => {
-    for (const [env, expectLimited] of [[{ FLOWGATE_RATE_LIMIT_MCP_PER_ORG: '2' }, true], [{ FLOWGATE_RATE_LIMIT_MCP_PER_ORG: '2', FLOWGATE_RATE_LIMITS: 'off' }, false]] as const) {
+    for (const [env, expectLimited] of [
+      [{ FLOWGATE_RATE_LIMIT_MCP_PER_ORG: '2' }, true],
+      [{ FLOWGATE_RATE_LIMIT_MCP_PER_ORG: '2', FLOWGATE_RATE_LIMITS: 'off' }, false],
+    ] as const) {
       const limited = await startTestGateway({ env });
       try {
         const second = await limited.createKey({ scope: 'mcp:read' });
@@ -169,7 +172,12 @@ describe('MCP arguments are never dropped', () => {
         const result = await client.callTool({ name, arguments: args });
         return { isError: result.isError === true, body: JSON.parse((result.content as { text: string }[])[0]!.text) };
       };
-      const transfer = await call('execute_transfer', { chainId: '31337', to_address: '0x000000000000000000000000000000000000dEaD', amount: '0.001', simulate: true });
+      const transfer = await call('execute_transfer', {
+        chainId: '31337',
+        to_address: '0x000000000000000000000000000000000000dEaD',
+        amount: '0.001',
+        simulate: true,
+      });
       expect(transfer.isError).toBe(true);
       expect(transfer.body.code).toBe('invalid_input');
       expect(transfer.body.error).toContain('"chainId" (did you mean "chain_id"?)');

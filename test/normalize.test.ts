@@ -51,7 +51,14 @@ describe('normalizeGraph', () => {
 
     const { problems } = normalizeGraph(parse({ nodes: [{ ...manual, data: { ...manual.data, type: 'action' } }], edges: [] }));
     expect(problems).toEqual([
-      expect.objectContaining({ code: 'data_type_mismatch', nodeId: 'trigger', nodeLabel: 'Start', path: 'nodes[0].data.type', received: 'action', suggestion: 'trigger' }),
+      expect.objectContaining({
+        code: 'data_type_mismatch',
+        nodeId: 'trigger',
+        nodeLabel: 'Start',
+        path: 'nodes[0].data.type',
+        received: 'action',
+        suggestion: 'trigger',
+      }),
     ]);
     expect(problems[0].message).toMatch(/"action".*"trigger"/);
   });
@@ -99,7 +106,9 @@ describe('normalizeGraph', () => {
 
   it('refuses an unknown status value', () => {
     const { problems } = normalizeGraph(parse({ nodes: [{ ...manual, data: { ...manual.data, status: 'pending' } }], edges: [] }));
-    expect(problems).toEqual([expect.objectContaining({ code: 'invalid_status', nodeId: 'trigger', path: 'nodes[0].data.status', received: 'pending', suggestion: 'idle' })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ code: 'invalid_status', nodeId: 'trigger', path: 'nodes[0].data.status', received: 'pending', suggestion: 'idle' }),
+    ]);
   });
 
   it('preserves ids and unknown fields of nodes and edges', () => {
@@ -120,7 +129,11 @@ describe('normalizeGraph', () => {
   it('gives edges without id a readable unique one', () => {
     const { graph } = normalizeGraph(
       parse({
-        nodes: [manual, { id: 'c', type: 'action', data: { config: { actionType: 'Condition', condition: 'true' } } }, { id: 'd', type: 'action', data: { config: { actionType: 'Collect' } } }],
+        nodes: [
+          manual,
+          { id: 'c', type: 'action', data: { config: { actionType: 'Condition', condition: 'true' } } },
+          { id: 'd', type: 'action', data: { config: { actionType: 'Collect' } } },
+        ],
         edges: [
           { source: 'trigger', target: 'c' },
           { source: 'c', target: 'd', sourceHandle: 'true' },
@@ -162,7 +175,9 @@ describe('normalizeGraph', () => {
   });
 
   it('turns numbers sent for string fields into their exact decimal text', () => {
-    const { graph } = normalizeGraph(parse({ nodes: [manual, { id: 'bal', type: 'web3/check-balance', data: { config: { network: 8453, address: balance.address } } }], edges: [] }));
+    const { graph } = normalizeGraph(
+      parse({ nodes: [manual, { id: 'bal', type: 'web3/check-balance', data: { config: { network: 8453, address: balance.address } } }], edges: [] }),
+    );
     expect(graph.nodes[1].data.config.network).toBe('8453');
   });
 
@@ -174,7 +189,9 @@ describe('normalizeGraph', () => {
   });
 
   it('is idempotent: normalizing a normalized graph changes nothing', () => {
-    const { graph } = normalizeGraph(parse({ nodes: [manual, { id: 'bal', type: 'web3/check-balance', data: { config: balance } }], edges: [{ source: 'trigger', target: 'bal' }] }));
+    const { graph } = normalizeGraph(
+      parse({ nodes: [manual, { id: 'bal', type: 'web3/check-balance', data: { config: balance } }], edges: [{ source: 'trigger', target: 'bal' }] }),
+    );
     const again = normalizeGraph(graph);
     expect(again.problems).toEqual([]);
     expect(again.graph).toEqual(graph);

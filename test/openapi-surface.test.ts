@@ -13,7 +13,9 @@ afterAll(() => gw.close());
 
 async function listTools(key?: string) {
   const client = new Client({ name: 'surface-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: key ? { headers: { Authorization: `Bearer ${key}` } } : undefined }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: key ? { headers: { Authorization: `Bearer ${key}` } } : undefined }),
+  );
   const { tools } = await client.listTools();
   await client.close();
   return tools;
@@ -30,7 +32,9 @@ describe('/openapi.json', () => {
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(body['x-api-versioning']).toMatchObject({ header: 'Service-Version', supported: ['1'] });
     expect(body['x-error-model']).toBeTruthy();
-    expect(body['x-rate-limits'].map((l: { name: string }) => l.name)).toEqual(expect.arrayContaining(['mcpPerOrganization', 'mcpPublicCallsPerIp', 'executePerKey']));
+    expect(body['x-rate-limits'].map((l: { name: string }) => l.name)).toEqual(
+      expect.arrayContaining(['mcpPerOrganization', 'mcpPublicCallsPerIp', 'executePerKey']),
+    );
   });
 
   it('documents every registry entry that has a REST route, with its parameters and security', async () => {
@@ -50,14 +54,22 @@ describe('/openapi.json', () => {
 
   it('lists every MCP-exposed entry in tools/list for an unrestricted key', async () => {
     const names = (await listTools(gw.ownerKey)).map((t) => t.name).sort();
-    expect(names).toEqual(registry.filter((t) => t.mcp).map((t) => t.name).sort());
+    expect(names).toEqual(
+      registry
+        .filter((t) => t.mcp)
+        .map((t) => t.name)
+        .sort(),
+    );
   });
 });
 
 describe('public surface', () => {
   it('matches the committed snapshot (routes and tool names); update it deliberately', async () => {
     const surface = {
-      routes: registry.filter((t) => t.rest).map((t) => `${t.rest!.method} ${t.rest!.path} -> ${t.name} [${t.scope}]`).sort(),
+      routes: registry
+        .filter((t) => t.rest)
+        .map((t) => `${t.rest!.method} ${t.rest!.path} -> ${t.name} [${t.scope}]`)
+        .sort(),
       anonymousTools: (await listTools()).map((t) => t.name).sort(),
       organizationTools: (await listTools(gw.ownerKey)).map((t) => t.name).sort(),
     };

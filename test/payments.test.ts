@@ -42,7 +42,8 @@ afterAll(async () => {
 });
 
 const url = (slug: string) => `${gw.url}/api/mcp/workflows/${slug}/call`;
-const balance = (address: Address) => chain.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [address] }) as Promise<bigint>;
+const balance = (address: Address) =>
+  chain.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [address] }) as Promise<bigint>;
 const authorizationUsed = (payer: Address, nonce: `0x${string}`) =>
   chain.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'authorizationState', args: [payer, nonce] }) as Promise<boolean>;
 
@@ -77,7 +78,15 @@ function mppFetch(account: PrivateKeyAccount) {
   const mppx = Mppx.create({
     polyfill: false,
     fetch: recording,
-    methods: [evm.charge({ account, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+    methods: [
+      evm.charge({
+        account,
+        networks: [31337],
+        currencies: [usdc],
+        authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
+        decimals: TEST_USDC.decimals,
+      }),
+    ],
   });
   return { fetch: (input: string, init?: RequestInit) => mppx.fetch(input, init), sent };
 }
@@ -161,7 +170,10 @@ describe('paying with x402 (@x402/fetch)', () => {
     // Payer and nonce are public on chain once settled: knowing them (without the signature) gets nothing back.
     const forged = decodePaymentSignatureHeader(signature) as unknown as { payload: { signature: string } };
     forged.payload.signature = `0x${'11'.repeat(65)}`;
-    const stolen = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(forged as never) } });
+    const stolen = await fetchJson(url('microtip'), {
+      ...post(),
+      headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(forged as never) },
+    });
     expect(stolen.status).toBe(402);
     expect(stolen.body.reason).toMatch(/already used/);
     expect(stolen.body.executionId).toBeUndefined();
@@ -184,7 +196,8 @@ describe('paying with x402 (@x402/fetch)', () => {
     const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
     client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
     const payload = await client.createPaymentPayload(required);
-    const send = (slug: string, p: unknown) => fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
+    const send = (slug: string, p: unknown) =>
+      fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
 
     const tampered = structuredClone(payload) as unknown as { payload: { signature: string } };
     tampered.payload.signature = tampered.payload.signature.slice(0, -4) + (tampered.payload.signature.endsWith('1b') ? '1c1c' : '1b1b');
@@ -208,7 +221,10 @@ describe('paying with x402 (@x402/fetch)', () => {
     expect(garbage.status).toBe(402);
     expect(garbage.body.reason).toMatch(/PAYMENT-SIGNATURE/);
     expect(garbage.headers.get('payment-required')).toBeTruthy();
-    const both = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': 'abc', authorization: 'Payment abc' } });
+    const both = await fetchJson(url('microtip'), {
+      ...post(),
+      headers: { 'content-type': 'application/json', 'payment-signature': 'abc', authorization: 'Payment abc' },
+    });
     expect(both.status).toBe(400);
     expect(both.body.code).toBe('conflicting_payment_credentials');
     const mppGarbage = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', authorization: 'Payment !!!' } });
@@ -231,7 +247,11 @@ describe('a workflow published by an organization (publish_workflow)', () => {
         name: 'Paid echo',
         nodes: [
           { id: 'trigger', type: 'trigger', data: { label: 'Manual Trigger', config: { triggerType: 'Manual' } } },
-          { id: 'echo', type: 'action', data: { label: 'Echo', config: { actionType: 'code/run-code', code: 'return { echoed: {{@trigger:Manual Trigger.word}} };' } } },
+          {
+            id: 'echo',
+            type: 'action',
+            data: { label: 'Echo', config: { actionType: 'code/run-code', code: 'return { echoed: {{@trigger:Manual Trigger.word}} };' } },
+          },
         ],
         edges: [{ id: 'e0', source: 'trigger', target: 'echo' }],
       }),
@@ -280,7 +300,10 @@ describe('paying with MPP (mppx/client)', () => {
     expect(await balance(payee)).toBe(payeeBefore + 10000n);
 
     const credential = sent.at(-1)!;
-    const replay = await fetchJson(url('agent-task'), { ...post({ task: 'think' }), headers: { 'content-type': 'application/json', authorization: credential } });
+    const replay = await fetchJson(url('agent-task'), {
+      ...post({ task: 'think' }),
+      headers: { 'content-type': 'application/json', authorization: credential },
+    });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ executionId: body.executionId, paymentReplay: true });
     expect(await balance(payer.address)).toBe(payerBefore - 10000n);
@@ -294,7 +317,10 @@ describe('paying with MPP (mppx/client)', () => {
     // Pay again for a fresh credential we never let reach the gateway.
     const challenge = await fetch(url('microtip'), post());
     expect(challenge.status).toBe(402);
-    const reused = await fetchJson(url('agent-task'), { ...post({ task: 'think' }), headers: { 'content-type': 'application/json', authorization: credentialForMicrotip } });
+    const reused = await fetchJson(url('agent-task'), {
+      ...post({ task: 'think' }),
+      headers: { 'content-type': 'application/json', authorization: credentialForMicrotip },
+    });
     expect(reused.status).toBe(402);
     expect(reused.body.reason).toMatch(/already used for a call to microtip/);
   });
@@ -337,9 +363,19 @@ describe('paying over MCP', () => {
     const before = await balance(payer.address);
     const client = await connect('agent-task');
     McpClient.wrap(client, {
-      methods: [evm.charge({ account: payer, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+      methods: [
+        evm.charge({
+          account: payer,
+          networks: [31337],
+          currencies: [usdc],
+          authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
+          decimals: TEST_USDC.decimals,
+        }),
+      ],
     });
-    const result = (await client.callTool({ name: 'agent-task', arguments: { task: 'monitor' } })) as Awaited<ReturnType<Client['callTool']>> & { receipt?: unknown };
+    const result = (await client.callTool({ name: 'agent-task', arguments: { task: 'monitor' } })) as Awaited<ReturnType<Client['callTool']>> & {
+      receipt?: unknown;
+    };
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ status: 'success', output: { result: { task: 'monitor' } } });
     expect(result.receipt).toMatchObject({ status: 'success', method: 'evm' });
@@ -359,7 +395,11 @@ describe('MPP error form over MCP (callers announcing Accept-Payment)', () => {
   it('an unpaid call is JSON-RPC error -32042 with data.challenges when the caller accepts evm/charge; the result form otherwise', async () => {
     const announced = await toolsCall('agent-task', { task: 'think' }, { 'accept-payment': 'evm/charge' });
     expect(announced.status).toBe(200);
-    expect(announced.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32042, data: { httpStatus: 402, challenges: [{ method: 'evm', intent: 'charge' }], x402Version: 2 } } });
+    expect(announced.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32042, data: { httpStatus: 402, challenges: [{ method: 'evm', intent: 'charge' }], x402Version: 2 } },
+    });
     expect(announced.body.result).toBeUndefined();
 
     // Not announced, or announced with q=0 / another method: the isError result with the challenges in _meta.
@@ -378,7 +418,12 @@ describe('MPP error form over MCP (callers announcing Accept-Payment)', () => {
     const bad = await fetchJson(`${gw.url}/mcp/w/agent-task`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'accept-payment': 'evm/charge' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'agent-task', arguments: { task: 'think' }, _meta: { 'x402/payment': { x402Version: 2 } } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 8,
+        method: 'tools/call',
+        params: { name: 'agent-task', arguments: { task: 'think' }, _meta: { 'x402/payment': { x402Version: 2 } } },
+      }),
     });
     expect(bad.body.error).toMatchObject({ code: -32043, data: { reason: expect.stringMatching(/resource/), challenges: [expect.any(Object)] } });
   });
@@ -396,10 +441,20 @@ describe('MPP error form over MCP (callers announcing Accept-Payment)', () => {
     const mppx = Mppx.create({
       polyfill: false,
       fetch: wire,
-      methods: [evm.charge({ account: payer, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+      methods: [
+        evm.charge({
+          account: payer,
+          networks: [31337],
+          currencies: [usdc],
+          authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
+          decimals: TEST_USDC.decimals,
+        }),
+      ],
     });
     const client = new Client({ name: 'mppx-fetch-agent', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/agent-task`), { fetch: (input, init) => mppx.fetch(input as string, init) }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/agent-task`), { fetch: (input, init) => mppx.fetch(input as string, init) }),
+    );
     const result = await client.callTool({ name: 'agent-task', arguments: { task: 'execute' } });
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ status: 'success', output: { result: { task: 'execute' } } });
@@ -420,7 +475,8 @@ describe('a paid call whose run cannot start', () => {
     client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
     const payload = await client.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!));
     const nonce = (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
-    const send = () => fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(payload) } });
+    const send = () =>
+      fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(payload) } });
     return { payer, nonce, send };
   }
 
@@ -459,7 +515,11 @@ describe('a paid call whose run cannot start', () => {
     try {
       const refused = await send();
       expect(refused.status).toBe(503);
-      expect(refused.body).toMatchObject({ code: 'run_not_started', retryable: true, error: expect.stringMatching(/could not be started.*payment was not settled/) });
+      expect(refused.body).toMatchObject({
+        code: 'run_not_started',
+        retryable: true,
+        error: expect.stringMatching(/could not be started.*payment was not settled/),
+      });
       expect(refused.headers.get('payment-response')).toBeNull();
     } finally {
       await sql`DROP TRIGGER refuse_runs`.execute(store());
@@ -486,7 +546,10 @@ describe('an x402 payment is bound to its route', () => {
     return { payer, payload, nonce };
   }
   const send = (slug: string, body: unknown, payment: unknown) =>
-    fetchJson(url(slug), { ...post(body), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(payment as never) } });
+    fetchJson(url(slug), {
+      ...post(body),
+      headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(payment as never) },
+    });
   const paymentRows = (nonce: string) =>
     gw.gateway.services.store.selectFrom('payments').selectAll().where('authorization_key', 'like', `%:${nonce.toLowerCase()}`).execute();
 
@@ -523,7 +586,9 @@ describe('an x402 payment is bound to its route', () => {
     const { payer, payload, nonce } = await paymentForMicrotip();
     const before = await balance(payer.address);
     // First presentation to A verifies but cannot start its run: nothing settles, the record stays bound to microtip.
-    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(gw.gateway.services.store);
+    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(
+      gw.gateway.services.store,
+    );
     try {
       expect((await send('microtip', {}, payload)).status).toBe(503);
     } finally {
@@ -553,7 +618,8 @@ describe('expiry (last: it moves the chain clock forward)', () => {
     const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
     client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc }] });
     const payload = await client.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!));
-    const send = (slug: string, p: unknown) => fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
+    const send = (slug: string, p: unknown) =>
+      fetchJson(url(slug), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(p as never) } });
     // Past validBefore on chain and on the clock the facilitator reads.
     await chain.testClient.increaseTime({ seconds: 3600 });
     await chain.testClient.mine({ blocks: 1 });

@@ -67,9 +67,21 @@ async function start(command: string, args: string[], dataDir: string) {
   started.push(child);
   child.stdout!.resume();
   child.stderr!.resume();
-  await until('the gateway to answer /healthz', () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null);
+  await until(
+    'the gateway to answer /healthz',
+    () =>
+      fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    (s) => s === 200 || child.exitCode !== null,
+  );
   expect(child.exitCode).toBeNull();
-  const record = await until('the devnet owner record', () => owner(dataDir), (o) => o !== undefined);
+  const record = await until(
+    'the devnet owner record',
+    () => owner(dataDir),
+    (o) => o !== undefined,
+  );
   pids.push(record!.gatewayPid, record!.anvilPid);
   return { child, port, ...record! };
 }
@@ -81,7 +93,11 @@ describe('process lifecycle', { timeout: 180_000 }, () => {
     expect(npm.gatewayPid).not.toBe(npm.child.pid);
     expect(isAlive(npm.gatewayPid) && isAlive(npm.anvilPid)).toBe(true);
     npm.child.kill('SIGTERM');
-    await until('gateway and anvil to exit', () => isAlive(npm.gatewayPid) || isAlive(npm.anvilPid), (alive) => !alive);
+    await until(
+      'gateway and anvil to exit',
+      () => isAlive(npm.gatewayPid) || isAlive(npm.anvilPid),
+      (alive) => !alive,
+    );
     expect(owner(dataDir)).toBeUndefined(); // shut down cleanly: the record is withdrawn
   });
 
@@ -90,23 +106,39 @@ describe('process lifecycle', { timeout: 180_000 }, () => {
     const bin = path.resolve('bin/flowgate.js');
     const first = await start(process.execPath, [bin, 'serve'], dataDir);
     const rpc = (method: string, params: unknown[] = []) =>
-      fetch(first.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then((r) => r.json());
+      fetch(first.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      }).then((r) => r.json());
     // Mine a few blocks so the next start can prove it loaded this state rather than a fresh chain.
     await rpc('anvil_mine', ['0x5']);
     const height = Number((await rpc('eth_blockNumber')).result);
     await rpc('anvil_dumpState'); // anvil writes --state periodically; make sure this height is on disk
 
     first.child.kill('SIGKILL');
-    await until('the gateway to die', () => isAlive(first.gatewayPid), (alive) => !alive);
+    await until(
+      'the gateway to die',
+      () => isAlive(first.gatewayPid),
+      (alive) => !alive,
+    );
     expect(isAlive(first.anvilPid)).toBe(true); // the orphan
 
     const second = await start(process.execPath, [bin, 'serve'], dataDir);
     expect(isAlive(first.anvilPid)).toBe(false);
     expect(second.anvilPid).not.toBe(first.anvilPid);
-    const again = await fetch(second.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) }).then((r) => r.json());
+    const again = await fetch(second.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+    }).then((r) => r.json());
     expect(Number(again.result)).toBeGreaterThanOrEqual(height);
 
     second.child.kill('SIGTERM');
-    await until('gateway and anvil to exit', () => isAlive(second.gatewayPid) || isAlive(second.anvilPid), (alive) => !alive);
+    await until(
+      'gateway and anvil to exit',
+      () => isAlive(second.gatewayPid) || isAlive(second.anvilPid),
+      (alive) => !alive,
+    );
   });
 });

@@ -145,7 +145,10 @@ describe('DELETE /api/projects/:projectId', () => {
     const store = gw.gateway.services.store;
     const projectId = newId();
     const now = nowIso();
-    await store.insertInto('projects').values({ id: projectId, organization_id: me.organizationId, name: 'fk', description: null, color: '#000', created_at: now, updated_at: now }).execute();
+    await store
+      .insertInto('projects')
+      .values({ id: projectId, organization_id: me.organizationId, name: 'fk', description: null, color: '#000', created_at: now, updated_at: now })
+      .execute();
     const wf = await insertWorkflow(gw, { ...me, projectId });
     await store.deleteFrom('projects').where('id', '=', projectId).execute();
     expect(await workflowRow(gw, wf)).toMatchObject({ project_id: null });

@@ -50,7 +50,10 @@ describe('POST /api/public-tags', () => {
 
   it('answers 409 with the existing tag when the slug is taken, from any organization', async () => {
     const first = await createPublicTag('Bridges');
-    for (const [name, key] of [['bridges', owner], ['  BRIDGES!! ', other]] as const) {
+    for (const [name, key] of [
+      ['bridges', owner],
+      ['  BRIDGES!! ', other],
+    ] as const) {
       const res = await api('/api/public-tags', { method: 'POST', json: { name }, key });
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('conflict');

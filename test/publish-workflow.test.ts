@@ -20,27 +20,49 @@ afterAll(() => gw.close());
 const greeter = {
   nodes: [
     { id: 'trigger', type: 'trigger', data: { label: 'Manual Trigger', config: { triggerType: 'Manual' } } },
-    { id: 'greet', type: 'action', data: { label: 'Greet', config: { actionType: 'code/run-code', code: "return { greeting: 'hi ' + {{@trigger:Manual Trigger.name}} };" } } },
+    {
+      id: 'greet',
+      type: 'action',
+      data: { label: 'Greet', config: { actionType: 'code/run-code', code: "return { greeting: 'hi ' + {{@trigger:Manual Trigger.name}} };" } },
+    },
   ],
   edges: [{ id: 'e0', source: 'trigger', target: 'greet' }],
 };
 
 async function createWorkflow(withKey = key, name = 'Greeter'): Promise<string> {
-  const res = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key: withKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, ...greeter }) });
+  const res = await fetchJson(`${gw.url}/api/workflows/create`, {
+    method: 'POST',
+    key: withKey,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, ...greeter }),
+  });
   expect(res.status).toBeLessThan(300);
   return res.body.id;
 }
 
 const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 40 } }, required: ['name'], additionalProperties: false };
 const publish = (workflowId: string, body: Record<string, unknown>, withKey = key) =>
-  fetchJson(`${gw.url}/api/workflows/${workflowId}/listing`, { method: 'POST', key: withKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetchJson(`${gw.url}/api/workflows/${workflowId}/listing`, {
+    method: 'POST',
+    key: withKey,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const unlist = (workflowId: string, withKey = key) => fetchJson(`${gw.url}/api/workflows/${workflowId}/listing`, { method: 'DELETE', key: withKey });
-const call = (slug: string, body: unknown) => fetchJson(`${gw.url}/api/mcp/workflows/${slug}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const call = (slug: string, body: unknown) =>
+  fetchJson(`${gw.url}/api/mcp/workflows/${slug}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('publish_workflow over REST', () => {
   it('lists a free workflow: it appears in GET /api/mcp/workflows, is callable, has its own MCP server; unlisting removes it', async () => {
     const workflowId = await createWorkflow();
-    const res = await publish(workflowId, { slug: 'friendly-greeter', description: 'Greets by name.', price: null, inputSchema: schema, outputFields: { greeting: 'string' }, result: { nodeId: 'greet', path: 'result' } });
+    const res = await publish(workflowId, {
+      slug: 'friendly-greeter',
+      description: 'Greets by name.',
+      price: null,
+      inputSchema: schema,
+      outputFields: { greeting: 'string' },
+      result: { nodeId: 'greet', path: 'result' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ slug: 'friendly-greeter', type: 'read', free: true, price: null, workflowId, mcpUrl: `${gw.url}/mcp/w/friendly-greeter` });
 
@@ -66,7 +88,15 @@ describe('publish_workflow over REST', () => {
     expect(removed.body).toEqual({ success: true, workflowId, slug: 'friendly-greeter' });
     expect((await call('friendly-greeter', { name: 'Ada' })).status).toBe(404);
     expect((await fetchJson(`${gw.url}/api/mcp/workflows`)).body.workflows.map((w: { slug: string }) => w.slug)).not.toContain('friendly-greeter');
-    expect((await fetch(`${gw.url}/mcp/w/friendly-greeter`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${gw.url}/mcp/w/friendly-greeter`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        })
+      ).status,
+    ).toBe(404);
     expect((await unlist(workflowId)).status).toBe(404);
 
     // Publishing again relists it under the same slug.
@@ -142,12 +172,25 @@ describe('publish_workflow / unlist_workflow over MCP', () => {
     const client = await connectMcp(gw.url, key);
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['publish_workflow', 'unlist_workflow', 'get_workflow_listing']));
-    const published = await callTool(client, 'publish_workflow', { workflowId, slug: 'mcp-greeter', description: 'Greets over MCP.', price: null, inputSchema: schema, result: { nodeId: 'greet', path: 'result' } });
+    const published = await callTool(client, 'publish_workflow', {
+      workflowId,
+      slug: 'mcp-greeter',
+      description: 'Greets over MCP.',
+      price: null,
+      inputSchema: schema,
+      result: { nodeId: 'greet', path: 'result' },
+    });
     expect(published.isError).toBe(false);
     expect(published.structured).toMatchObject({ slug: 'mcp-greeter', free: true });
     const called = await callTool(client, 'call_workflow', { slug: 'mcp-greeter', inputs: { name: 'Cy' } });
     expect(called.structured).toMatchObject({ status: 'success', output: { result: { greeting: 'hi Cy' } } });
-    const taken = await callTool(client, 'publish_workflow', { workflowId: await createWorkflow(), slug: 'mcp-greeter', description: 'x', price: null, inputSchema: schema });
+    const taken = await callTool(client, 'publish_workflow', {
+      workflowId: await createWorkflow(),
+      slug: 'mcp-greeter',
+      description: 'x',
+      price: null,
+      inputSchema: schema,
+    });
     expect(taken.isError).toBe(true);
     expect(taken.body).toMatchObject({ code: 'slug_taken', suggestion: 'mcp-greeter-2' });
     const removed = await callTool(client, 'unlist_workflow', { workflowId });

@@ -2,14 +2,44 @@ import { describe, expect, it } from 'vitest';
 import { isCredentialName, redact, redactOutput, redactSecrets } from '../src/text/redact.ts';
 
 describe('credential names', () => {
-  it.each(['Authorization', 'Proxy-Authorization', 'X-Api-Key', 'x-apikey', 'apiKey', 'api_key', 'X-Custom-Auth', 'X-Auth-Token', 'accessToken', 'access_token', 'token', 'key', 'privateKey', 'clientSecret', 'password', 'Cookie', 'set-cookie', 'sessionId', 'X-Session', 'sig', 'mnemonic'])(
-    '%s is a credential',
-    (name) => expect(isCredentialName(name)).toBe(true),
-  );
+  it.each([
+    'Authorization',
+    'Proxy-Authorization',
+    'X-Api-Key',
+    'x-apikey',
+    'apiKey',
+    'api_key',
+    'X-Custom-Auth',
+    'X-Auth-Token',
+    'accessToken',
+    'access_token',
+    'token',
+    'key',
+    'privateKey',
+    'clientSecret',
+    'password',
+    'Cookie',
+    'set-cookie',
+    'sessionId',
+    'X-Session',
+    'sig',
+    'mnemonic',
+  ])('%s is a credential', (name) => expect(isCredentialName(name)).toBe(true));
 
-  it.each(['tokenConfig', 'tokenAddress', 'token_address', 'keyId', 'keywords', 'author', 'Accept', 'Content-Type', 'publicKey', 'leftKeys', 'monkey', 'endpoint'])('%s is not a credential', (name) =>
-    expect(isCredentialName(name)).toBe(false),
-  );
+  it.each([
+    'tokenConfig',
+    'tokenAddress',
+    'token_address',
+    'keyId',
+    'keywords',
+    'author',
+    'Accept',
+    'Content-Type',
+    'publicKey',
+    'leftKeys',
+    'monkey',
+    'endpoint',
+  ])('%s is not a credential', (name) => expect(isCredentialName(name)).toBe(false));
 });
 
 describe('redaction', () => {
@@ -40,7 +70,13 @@ describe('redaction', () => {
     );
     expect(value.endpoint).toBe('https://[REDACTED]@api.example.com/v1/items?api_key=[REDACTED]&limit=5&token=[REDACTED]#top');
     expect(value.httpBody).toBe('username=bob&password=[REDACTED]');
-    expect(paths).toEqual(['config.endpoint@userinfo', 'config.endpoint?api_key', 'config.endpoint?token', 'config.httpBody.password', 'config.httpHeaders.X-Custom-Auth']);
+    expect(paths).toEqual([
+      'config.endpoint@userinfo',
+      'config.endpoint?api_key',
+      'config.endpoint?token',
+      'config.httpBody.password',
+      'config.httpHeaders.X-Custom-Auth',
+    ]);
     expect(secrets).toEqual(expect.arrayContaining(['s3cr3t-pw', 'ak_1234567', 'tk_7654321', 'form-pass-1', 'custom-auth-1']));
   });
 

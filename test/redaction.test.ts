@@ -34,10 +34,20 @@ function publishedGraph() {
         actionType: 'HTTP Request',
         endpoint: 'https://svc-user:userinfo-pass-1@api.example.com/v1/items?api_key=query-key-1&limit=5',
         httpMethod: 'POST',
-        httpHeaders: JSON.stringify({ Authorization: 'Bearer bearer-secret-1', 'X-Api-Key': 'header-key-1', 'X-Custom-Auth': 'custom-auth-1', Accept: 'application/json' }),
+        httpHeaders: JSON.stringify({
+          Authorization: 'Bearer bearer-secret-1',
+          'X-Api-Key': 'header-key-1',
+          'X-Custom-Auth': 'custom-auth-1',
+          Accept: 'application/json',
+        }),
         httpBody: JSON.stringify({ username: 'bob', password: 'body-password-1' }),
       }),
-      action('bal', 'USDC balance', { actionType: 'web3/check-token-balance', network: '8453', address: '0x000000000000000000000000000000000000dEaD', tokenConfig: TOKEN_CONFIG }),
+      action('bal', 'USDC balance', {
+        actionType: 'web3/check-token-balance',
+        network: '8453',
+        address: '0x000000000000000000000000000000000000dEaD',
+        tokenConfig: TOKEN_CONFIG,
+      }),
     ],
     edges: [
       { source: 't', target: 'http1' },
@@ -86,9 +96,17 @@ describe('a published workflow', () => {
     expectNoSecrets(listing.body);
     const config = shown.nodes.find((n: any) => n.id === 'http1').data.config;
     expect(config.endpoint).toBe('https://[REDACTED]@api.example.com/v1/items?api_key=[REDACTED]&limit=5');
-    expect(JSON.parse(config.httpHeaders)).toEqual({ Authorization: '[REDACTED]', 'X-Api-Key': '[REDACTED]', 'X-Custom-Auth': '[REDACTED]', Accept: 'application/json' });
+    expect(JSON.parse(config.httpHeaders)).toEqual({
+      Authorization: '[REDACTED]',
+      'X-Api-Key': '[REDACTED]',
+      'X-Custom-Auth': '[REDACTED]',
+      Accept: 'application/json',
+    });
     expect(JSON.parse(config.httpBody)).toEqual({ username: 'bob', password: '[REDACTED]' });
-    expect(shown.nodes.find((n: any) => n.id === 'bal').data.config).toMatchObject({ tokenConfig: TOKEN_CONFIG, address: '0x000000000000000000000000000000000000dEaD' });
+    expect(shown.nodes.find((n: any) => n.id === 'bal').data.config).toMatchObject({
+      tokenConfig: TOKEN_CONFIG,
+      address: '0x000000000000000000000000000000000000dEaD',
+    });
   });
 
   it('reads redacted for another organization over REST and MCP; the owner still sees it all', async () => {
@@ -119,7 +137,10 @@ describe('a published workflow', () => {
 
   it('an update of the public workflow also lists what the public sees; a private one does not', async () => {
     const graph = publishedGraph();
-    const updated = await api(`/api/workflows/${id}`, { method: 'PATCH', body: JSON.stringify({ nodes: graph.nodes.slice(0, 2), edges: graph.edges.slice(0, 1) }) });
+    const updated = await api(`/api/workflows/${id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ nodes: graph.nodes.slice(0, 2), edges: graph.edges.slice(0, 1) }),
+    });
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
     expect(updated.body.redactedPaths).toHaveLength(6);
     const other = await api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'Private', ...graph }) });

@@ -70,7 +70,10 @@ describe('unreachable RPC', () => {
     expect(step.error).toMatch(/could not be reached/);
     expect(step.error).not.toMatch(/would revert|reverted/i);
 
-    const send = await runWorkflow(gw, linear(action('pay', 'Pay', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.001', recipientAddress: randomAddress() })));
+    const send = await runWorkflow(
+      gw,
+      linear(action('pay', 'Pay', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.001', recipientAddress: randomAddress() })),
+    );
     expect(send.execution.status).toBe('error');
     expect(send.step('pay').error).toMatch(/could not be reached/);
     expect(send.step('pay').error).not.toMatch(/would revert/i);

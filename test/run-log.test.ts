@@ -9,7 +9,15 @@ import { tempDir } from './helpers/gateway.ts';
 
 let store: Store;
 const executionId = 'exec-1';
-const entry = (nodeId: string, iterationIndex: number | null = null) => ({ executionId, nodeId, nodeName: nodeId, nodeType: 'math/aggregate', input: { i: iterationIndex }, iterationIndex, forEachNodeId: iterationIndex === null ? null : 'loop' });
+const entry = (nodeId: string, iterationIndex: number | null = null) => ({
+  executionId,
+  nodeId,
+  nodeName: nodeId,
+  nodeType: 'math/aggregate',
+  input: { i: iterationIndex },
+  iterationIndex,
+  forEachNodeId: iterationIndex === null ? null : 'loop',
+});
 const stored = async () => (await listLogs(store, executionId)).reverse();
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -19,9 +27,44 @@ beforeEach(async () => {
   await store.insertInto('organizations').values({ id: 'org', slug: 'org', name: 'Org', created_at: new Date().toISOString() }).execute();
   await store
     .insertInto('workflows')
-    .values({ id: 'wf', organization_id: 'org', user_id: null, name: 'W', description: null, visibility: 'private', nodes: '[]', edges: '[]', project_id: null, tag_id: null, enabled: 1, claim_token_hash: null, featured: 0, featured_category: null, featured_protocol: null, featured_order: null, published_at: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' })
+    .values({
+      id: 'wf',
+      organization_id: 'org',
+      user_id: null,
+      name: 'W',
+      description: null,
+      visibility: 'private',
+      nodes: '[]',
+      edges: '[]',
+      project_id: null,
+      tag_id: null,
+      enabled: 1,
+      claim_token_hash: null,
+      featured: 0,
+      featured_category: null,
+      featured_protocol: null,
+      featured_order: null,
+      published_at: null,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    })
     .execute();
-  await store.insertInto('workflow_executions').values({ id: executionId, workflow_id: 'wf', organization_id: 'org', user_id: null, status: 'running', input: '{}', output: null, error: null, created_at: new Date().toISOString(), started_at: null, completed_at: null }).execute();
+  await store
+    .insertInto('workflow_executions')
+    .values({
+      id: executionId,
+      workflow_id: 'wf',
+      organization_id: 'org',
+      user_id: null,
+      status: 'running',
+      input: '{}',
+      output: null,
+      error: null,
+      created_at: new Date().toISOString(),
+      started_at: null,
+      completed_at: null,
+    })
+    .execute();
 });
 afterEach(async () => {
   await store.destroy();
@@ -70,7 +113,9 @@ describe('RunLog', () => {
   it('commits the held rows and the final statement in one transaction', async () => {
     const log = new RunLog(store);
     await log.finishedStep(entry('m'), 'success', { success: true }, null, Date.now(), true);
-    const seen = await log.flush(async (trx) => (await trx.selectFrom('workflow_execution_logs').select('node_id').where('execution_id', '=', executionId).execute()).length);
+    const seen = await log.flush(
+      async (trx) => (await trx.selectFrom('workflow_execution_logs').select('node_id').where('execution_id', '=', executionId).execute()).length,
+    );
     expect(seen).toBe(1);
     expect((await stored()).map((l) => l.nodeId)).toEqual(['m']);
   });

@@ -89,7 +89,9 @@ describe('Condition: structured rules', () => {
     expect((await evaluateCondition({ conditionConfig: { group: { logic: 'OR', rules } } }, {})).result).toBe(true);
     expect((await evaluateCondition({ conditionConfig: { group: { logic: 'or', rules } } }, {})).result).toBe(true);
     expect((await evaluateCondition({ conditionConfig: { group: { rules } } }, {})).result).toBe(false);
-    const nested = { group: { logic: 'AND', rules: [rule('a', 'exists'), { group: { logic: 'OR', rules: [rule(1, '>', 2), rule('x', 'startsWith', 'x')] } }] } };
+    const nested = {
+      group: { logic: 'AND', rules: [rule('a', 'exists'), { group: { logic: 'OR', rules: [rule(1, '>', 2), rule('x', 'startsWith', 'x')] } }] },
+    };
     expect((await evaluateCondition({ conditionConfig: nested }, {})).result).toBe(true);
     // The bad operator after a decided OR is never reached.
     const decided = { group: { logic: 'OR', rules: [rule(1, '==', 1), rule(1, 'bogus', 1)] } };
@@ -106,7 +108,9 @@ describe('Condition: structured rules', () => {
   });
 
   it('refuses a bad logic or an empty rule list', async () => {
-    expect((await nodeError(evaluateCondition({ conditionConfig: { group: { logic: 'XOR', rules: [rule(1, '==', 1)] } } }, {}))).message).toMatch(/logic must be "AND" or "OR"/);
+    expect((await nodeError(evaluateCondition({ conditionConfig: { group: { logic: 'XOR', rules: [rule(1, '==', 1)] } } }, {}))).message).toMatch(
+      /logic must be "AND" or "OR"/,
+    );
     expect((await nodeError(evaluateCondition({ conditionConfig: { group: { logic: 'AND', rules: [] } } }, {}))).message).toMatch(/non-empty array/);
   });
 
@@ -124,7 +128,10 @@ describe('Condition: expressions', () => {
   it('evaluates JavaScript over bindings', async () => {
     expect((await evaluateCondition({ condition: '__t0 > 0.1' }, { __t0: 0.25 })).result).toBe(true);
     expect((await evaluateCondition({ condition: '__t0 > 0.1 && __t1 === "base"' }, { __t0: 0.25, __t1: 'mainnet' })).result).toBe(false);
-    expect((await evaluateCondition({ condition: '__t0.filter((t) => t.amount > 10).length === 2' }, { __t0: [{ amount: 11 }, { amount: 5 }, { amount: 12 }] })).result).toBe(true);
+    expect(
+      (await evaluateCondition({ condition: '__t0.filter((t) => t.amount > 10).length === 2' }, { __t0: [{ amount: 11 }, { amount: 5 }, { amount: 12 }] }))
+        .result,
+    ).toBe(true);
     expect((await evaluateCondition({ condition: '__t0 // trailing comment' }, { __t0: 1 })).result).toBe(true);
   });
 
@@ -151,7 +158,9 @@ describe('Condition: expressions', () => {
     expect(missing.message).toMatch(/^Condition expression threw ReferenceError: 'balance' is not defined\. Read upstream values with templates/);
     expect((await nodeError(evaluateCondition({ condition: '1 >' }, {}))).message).toMatch(/^Condition expression does not parse/);
     expect((await nodeError(evaluateCondition({ condition: 'while (true) {}' }, {}))).message).toMatch(/does not parse/);
-    expect((await nodeError(evaluateCondition({ condition: '(() => { while (true) {} })()' }, {}))).message).toBe('Condition expression exceeded its 1000 ms time limit.');
+    expect((await nodeError(evaluateCondition({ condition: '(() => { while (true) {} })()' }, {}))).message).toBe(
+      'Condition expression exceeded its 1000 ms time limit.',
+    );
     expect((await nodeError(evaluateCondition({}, {}))).message).toMatch(/needs a condition/);
   });
 
@@ -190,7 +199,9 @@ describe('code/run-code', () => {
     const error = await nodeError(runCodeRunner({ code: 'console.log("step 1");\nthrow new Error("no price")' }, ctx));
     expect(error.message).toBe('Code threw Error: no price (line 2)');
     expect(error.details.logs).toEqual(['step 1']);
-    expect((await nodeError(runCodeRunner({ code: 'let a = []; while (true) a.push(new Array(1e6))' }, ctx))).message).toBe('Code exceeded its memory limit of 32 MB');
+    expect((await nodeError(runCodeRunner({ code: 'let a = []; while (true) a.push(new Array(1e6))' }, ctx))).message).toBe(
+      'Code exceeded its memory limit of 32 MB',
+    );
     expect((await nodeError(runCodeRunner({ code: '  ' }, ctx))).message).toMatch(/code must be a non-empty JavaScript function body/);
     expect((await nodeError(runCodeRunner({ code: 'return 1', input: [1] }, ctx))).message).toMatch(/input must be an object/);
   });
@@ -201,12 +212,18 @@ describe('math/aggregate', () => {
 
   it('computes each operation', async () => {
     const values = [3, '1', 4, '1.5', 9];
-    const results = Object.fromEntries(['sum', 'average', 'min', 'max', 'count', 'median', 'product'].map((operation) => [operation, aggregate({ operation, values }).result]));
+    const results = Object.fromEntries(
+      ['sum', 'average', 'min', 'max', 'count', 'median', 'product'].map((operation) => [operation, aggregate({ operation, values }).result]),
+    );
     expect(results).toEqual({ sum: 18.5, average: 3.7, min: 1, max: 9, count: 5, median: 3, product: 162 });
     expect(aggregate({ operation: 'median', values: [4, 1, 3, 2] }).result).toBe(2.5);
     expect(aggregate({ operation: 'avg', values: [1, 2] }).result).toBe(1.5);
     expect(aggregate({ operation: 'MEAN', values: [1, 2, 4] }).result).toBe(2.3333333333333335);
-    expect(await run({ operation: 'sum', values: [1, 2] })).toEqual({ success: true, data: { result: 3, count: 2, operation: 'sum', decimal: '3' }, result: 3 });
+    expect(await run({ operation: 'sum', values: [1, 2] })).toEqual({
+      success: true,
+      data: { result: 3, count: 2, operation: 'sum', decimal: '3' },
+      result: 3,
+    });
   });
 
   it('adds decimals exactly', async () => {
@@ -239,11 +256,17 @@ describe('math/aggregate', () => {
     expect(error.details).toMatchObject({ index: 1, received: 'abc' });
     expect((await nodeError(run({ operation: 'sum', values: [1, null] }))).message).toBe('values[1] is not a number: received null.');
     expect((await nodeError(run({ operation: 'sum', values: [true] }))).message).toBe('values[0] is not a number: received true.');
-    expect((await nodeError(run({ operation: 'sum', values: [{ balance: 1 }] }))).message).toMatch(/values\[0\] is not a number: received \{"balance":1\}; set field/);
-    expect((await nodeError(run({ operation: 'sum', values: [{ balance: 'x' }], field: 'balance' }))).message).toBe('values[0].balance is not a number: received "x".');
+    expect((await nodeError(run({ operation: 'sum', values: [{ balance: 1 }] }))).message).toMatch(
+      /values\[0\] is not a number: received \{"balance":1\}; set field/,
+    );
+    expect((await nodeError(run({ operation: 'sum', values: [{ balance: 'x' }], field: 'balance' }))).message).toBe(
+      'values[0].balance is not a number: received "x".',
+    );
     expect((await nodeError(run({ operation: 'sum', values: [{ other: 1 }], field: 'balance' }))).message).toMatch(/values\[0\] has no "balance"/);
     expect((await nodeError(run({ operation: 'sum', values: ['1e999'] }))).message).toMatch(/values\[0\] is not a number/);
-    expect((await nodeError(run({ operation: 'product', values: ['1e300', '1e300'] }))).message).toMatch(/^The product \(1000.*601 digits\) is too large for a number\.$/);
+    expect((await nodeError(run({ operation: 'product', values: ['1e300', '1e300'] }))).message).toMatch(
+      /^The product \(1000.*601 digits\) is too large for a number\.$/,
+    );
   });
 
   it('refuses unknown operations and unusable values', async () => {

@@ -152,19 +152,26 @@ describe('HTTP runners against a local server', () => {
       expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpMethod: 'FETCH' }, ctx))).message).toBe(
         'httpMethod "FETCH" is not supported: use one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS',
       );
-      expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '{not json' }, ctx))).message).toMatch(/^httpHeaders is not valid JSON/);
+      expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '{not json' }, ctx))).message).toMatch(
+        /^httpHeaders is not valid JSON/,
+      );
       // The parser's message would quote the header text around the error: a credential.
       const quoted = await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '{"Authorization": Bearer quoted-secret-5}' }, ctx));
       expect(quoted.message).toMatch(/^httpHeaders is not valid JSON/);
       expect(quoted.message).not.toMatch(/quoted|secret|Bearer [^.]/);
-      expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '["a"]' }, ctx))).message).toMatch(/^httpHeaders must be a JSON object/);
+      expect((await nodeError(httpRequestRunner({ endpoint: `${base}/echo`, httpHeaders: '["a"]' }, ctx))).message).toMatch(
+        /^httpHeaders must be a JSON object/,
+      );
       expect((await nodeError(httpRequestRunner({ endpoint: 'ftp://example.com/x' }, ctx))).details.kind).toBe('invalid_url');
     });
   });
 
   describe('webhook/send-webhook', () => {
     it('POSTs an object payload as JSON by default', async () => {
-      const out = await sendWebhookRunner({ webhookUrl: `${base}/echo`, webhookPayload: { event: 'done', value: 2 }, webhookHeaders: '{"X-Signature":"abc"}' }, ctx);
+      const out = await sendWebhookRunner(
+        { webhookUrl: `${base}/echo`, webhookPayload: { event: 'done', value: 2 }, webhookHeaders: '{"X-Signature":"abc"}' },
+        ctx,
+      );
       expect(out.success).toBe(true);
       expect(out.status).toBe(200);
       const data = out.data as { method: string; headers: Record<string, string>; body: string };

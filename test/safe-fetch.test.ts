@@ -245,16 +245,18 @@ describe('safeFetch', () => {
   it('blocks a redirect from an allowed host to a refused one at the hop', async () => {
     const hitsBefore = server.hits.filter((h) => h === '/secret').length;
     const to = encodeURIComponent(`${base}/secret`);
-    const err = await expectEgressError(
-      safeFetch(`http://localhost:${server.port}/redirect?to=${to}`, { allowList: parseAllowHosts('localhost') }),
-      'blocked',
-    );
+    const err = await expectEgressError(safeFetch(`http://localhost:${server.port}/redirect?to=${to}`, { allowList: parseAllowHosts('localhost') }), 'blocked');
     expect(err.message).toContain(`Refused to connect to 127.0.0.1 (loopback), reached by a redirect from http://localhost:${server.port}/redirect`);
     expect(server.hits.filter((h) => h === '/secret').length).toBe(hitsBefore);
   });
 
   it('turns 303 into GET without the body, keeps method and body on 307', async () => {
-    const after303 = await safeFetch(`${base}/redirect?status=303`, { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' }, allowList: allowLoopback });
+    const after303 = await safeFetch(`${base}/redirect?status=303`, {
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+      allowList: allowLoopback,
+    });
     const echoed303 = JSON.parse(after303.body.toString());
     expect(echoed303.method).toBe('GET');
     expect(echoed303.body).toBe('');
@@ -296,7 +298,10 @@ describe('safeFetch', () => {
     });
     try {
       const to = encodeURIComponent(`http://127.0.0.1:${other.port}/landing`);
-      const res = await safeFetch(`${base}/redirect?to=${to}`, { headers: { ...CREDENTIALS, 'x-keep': '1', 'X-Token-Address': 'kept' }, allowList: allowLoopback });
+      const res = await safeFetch(`${base}/redirect?to=${to}`, {
+        headers: { ...CREDENTIALS, 'x-keep': '1', 'X-Token-Address': 'kept' },
+        allowList: allowLoopback,
+      });
       expect(other.hits).toEqual(['/landing']);
       const received = JSON.parse(res.body.toString()).headers;
       for (const name of Object.keys(CREDENTIALS)) expect(received[name], name).toBeUndefined();

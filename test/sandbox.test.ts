@@ -68,7 +68,22 @@ describe('sandbox escapes are contained', () => {
   it("Function('return globalThis')() is the sandbox's own global, with standard built-ins only", async () => {
     const names = (await evaluateExpression("Object.getOwnPropertyNames(Function('return globalThis')())", {})) as string[];
     expect(names).toEqual(expect.arrayContaining(['Object', 'JSON', 'Math', 'Array', 'console']));
-    for (const host of ['process', 'require', 'module', 'Buffer', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'fetch', 'XMLHttpRequest', 'WebSocket', 'std', 'os', 'global']) {
+    for (const host of [
+      'process',
+      'require',
+      'module',
+      'Buffer',
+      'setTimeout',
+      'setInterval',
+      'setImmediate',
+      'queueMicrotask',
+      'fetch',
+      'XMLHttpRequest',
+      'WebSocket',
+      'std',
+      'os',
+      'global',
+    ]) {
       expect(names).not.toContain(host);
     }
     const types = await evaluateExpression(
@@ -171,7 +186,11 @@ describe('runUserCode', () => {
   });
 
   it('exposes extra bindings as variables next to input', async () => {
-    const { result } = await runUserCode('return { balance: Number(__t0), low: Number(__t0) < 0.05, from: input.who }', { who: 'me' }, { bindings: { __t0: '0.01' } });
+    const { result } = await runUserCode(
+      'return { balance: Number(__t0), low: Number(__t0) < 0.05, from: input.who }',
+      { who: 'me' },
+      { bindings: { __t0: '0.01' } },
+    );
     expect(result).toEqual({ balance: 0.01, low: true, from: 'me' });
   });
 
@@ -191,7 +210,9 @@ describe('runUserCode', () => {
     expect(error.message).toMatch(/^Code threw TypeError: .*\(line 3\)$/);
     expect(error.logs).toEqual(['before']);
     await expectFailure(runUserCode('throw "plain"', null), 'runtime', /a non-Error value was thrown: plain/);
-    const nested = await failure(runUserCode('function check(x) {\n  if (x > 1) {\n    throw new RangeError("too big");\n  }\n}\ncheck(1);\ncheck(2);\nreturn 1;', null));
+    const nested = await failure(
+      runUserCode('function check(x) {\n  if (x > 1) {\n    throw new RangeError("too big");\n  }\n}\ncheck(1);\ncheck(2);\nreturn 1;', null),
+    );
     expect(nested.message).toBe('Code threw RangeError: too big (line 3)');
   });
 

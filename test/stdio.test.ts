@@ -15,7 +15,12 @@ const BIN = path.resolve('bin/flowgate.js');
 const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('FLOWGATE_')));
 
 async function launch(args: string[], env: Record<string, string>) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], env: { ...baseEnv(), FLOWGATE_DEVNET: 'off', ...env }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', ...args],
+    env: { ...baseEnv(), FLOWGATE_DEVNET: 'off', ...env },
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk) => (stderr += chunk));
   const client = new Client({ name: 'stdio-test', version: '1.0.0' });
@@ -49,7 +54,12 @@ describe('flowgate mcp, embedded on the local data directory', { timeout: 90_000
     const { client, stderr } = await launch([], { FLOWGATE_DATA_DIR: dataDir });
     try {
       const tools = names((await client.listTools()).tools);
-      expect(tools).toEqual(registry.filter((t) => t.mcp).map((t) => t.name).sort());
+      expect(tools).toEqual(
+        registry
+          .filter((t) => t.mcp)
+          .map((t) => t.name)
+          .sort(),
+      );
 
       const created = await callTool(client, 'create_workflow', { name: 'From the desktop', ...balanceGraph() });
       expect(created.isError, JSON.stringify(created.body)).toBe(false);
@@ -185,10 +195,18 @@ describe('flowgate mcp embedded sees the same world as flowgate serve on its dat
   it("uses the running gateway's devnet, prices and URLs", async () => {
     const dataDir = tempDir();
     const port = await freePort();
-    const serve = spawn(process.execPath, [BIN, 'serve'], { env: { ...baseEnv(), FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'auto' }, stdio: 'ignore' });
+    const serve = spawn(process.execPath, [BIN, 'serve'], {
+      env: { ...baseEnv(), FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'auto' },
+      stdio: 'ignore',
+    });
     try {
       const deadline = Date.now() + 90_000;
-      while ((await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0)) !== 200) {
+      while (
+        (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        )) !== 200
+      ) {
         if (Date.now() > deadline || serve.exitCode !== null) throw new Error('serve did not start');
         await new Promise((r) => setTimeout(r, 200));
       }

@@ -71,7 +71,13 @@ describe('POST /api/tags', () => {
   });
 
   it('refuses wrong types, empty and over-long names with 400, never 500', async () => {
-    for (const json of [{ name: 42, color: '#fff' }, { name: '   ', color: '#fff' }, { name: 'x'.repeat(101), color: '#fff' }, { name: 'x', color: 123 }, { name: ['a'], color: '#fff' }]) {
+    for (const json of [
+      { name: 42, color: '#fff' },
+      { name: '   ', color: '#fff' },
+      { name: 'x'.repeat(101), color: '#fff' },
+      { name: 'x', color: 123 },
+      { name: ['a'], color: '#fff' },
+    ]) {
       const res = await api('/api/tags', { method: 'POST', json });
       expect(res.status, JSON.stringify(json).slice(0, 80)).toBe(400);
       expect(res.body.code).toBe('invalid_input');
@@ -170,7 +176,10 @@ describe('DELETE /api/tags/:tagId', () => {
     const store = gw.gateway.services.store;
     const tagId = newId();
     const now = nowIso();
-    await store.insertInto('tags').values({ id: tagId, organization_id: me.organizationId, user_id: me.userId, name: 'fk probe', color: '#000', created_at: now, updated_at: now }).execute();
+    await store
+      .insertInto('tags')
+      .values({ id: tagId, organization_id: me.organizationId, user_id: me.userId, name: 'fk probe', color: '#000', created_at: now, updated_at: now })
+      .execute();
     const wf = await insertWorkflow(gw, { ...me, tagId });
     await store.deleteFrom('tags').where('id', '=', tagId).execute();
     expect(await workflowRow(gw, wf)).toMatchObject({ tag_id: null });

@@ -36,7 +36,13 @@ const sha256Hex = (value: string) => createHash('sha256').update(value).digest('
 describe('POST /api/api-keys', () => {
   it('creates a wfb_ key (201), shown once, stored only as its SHA-256', async () => {
     const created = await createKey(' Zapier hook ');
-    expect(created).toEqual({ id: expect.any(String), name: 'Zapier hook', prefix: expect.any(String), createdAt: expect.any(String), key: expect.any(String) });
+    expect(created).toEqual({
+      id: expect.any(String),
+      name: 'Zapier hook',
+      prefix: expect.any(String),
+      createdAt: expect.any(String),
+      key: expect.any(String),
+    });
     expect(created.key).toMatch(/^wfb_[A-Za-z0-9_-]{43}$/);
     expect(created.key.startsWith(created.prefix)).toBe(true);
     expect(created.prefix.length).toBeLessThan(created.key.length);
@@ -88,7 +94,11 @@ describe('GET /api/api-keys', () => {
 describe('DELETE /api/api-keys/:keyId', () => {
   it('revokes the key: no longer listed, no longer authenticates', async () => {
     const created = await createKey('short-lived');
-    expect(await authenticateUserKey(gw.gateway.services.store, created.key)).toEqual({ keyId: created.id, userId: me.userId, organizationId: me.organizationId });
+    expect(await authenticateUserKey(gw.gateway.services.store, created.key)).toEqual({
+      keyId: created.id,
+      userId: me.userId,
+      organizationId: me.organizationId,
+    });
     const res = await api(`/api/api-keys/${created.id}`, { method: 'DELETE' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, id: created.id });

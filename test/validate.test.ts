@@ -83,7 +83,14 @@ describe('triggers', () => {
   it('matches triggerType exactly and suggests the registry key', () => {
     const report = check(graph([trigger({ triggerType: 'manual' })]));
     expect(report.errors).toEqual([
-      expect.objectContaining({ code: 'unknown_trigger_type', nodeId: 'trigger', nodeLabel: 'Start', path: 'nodes[0].data.config.triggerType', received: 'manual', suggestion: 'Manual' }),
+      expect.objectContaining({
+        code: 'unknown_trigger_type',
+        nodeId: 'trigger',
+        nodeLabel: 'Start',
+        path: 'nodes[0].data.config.triggerType',
+        received: 'manual',
+        suggestion: 'Manual',
+      }),
     ]);
   });
 
@@ -97,7 +104,13 @@ describe('triggers', () => {
 
     const report = check(graph([trigger({ triggerType: 'Schedule', scheduleCron: '61 * * * *', scheduleTimezone: 'Europe/Berln' })]));
     expect(report.errors).toEqual([
-      expect.objectContaining({ code: 'invalid_timezone', nodeId: 'trigger', path: 'nodes[0].data.config.scheduleTimezone', received: 'Europe/Berln', suggestion: 'Europe/Berlin' }),
+      expect.objectContaining({
+        code: 'invalid_timezone',
+        nodeId: 'trigger',
+        path: 'nodes[0].data.config.scheduleTimezone',
+        received: 'Europe/Berln',
+        suggestion: 'Europe/Berlin',
+      }),
       expect.objectContaining({ code: 'invalid_cron', nodeId: 'trigger', path: 'nodes[0].data.config.scheduleCron', received: '61 * * * *' }),
     ]);
     expect(report.errors[1].message).toMatch(/minute/);
@@ -135,7 +148,12 @@ describe('actions', () => {
   it('names the misspelled field that was probably meant', () => {
     const report = check(graph([trigger(), action('c', 'Cond', { actionType: 'Condition', expression: 'true' })], chain('trigger', 'c')));
     expect(report.errors).toEqual([
-      expect.objectContaining({ code: 'missing_required_field', path: 'nodes[1].data.config.condition', suggestion: 'condition', message: expect.stringContaining('rename expression to condition') }),
+      expect.objectContaining({
+        code: 'missing_required_field',
+        path: 'nodes[1].data.config.condition',
+        suggestion: 'condition',
+        message: expect.stringContaining('rename expression to condition'),
+      }),
     ]);
     expect(report.warnings).toEqual([]);
   });
@@ -143,7 +161,13 @@ describe('actions', () => {
   it('requires condition on Condition and checks conditionConfig operators', () => {
     const report = check(
       graph(
-        [trigger(), action('c', 'Cond', { actionType: 'Condition', conditionConfig: { group: { logic: 'AND', rules: [{ leftOperand: '1', operator: 'greaterThan', rightOperand: '0' }] } } })],
+        [
+          trigger(),
+          action('c', 'Cond', {
+            actionType: 'Condition',
+            conditionConfig: { group: { logic: 'AND', rules: [{ leftOperand: '1', operator: 'greaterThan', rightOperand: '0' }] } },
+          }),
+        ],
         chain('trigger', 'c'),
       ),
     );
@@ -162,7 +186,11 @@ describe('actions', () => {
   it('checks field types and closed option sets from the registry hints', () => {
     const report = check(
       graph(
-        [trigger(), action('h', 'Fetch', { actionType: 'HTTP Request', endpoint: 'https://example.com', httpMethod: 'get', httpHeaders: '{not json' }), action('l', 'Loop', { actionType: 'For Each', arraySource: '[]', maxIterations: 'many' })],
+        [
+          trigger(),
+          action('h', 'Fetch', { actionType: 'HTTP Request', endpoint: 'https://example.com', httpMethod: 'get', httpHeaders: '{not json' }),
+          action('l', 'Loop', { actionType: 'For Each', arraySource: '[]', maxIterations: 'many' }),
+        ],
         chain('trigger', 'h', 'l'),
       ),
     );
@@ -186,14 +214,24 @@ describe('contract calls', () => {
   it('refuses a raw ABI array and says to stringify it', () => {
     const report = one(writeContract({ abi: TRANSFER_ABI }));
     expect(report.errors).toEqual([
-      expect.objectContaining({ code: 'abi_not_string', nodeId: 'w', nodeLabel: 'Write', path: 'nodes[1].data.config.abi', suggestion: JSON.stringify(TRANSFER_ABI) }),
+      expect.objectContaining({
+        code: 'abi_not_string',
+        nodeId: 'w',
+        nodeLabel: 'Write',
+        path: 'nodes[1].data.config.abi',
+        suggestion: JSON.stringify(TRANSFER_ABI),
+      }),
     ]);
     expect(report.errors[0].message).toContain('JSON.stringify');
   });
 
   it('refuses an abi string that is not a JSON array', () => {
-    expect(one(writeContract({ abi: '{"type":"function"}' })).errors).toEqual([expect.objectContaining({ code: 'invalid_abi', path: 'nodes[1].data.config.abi' })]);
-    expect(one(writeContract({ abi: '[{"type":"function",' })).errors).toEqual([expect.objectContaining({ code: 'invalid_abi', path: 'nodes[1].data.config.abi' })]);
+    expect(one(writeContract({ abi: '{"type":"function"}' })).errors).toEqual([
+      expect.objectContaining({ code: 'invalid_abi', path: 'nodes[1].data.config.abi' }),
+    ]);
+    expect(one(writeContract({ abi: '[{"type":"function",' })).errors).toEqual([
+      expect.objectContaining({ code: 'invalid_abi', path: 'nodes[1].data.config.abi' }),
+    ]);
   });
 
   it('checks abiFunction against the abi', () => {
@@ -206,31 +244,54 @@ describe('contract calls', () => {
     expect(one(writeContract({ functionArgs: [ADDRESS, '1'] })).errors).toEqual([
       expect.objectContaining({ code: 'function_args_not_string', path: 'nodes[1].data.config.functionArgs', suggestion: JSON.stringify([ADDRESS, '1']) }),
     ]);
-    expect(one(writeContract({ functionArgs: '{"to":"0x"}' })).errors).toEqual([expect.objectContaining({ code: 'invalid_function_args', path: 'nodes[1].data.config.functionArgs' })]);
+    expect(one(writeContract({ functionArgs: '{"to":"0x"}' })).errors).toEqual([
+      expect.objectContaining({ code: 'invalid_function_args', path: 'nodes[1].data.config.functionArgs' }),
+    ]);
     expect(one(writeContract({ functionArgs: `["${ADDRESS}", {{@__system:System.unixTimestamp}}]` })).errors).toEqual([]);
-    expect(one(writeContract({ functionArgs: `["${ADDRESS}"]` })).errors).toEqual([expect.objectContaining({ code: 'function_args_count', path: 'nodes[1].data.config.functionArgs' })]);
+    expect(one(writeContract({ functionArgs: `["${ADDRESS}"]` })).errors).toEqual([
+      expect.objectContaining({ code: 'function_args_count', path: 'nodes[1].data.config.functionArgs' }),
+    ]);
   });
 
   it('accepts legacy functionName with a warning, and refuses it when it contradicts abiFunction', () => {
     const legacy = one(writeContract({ abiFunction: undefined, functionName: 'transfer' }));
     expect(legacy.valid).toBe(true);
     expect(legacy.warnings).toEqual([
-      expect.objectContaining({ code: 'legacy_field', nodeId: 'w', nodeLabel: 'Write', path: 'nodes[1].data.config.functionName', received: 'transfer', suggestion: 'abiFunction' }),
+      expect.objectContaining({
+        code: 'legacy_field',
+        nodeId: 'w',
+        nodeLabel: 'Write',
+        path: 'nodes[1].data.config.functionName',
+        received: 'transfer',
+        suggestion: 'abiFunction',
+      }),
     ]);
 
     const conflict = one(writeContract({ functionName: 'approve' }));
-    expect(conflict.errors).toEqual([expect.objectContaining({ code: 'conflicting_fields', path: 'nodes[1].data.config.functionName', suggestion: 'abiFunction' })]);
+    expect(conflict.errors).toEqual([
+      expect.objectContaining({ code: 'conflicting_fields', path: 'nodes[1].data.config.functionName', suggestion: 'abiFunction' }),
+    ]);
     expect(conflict.errors[0].message).toMatch(/"approve".*"transfer"/);
   });
 
   it('requires abiFunction when no legacy name is present', () => {
-    expect(one(writeContract({ abiFunction: undefined })).errors).toEqual([expect.objectContaining({ code: 'missing_required_field', path: 'nodes[1].data.config.abiFunction' })]);
+    expect(one(writeContract({ abiFunction: undefined })).errors).toEqual([
+      expect.objectContaining({ code: 'missing_required_field', path: 'nodes[1].data.config.abiFunction' }),
+    ]);
   });
 });
 
 describe('edges', () => {
   it('must reference existing nodes, with a did-you-mean', () => {
-    const report = check(graph([trigger(), action('balance', 'Balance', { actionType: 'Collect' })], [{ source: 'trigger', target: 'balanse' }, { source: 'triger', target: 'balance' }]));
+    const report = check(
+      graph(
+        [trigger(), action('balance', 'Balance', { actionType: 'Collect' })],
+        [
+          { source: 'trigger', target: 'balanse' },
+          { source: 'triger', target: 'balance' },
+        ],
+      ),
+    );
     expect(report.errors).toEqual([
       expect.objectContaining({ code: 'unknown_edge_target', nodeId: null, path: 'edges[0].target', received: 'balanse', suggestion: 'balance' }),
       expect.objectContaining({ code: 'unknown_edge_source', nodeId: null, path: 'edges[1].source', received: 'triger', suggestion: 'trigger' }),
@@ -257,7 +318,12 @@ describe('edges', () => {
   });
 
   it('names the nodes of a simple cycle', () => {
-    const report = check(graph([trigger(), action('a', 'A', { actionType: 'Collect' }), action('b', 'B', { actionType: 'Collect' })], [...chain('trigger', 'a', 'b'), { source: 'b', target: 'a' }]));
+    const report = check(
+      graph(
+        [trigger(), action('a', 'A', { actionType: 'Collect' }), action('b', 'B', { actionType: 'Collect' })],
+        [...chain('trigger', 'a', 'b'), { source: 'b', target: 'a' }],
+      ),
+    );
     expect(report.errors).toEqual([expect.objectContaining({ code: 'cycle_detected', nodeId: 'a', nodeLabel: 'A', path: 'edges[2]', received: ['a', 'b'] })]);
     expect(report.errors[0].message).toContain('"a" → "b" → "a"');
   });
@@ -265,18 +331,36 @@ describe('edges', () => {
   it('requires true/false handles on edges leaving a Condition', () => {
     const report = check(
       graph(
-        [trigger(), action('c', 'Cond', { actionType: 'Condition', condition: 'true' }), action('y', 'Yes', { actionType: 'Collect' }), action('n', 'No', { actionType: 'Collect' })],
-        [{ source: 'trigger', target: 'c' }, { source: 'c', target: 'y', sourceHandle: 'True' }, { source: 'c', target: 'n' }],
+        [
+          trigger(),
+          action('c', 'Cond', { actionType: 'Condition', condition: 'true' }),
+          action('y', 'Yes', { actionType: 'Collect' }),
+          action('n', 'No', { actionType: 'Collect' }),
+        ],
+        [
+          { source: 'trigger', target: 'c' },
+          { source: 'c', target: 'y', sourceHandle: 'True' },
+          { source: 'c', target: 'n' },
+        ],
       ),
     );
     expect(report.errors).toEqual([
-      expect.objectContaining({ code: 'invalid_condition_handle', nodeId: 'c', nodeLabel: 'Cond', path: 'edges[1].sourceHandle', received: 'True', suggestion: 'true' }),
+      expect.objectContaining({
+        code: 'invalid_condition_handle',
+        nodeId: 'c',
+        nodeLabel: 'Cond',
+        path: 'edges[1].sourceHandle',
+        received: 'True',
+        suggestion: 'true',
+      }),
       expect.objectContaining({ code: 'invalid_condition_handle', nodeId: 'c', path: 'edges[2].sourceHandle', received: null }),
     ]);
   });
 
   it('warns about nodes the trigger never reaches', () => {
-    const report = check(graph([trigger(), action('a', 'A', { actionType: 'Collect' }), action('lost', 'Lost', { actionType: 'Collect' })], chain('trigger', 'a')));
+    const report = check(
+      graph([trigger(), action('a', 'A', { actionType: 'Collect' }), action('lost', 'Lost', { actionType: 'Collect' })], chain('trigger', 'a')),
+    );
     expect(report.valid).toBe(true);
     expect(report.warnings).toEqual([expect.objectContaining({ code: 'unreachable_node', nodeId: 'lost', nodeLabel: 'Lost', path: 'nodes[2]' })]);
   });
@@ -290,7 +374,9 @@ describe('templates', () => {
     action('c', 'Cond', { actionType: 'Condition', condition: 'true', conditionConfig: condition }),
   ];
   const edges = [...chain('trigger', 'bal', 'c'), { source: 'trigger', target: 'side' }];
-  const rules = (...operands: string[]) => ({ group: { logic: 'AND', rules: operands.map((leftOperand) => ({ leftOperand, operator: '>', rightOperand: '0' })) } });
+  const rules = (...operands: string[]) => ({
+    group: { logic: 'AND', rules: operands.map((leftOperand) => ({ leftOperand, operator: '>', rightOperand: '0' })) },
+  });
 
   it('accepts upstream references and system builtins anywhere in the config', () => {
     const report = check(graph(nodes(rules('{{@bal:Check Balance.balance}}', 'x {{@trigger:Start.amount}} {{@__system:System.unixTimestampMs}}')), edges));
@@ -298,10 +384,18 @@ describe('templates', () => {
   });
 
   it('refuses references to nodes that are not upstream, unknown nodes and unknown builtins', () => {
-    const report = check(graph(nodes(rules('{{@side:Side.balance}}', '{{@balanse:Check Balance.balance}}', '{{@__system:System.now}}', '{{@c:Cond.result}}')), edges));
+    const report = check(
+      graph(nodes(rules('{{@side:Side.balance}}', '{{@balanse:Check Balance.balance}}', '{{@__system:System.now}}', '{{@c:Cond.result}}')), edges),
+    );
     const base = 'nodes[3].data.config.conditionConfig.group.rules';
     expect(report.errors).toEqual([
-      expect.objectContaining({ code: 'template_not_upstream', nodeId: 'c', nodeLabel: 'Cond', path: `${base}[0].leftOperand`, received: '{{@side:Side.balance}}' }),
+      expect.objectContaining({
+        code: 'template_not_upstream',
+        nodeId: 'c',
+        nodeLabel: 'Cond',
+        path: `${base}[0].leftOperand`,
+        received: '{{@side:Side.balance}}',
+      }),
       expect.objectContaining({ code: 'template_unknown_node', nodeId: 'c', path: `${base}[1].leftOperand`, suggestion: 'bal' }),
       expect.objectContaining({ code: 'unknown_builtin', nodeId: 'c', path: `${base}[2].leftOperand`, received: '{{@__system:System.now}}' }),
       expect.objectContaining({ code: 'template_not_upstream', nodeId: 'c', path: `${base}[3].leftOperand`, message: expect.stringContaining('own output') }),
@@ -312,7 +406,11 @@ describe('templates', () => {
     const report = check(graph(nodes(rules('{{@bal}}', 'a {{@bal:Check Balance.balance')), edges));
     expect(report.errors).toEqual([
       expect.objectContaining({ code: 'invalid_template', path: 'nodes[3].data.config.conditionConfig.group.rules[0].leftOperand', received: '{{@bal}}' }),
-      expect.objectContaining({ code: 'invalid_template', path: 'nodes[3].data.config.conditionConfig.group.rules[1].leftOperand', message: expect.stringContaining('unbalanced') }),
+      expect.objectContaining({
+        code: 'invalid_template',
+        path: 'nodes[3].data.config.conditionConfig.group.rules[1].leftOperand',
+        message: expect.stringContaining('unbalanced'),
+      }),
     ]);
   });
 
@@ -320,7 +418,11 @@ describe('templates', () => {
     const report = check(graph(nodes(rules('{{@bal:Balance.balance}}', '{{@bal:Check Balance.balanse}}')), edges));
     expect(report.errors).toEqual([]);
     expect(report.warnings).toEqual([
-      expect.objectContaining({ code: 'template_label_mismatch', path: 'nodes[3].data.config.conditionConfig.group.rules[0].leftOperand', suggestion: '{{@bal:Check Balance.balance}}' }),
+      expect.objectContaining({
+        code: 'template_label_mismatch',
+        path: 'nodes[3].data.config.conditionConfig.group.rules[0].leftOperand',
+        suggestion: '{{@bal:Check Balance.balance}}',
+      }),
       expect.objectContaining({ code: 'unknown_output_field', path: 'nodes[3].data.config.conditionConfig.group.rules[1].leftOperand', suggestion: 'balance' }),
     ]);
   });
@@ -354,7 +456,10 @@ describe('all at once', () => {
 
   it('merges normalization problems first', () => {
     const input = graphInputSchema.parse({
-      nodes: [{ id: 't', type: 'trigger', data: { type: 'action', config: { triggerType: 'Manual' } } }, { id: 't', type: 'action', data: {} }],
+      nodes: [
+        { id: 't', type: 'trigger', data: { type: 'action', config: { triggerType: 'Manual' } } },
+        { id: 't', type: 'action', data: {} },
+      ],
       edges: [],
     });
     expect(codes(check(input).errors)).toEqual(['data_type_mismatch', 'duplicate_node_id']);
@@ -390,12 +495,16 @@ describe('hostile input', () => {
   it('reports a too deeply nested config instead of crashing', () => {
     let deep: Record<string, unknown> = { leaf: '{{@x:Y.z}}' };
     for (let i = 0; i < 5000; i++) deep = { deep };
-    const report = check(graph([trigger(), action('a', 'Deep', { actionType: 'HTTP Request', endpoint: 'https://x', httpMethod: 'GET', httpBody: deep })], chain('trigger', 'a')));
+    const report = check(
+      graph([trigger(), action('a', 'Deep', { actionType: 'HTTP Request', endpoint: 'https://x', httpMethod: 'GET', httpBody: deep })], chain('trigger', 'a')),
+    );
     expect(report.errors).toEqual([expect.objectContaining({ code: 'config_too_deep', nodeId: 'a', path: 'nodes[1].data.config' })]);
   });
 
   it('reports an oversized config', () => {
-    const report = check(graph([trigger(), action('a', 'Big', { actionType: 'code/run-code', code: 'x'.repeat(GRAPH_LIMITS.maxConfigBytes + 1) })], chain('trigger', 'a')));
+    const report = check(
+      graph([trigger(), action('a', 'Big', { actionType: 'code/run-code', code: 'x'.repeat(GRAPH_LIMITS.maxConfigBytes + 1) })], chain('trigger', 'a')),
+    );
     expect(report.errors).toEqual([expect.objectContaining({ code: 'config_too_large', nodeId: 'a', path: 'nodes[1].data.config' })]);
   });
 
@@ -415,7 +524,12 @@ describe('hostile input', () => {
     const nodes: N[] = [trigger()];
     for (let i = 1; i < GRAPH_LIMITS.maxNodes; i++) {
       const previous = i === 1 ? 'trigger' : `n${i - 1}`;
-      nodes.push(action(`n${i}`, `Step ${i}`, { actionType: 'Condition', condition: `{{@${previous}:${i === 1 ? 'Start' : `Step ${i - 1}`}.result}} == true && {{@trigger:Start.x}}` }));
+      nodes.push(
+        action(`n${i}`, `Step ${i}`, {
+          actionType: 'Condition',
+          condition: `{{@${previous}:${i === 1 ? 'Start' : `Step ${i - 1}`}.result}} == true && {{@trigger:Start.x}}`,
+        }),
+      );
     }
     const edges = nodes.slice(1).map((n, i) => ({ source: nodes[i].id, target: n.id, sourceHandle: i === 0 ? undefined : 'true' }));
     const input = graph(nodes, edges);

@@ -43,14 +43,31 @@ describe('POST /api/workflows/validate', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ valid: false, nodeCount: 2, warnings: [] });
     expect(body.errors).toEqual([
-      expect.objectContaining({ code: 'unknown_trigger_type', nodeId: 'trigger', nodeLabel: 'Start', path: 'nodes[0].data.config.triggerType', received: 'manual', suggestion: 'Manual' }),
-      expect.objectContaining({ code: 'unknown_action_type', nodeId: 'cond', nodeLabel: 'Enough?', path: 'nodes[1].data.config.actionType', received: 'condition', suggestion: 'Condition' }),
+      expect.objectContaining({
+        code: 'unknown_trigger_type',
+        nodeId: 'trigger',
+        nodeLabel: 'Start',
+        path: 'nodes[0].data.config.triggerType',
+        received: 'manual',
+        suggestion: 'Manual',
+      }),
+      expect.objectContaining({
+        code: 'unknown_action_type',
+        nodeId: 'cond',
+        nodeLabel: 'Enough?',
+        path: 'nodes[1].data.config.actionType',
+        received: 'condition',
+        suggestion: 'Condition',
+      }),
     ]);
   });
 
   it('answers valid true with warnings for a savable draft', async () => {
     const { status, body } = await post('/api/workflows/validate', {
-      nodes: [{ id: 't', type: 'trigger', data: { config: { triggerType: 'Manual' } } }, { id: 'a', type: 'action', data: {} }],
+      nodes: [
+        { id: 't', type: 'trigger', data: { config: { triggerType: 'Manual' } } },
+        { id: 'a', type: 'action', data: {} },
+      ],
       edges: [{ source: 't', target: 'a' }],
     });
     expect(status).toBe(200);

@@ -106,7 +106,11 @@ describe('deprecation signals', () => {
   it('functionName/args workflow fields: signalled on create, update and validate only when a node uses them', async () => {
     const graph = balanceGraph();
     const abi = JSON.stringify([{ type: 'function', name: 'ping', inputs: [], outputs: [], stateMutability: 'nonpayable' }]);
-    const legacyNode = { id: 'w', type: 'web3/write-contract', data: { label: 'Write', config: { network: '8453', contractAddress: '0x000000000000000000000000000000000000dEaD', abi, functionName: 'ping' } } };
+    const legacyNode = {
+      id: 'w',
+      type: 'web3/write-contract',
+      data: { label: 'Write', config: { network: '8453', contractAddress: '0x000000000000000000000000000000000000dEaD', abi, functionName: 'ping' } },
+    };
     const legacyGraph = { nodes: [graph.nodes[0], legacyNode], edges: [{ id: 'e', source: 'trigger', target: 'w' }] };
 
     const created = await post('/api/workflows/create', { name: 'Legacy', ...legacyGraph });
@@ -126,10 +130,18 @@ describe('deprecation signals', () => {
     expectDeprecated((await post('/api/workflows/validate', argsOnly)).headers, 'function-name-fields');
     expectNotDeprecated((await post('/api/workflows/validate', graph)).headers);
 
-    const updated = await fetchJson(`${gw.url}/api/workflows/${modern.body.id}`, { method: 'PATCH', key: gw.ownerKey, body: JSON.stringify({ nodes: legacyGraph.nodes, edges: legacyGraph.edges }) });
+    const updated = await fetchJson(`${gw.url}/api/workflows/${modern.body.id}`, {
+      method: 'PATCH',
+      key: gw.ownerKey,
+      body: JSON.stringify({ nodes: legacyGraph.nodes, edges: legacyGraph.edges }),
+    });
     expect(updated.status).toBe(200);
     expectDeprecated(updated.headers, 'function-name-fields');
-    const renamed = await fetchJson(`${gw.url}/api/workflows/${modern.body.id}`, { method: 'PATCH', key: gw.ownerKey, body: JSON.stringify({ name: 'Renamed' }) });
+    const renamed = await fetchJson(`${gw.url}/api/workflows/${modern.body.id}`, {
+      method: 'PATCH',
+      key: gw.ownerKey,
+      body: JSON.stringify({ name: 'Renamed' }),
+    });
     expectNotDeprecated(renamed.headers);
   });
 
@@ -156,7 +168,11 @@ describe('x-api-versioning', () => {
     const versioning = body['x-api-versioning'];
     expect(versioning.deprecations.map((d: { name: string }) => d.name).sort()).toEqual(Object.keys(DEPRECATIONS).sort());
     const byName = Object.fromEntries(versioning.deprecations.map((d: { name: string }) => [d.name, d]));
-    expect(byName['legacy-execute-path']).toMatchObject({ kind: 'path', operations: ['execute_workflow_legacy_path'], docs: `${gw.url}/docs/versioning#legacy-execute-path` });
+    expect(byName['legacy-execute-path']).toMatchObject({
+      kind: 'path',
+      operations: ['execute_workflow_legacy_path'],
+      docs: `${gw.url}/docs/versioning#legacy-execute-path`,
+    });
     expect(byName['function-name-fields'].operations.sort()).toEqual(['create_workflow', 'update_workflow', 'validate_workflow']);
     expect(byName['network-field'].operations.sort()).toEqual(['direct_check_and_execute', 'direct_contract_call', 'direct_transfer', 'test_chain_probe']);
     for (const d of versioning.deprecations) expect(Date.parse(d.sunsetAt) - Date.parse(d.deprecatedAt)).toBeGreaterThanOrEqual(MIN_SUNSET_LEAD_DAYS * DAY);

@@ -24,7 +24,13 @@ const nonce = () => devnet.publicClient.getTransactionCount({ address: wallet })
 beforeAll(async () => {
   [devnet, base] = await Promise.all([startTestChain(31337), startTestChain(8453)]);
   gw = await startTestGateway({
-    env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: devnet.url, FLOWGATE_RPC_URL_8453: base.url, FLOWGATE_RATE_LIMITS: 'off', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: CAP.toString() },
+    env: {
+      FLOWGATE_DEVNET: 'auto',
+      FLOWGATE_RPC_URL_31337: devnet.url,
+      FLOWGATE_RPC_URL_8453: base.url,
+      FLOWGATE_RATE_LIMITS: 'off',
+      EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: CAP.toString(),
+    },
   });
   const org = await gw.gateway.services.organizations.ensure('default');
   wallet = (await gw.gateway.services.organizations.wallet(org.organization.id))!.walletAddress as Address;
@@ -49,7 +55,14 @@ describe('read steps', () => {
         action('eth', 'ETH balance', { actionType: 'web3/check-balance', network: '31337', address: '{{@t:Start.who}}' }),
         action('tok', 'USDC balance', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: usdc }),
         action('allow', 'Allowance', { actionType: 'web3/check-allowance', network: '31337', tokenConfig: usdc, ownerAddress: wallet, spenderAddress: to }),
-        action('read', 'Read', { actionType: 'web3/read-contract', network: '31337', contractAddress: TEST_USDC_ADDRESS, abi: balanceOfAbi, abiFunction: 'balanceOf', functionArgs: '["{{@tok:USDC balance.address}}"]' }),
+        action('read', 'Read', {
+          actionType: 'web3/read-contract',
+          network: '31337',
+          contractAddress: TEST_USDC_ADDRESS,
+          abi: balanceOfAbi,
+          abiFunction: 'balanceOf',
+          functionArgs: '["{{@tok:USDC balance.address}}"]',
+        }),
         action('tx', 'Get tx', { actionType: 'web3/get-transaction', network: '31337', transactionHash: '{{@t:Start.hash}}' }),
         action('decode', 'Decode', { actionType: 'web3/decode-calldata', calldata: '{{@t:Start.calldata}}', abi: balanceOfAbi }),
       ),
@@ -59,19 +72,45 @@ describe('read steps', () => {
     const usdcRaw = await tokenBalance(devnet, TEST_USDC_ADDRESS, wallet);
 
     expect(run.step('eth').output).toMatchObject({ success: true, data: { balance: '0.25', balanceWei: parseEther('0.25').toString(), address: to } });
-    expect(run.step('tok').output.data).toEqual({ balance: String(Number(usdcRaw) / 1e6), balanceRaw: usdcRaw.toString(), symbol: 'USDC', decimals: 6, address: wallet, tokenAddress: TEST_USDC_ADDRESS });
+    expect(run.step('tok').output.data).toEqual({
+      balance: String(Number(usdcRaw) / 1e6),
+      balanceRaw: usdcRaw.toString(),
+      symbol: 'USDC',
+      decimals: 6,
+      address: wallet,
+      tokenAddress: TEST_USDC_ADDRESS,
+    });
     expect(run.step('allow').output.data).toMatchObject({ allowance: '0', allowanceRaw: '0', symbol: 'USDC', decimals: 6 });
     expect(run.step('read').output.data).toEqual({ result: usdcRaw.toString() });
-    expect(run.step('tx').output.data).toMatchObject({ hash: seed, from: devnet.account(1).address, to, value: parseEther('0.25').toString(), status: 'success', blockNumber: expect.any(Number), gasUsed: '21000' });
-    expect(run.step('decode').output.data).toEqual({ functionName: 'transfer', functionSignature: 'transfer(address,uint256)', args: { recipient: to, amount: '1500000' }, selector: '0xa9059cbb' });
+    expect(run.step('tx').output.data).toMatchObject({
+      hash: seed,
+      from: devnet.account(1).address,
+      to,
+      value: parseEther('0.25').toString(),
+      status: 'success',
+      blockNumber: expect.any(Number),
+      gasUsed: '21000',
+    });
+    expect(run.step('decode').output.data).toEqual({
+      functionName: 'transfer',
+      functionSignature: 'transfer(address,uint256)',
+      args: { recipient: to, amount: '1500000' },
+      selector: '0xa9059cbb',
+    });
   });
 
   test('a tokenConfig.decimals that disagrees with the token is refused; a non-token address names the failed call', async () => {
     const wrong = JSON.stringify({ mode: 'custom', customToken: { address: TEST_USDC_ADDRESS, symbol: 'USDC', decimals: 18 } });
-    const run = await runWorkflow(gw, linear(action('tok', 'Tok', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: wrong })));
+    const run = await runWorkflow(
+      gw,
+      linear(action('tok', 'Tok', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: wrong })),
+    );
     expect(run.step('tok').error).toMatch(/tokenConfig\.decimals is 18 but token .* reports decimals\(\) = 6/);
     const notToken = JSON.stringify({ mode: 'custom', customToken: { address: randomAddress(), symbol: 'X', decimals: 6 } });
-    const run2 = await runWorkflow(gw, linear(action('tok', 'Tok', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: notToken })));
+    const run2 = await runWorkflow(
+      gw,
+      linear(action('tok', 'Tok', { actionType: 'web3/check-token-balance', network: '31337', address: wallet, tokenConfig: notToken })),
+    );
     expect(run2.step('tok').error).toMatch(/web3\/check-token-balance: The contract function "balanceOf" returned no data/);
     expect(run2.step('tok').error).not.toContain(devnet.url);
   });
@@ -102,7 +141,9 @@ describe('write steps', () => {
     expect(out.gasUsedUnits).toBe(receipt.gasUsed.toString());
     expect(out.effectiveGasPrice).toBe(receipt.effectiveGasPrice.toString());
     expect(out.gasUsed).toBe((receipt.gasUsed * receipt.effectiveGasPrice).toString());
-    expect(run.execution.transactionHashes).toEqual([expect.objectContaining({ hash: out.transactionHash, nodeId: 'send', nodeName: 'Send ETH', chainId: 31337 })]);
+    expect(run.execution.transactionHashes).toEqual([
+      expect.objectContaining({ hash: out.transactionHash, nodeId: 'send', nodeName: 'Send ETH', chainId: 31337 }),
+    ]);
     expect(run.execution.transactionHashes[0].iterationIndex).toBeUndefined();
     // The terminal verification pass re-fetched the receipt: the run is success only because it verified.
     expect(run.execution.transactionHashes[0]).toMatchObject({ verified: true, receiptStatus: 'success', gasUsed: '21000' });
@@ -113,7 +154,10 @@ describe('write steps', () => {
 
   test('transfer-token sends the devnet USDC in human units', async () => {
     const to = randomAddress();
-    const run = await runWorkflow(gw, linear(action('pay', 'Pay', { actionType: 'web3/transfer-token', network: '31337', tokenConfig: usdc, amount: '12.5', recipientAddress: to })));
+    const run = await runWorkflow(
+      gw,
+      linear(action('pay', 'Pay', { actionType: 'web3/transfer-token', network: '31337', tokenConfig: usdc, amount: '12.5', recipientAddress: to })),
+    );
     expect(run.execution.status).toBe('success');
     expect(run.step('pay').output.success).toBe(true);
     expect(await tokenBalance(devnet, TEST_USDC_ADDRESS, to)).toBe(parseUnits('12.5', 6));
@@ -122,9 +166,15 @@ describe('write steps', () => {
   test('the stablecoin limit refuses a 150 USDC transfer-token step and nothing is signed', async () => {
     const to = randomAddress();
     const before = await nonce();
-    const run = await runWorkflow(gw, linear(action('pay', 'Pay', { actionType: 'web3/transfer-token', network: '31337', tokenConfig: usdc, amount: '150', recipientAddress: to })));
+    const run = await runWorkflow(
+      gw,
+      linear(action('pay', 'Pay', { actionType: 'web3/transfer-token', network: '31337', tokenConfig: usdc, amount: '150', recipientAddress: to })),
+    );
     expect(run.execution.status).toBe('error');
-    expect(run.step('pay').output).toMatchObject({ success: false, error: expect.stringMatching(/^Stablecoin transfer of 150\.0 USDC exceeds the 100\.0 USD per-transaction limit/) });
+    expect(run.step('pay').output).toMatchObject({
+      success: false,
+      error: expect.stringMatching(/^Stablecoin transfer of 150\.0 USDC exceeds the 100\.0 USD per-transaction limit/),
+    });
     expect(run.execution.transactionHashes).toEqual([]);
     expect(await nonce()).toBe(before);
     expect(await tokenBalance(devnet, TEST_USDC_ADDRESS, to)).toBe(0n);
@@ -136,18 +186,31 @@ describe('write steps', () => {
       gw,
       linear(
         action('approve', 'Approve', { actionType: 'web3/approve-token', network: '31337', tokenConfig: usdc, spenderAddress: spender, amount: '42.5' }),
-        action('allow', 'Allowance', { actionType: 'web3/check-allowance', network: '31337', tokenConfig: usdc, ownerAddress: wallet, spenderAddress: spender }),
+        action('allow', 'Allowance', {
+          actionType: 'web3/check-allowance',
+          network: '31337',
+          tokenConfig: usdc,
+          ownerAddress: wallet,
+          spenderAddress: spender,
+        }),
       ),
     );
     expect(run.execution.status).toBe('success');
     expect(run.step('approve').output).toMatchObject({ success: true, transactionHash: expect.any(String) });
     expect(run.step('allow').output.data).toMatchObject({ allowance: '42.5', allowanceRaw: '42500000' });
-    expect(await devnet.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(42_500_000n);
+    expect(await devnet.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(
+      42_500_000n,
+    );
   });
 
   test('an approval of more than 100 USDC to a non-protocol spender is refused', async () => {
     const before = await nonce();
-    const run = await runWorkflow(gw, linear(action('approve', 'Approve', { actionType: 'web3/approve-token', network: '31337', tokenConfig: usdc, spenderAddress: randomAddress(), amount: '500' })));
+    const run = await runWorkflow(
+      gw,
+      linear(
+        action('approve', 'Approve', { actionType: 'web3/approve-token', network: '31337', tokenConfig: usdc, spenderAddress: randomAddress(), amount: '500' }),
+      ),
+    );
     expect(run.step('approve').error).toMatch(/^Stablecoin approval of 500\.0 USDC to a non-protocol spender exceeds/);
     expect(await nonce()).toBe(before);
   });
@@ -156,7 +219,21 @@ describe('write steps', () => {
     const target = randomAddress();
     await devnet.testClient.setCode({ address: target, bytecode: '0x00' }); // STOP: accepts any call and value
     const abi = JSON.stringify([{ type: 'function', name: 'deposit', stateMutability: 'payable', inputs: [{ name: 'memo', type: 'uint256' }], outputs: [] }]);
-    const run = await runWorkflow(gw, linear(action('w', 'Deposit', { actionType: 'web3/write-contract', network: '31337', contractAddress: target, abi, abiFunction: 'deposit', functionArgs: '["{{@t:Start.memo}}"]', ethValue: '0.002' })), { memo: 7 });
+    const run = await runWorkflow(
+      gw,
+      linear(
+        action('w', 'Deposit', {
+          actionType: 'web3/write-contract',
+          network: '31337',
+          contractAddress: target,
+          abi,
+          abiFunction: 'deposit',
+          functionArgs: '["{{@t:Start.memo}}"]',
+          ethValue: '0.002',
+        }),
+      ),
+      { memo: 7 },
+    );
     expect(run.execution.status, JSON.stringify(run.execution.error)).toBe('success');
     expect(run.step('w').output.success).toBe(true);
     expect(await devnet.publicClient.getBalance({ address: target })).toBe(parseEther('0.002'));
@@ -167,7 +244,19 @@ describe('write steps', () => {
   test('functionName instead of abiFunction fails the step with the abiFunction message', async () => {
     const abi = JSON.stringify(erc20Abi);
     const before = await nonce();
-    const run = await runWorkflow(gw, linear(action('w', 'Legacy', { actionType: 'web3/write-contract', network: '31337', contractAddress: TEST_USDC_ADDRESS, abi, functionName: 'transfer', functionArgs: `["${randomAddress()}", "1"]` })));
+    const run = await runWorkflow(
+      gw,
+      linear(
+        action('w', 'Legacy', {
+          actionType: 'web3/write-contract',
+          network: '31337',
+          contractAddress: TEST_USDC_ADDRESS,
+          abi,
+          functionName: 'transfer',
+          functionArgs: `["${randomAddress()}", "1"]`,
+        }),
+      ),
+    );
     expect(run.execution.status).toBe('error');
     expect(run.step('w').error).toMatch(/abiFunction is missing/);
     expect(await nonce()).toBe(before);
@@ -180,7 +269,10 @@ describe('write steps', () => {
     // Estimation passes against STOP; before the block is mined the code becomes REVERT.
     await devnet.testClient.setAutomine(false);
     try {
-      const pending = runWorkflow(gw, linear(action('w', 'Poke', { actionType: 'web3/write-contract', network: '31337', contractAddress: target, abi, abiFunction: 'poke' })));
+      const pending = runWorkflow(
+        gw,
+        linear(action('w', 'Poke', { actionType: 'web3/write-contract', network: '31337', contractAddress: target, abi, abiFunction: 'poke' })),
+      );
       const deadline = Date.now() + 20_000;
       while ((await devnet.publicClient.getBlock({ blockTag: 'pending' })).transactions.length === 0) {
         if (Date.now() > deadline) throw new Error('the write never reached the mempool');
@@ -233,15 +325,26 @@ describe('the daily cap is shared by workflow steps and direct execution', () =>
     const capped = (await gw.gateway.services.organizations.wallet(organization.id))!.walletAddress as Address;
     await gw.gateway.services.devnet!.fund(capped, { eth: '10' });
     const to = randomAddress();
-    const direct = (amount: string) => fetchJson(`${gw.url}/api/execute/transfer`, { method: 'POST', key, body: JSON.stringify({ chainId: 31337, recipientAddress: to, amount }) });
+    const direct = (amount: string) =>
+      fetchJson(`${gw.url}/api/execute/transfer`, { method: 'POST', key, body: JSON.stringify({ chainId: 31337, recipientAddress: to, amount }) });
 
     expect((await direct('0.6')).body.status).toBe('completed');
-    const run = await runWorkflow(gw, linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.6', recipientAddress: to })), {}, key);
+    const run = await runWorkflow(
+      gw,
+      linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.6', recipientAddress: to })),
+      {},
+      key,
+    );
     expect(run.execution.status).toBe('error');
     expect(run.step('send').error).toMatch(/^Daily spending cap exceeded/);
     expect(run.execution.transactionHashes).toEqual([]);
 
-    const workflowFits = await runWorkflow(gw, linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.3', recipientAddress: to })), {}, key);
+    const workflowFits = await runWorkflow(
+      gw,
+      linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.3', recipientAddress: to })),
+      {},
+      key,
+    );
     expect(workflowFits.execution.status).toBe('success');
     const over = await direct('0.2');
     expect(over.status).toBe(403);
@@ -266,7 +369,13 @@ describe('aave-v3 protocol steps (fixture Pool at the real Base address)', () =>
       gw,
       linear(
         action('approve', 'Approve Pool', { actionType: 'web3/approve-token', network: '8453', tokenConfig, spenderAddress: pool, amount: '250' }),
-        action('supply', 'Supply', { actionType: 'aave-v3/supply', network: 'base', asset: token, amount: '{{@t:Start.raw}}', onBehalfOf: '{{@t:Start.wallet}}' }),
+        action('supply', 'Supply', {
+          actionType: 'aave-v3/supply',
+          network: 'base',
+          asset: token,
+          amount: '{{@t:Start.raw}}',
+          onBehalfOf: '{{@t:Start.wallet}}',
+        }),
         action('position', 'Position', { actionType: 'aave-v3/get-user-account-data', network: '8453', user: wallet }),
       ),
       { raw: '250000000', wallet },

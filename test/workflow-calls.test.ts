@@ -30,7 +30,9 @@ describe('GET /api/mcp/workflows', () => {
     expect(status).toBe(200);
     const slugs = body.workflows.map((w: { slug: string }) => w.slug);
     // Every catalog file except those with a step that cannot run on this gateway (email-send: no e-mail runner yet).
-    const runnable = loadCatalog().filter((e) => (e.workflow.nodes as { data: { config: { actionType?: string } } }[]).every((n) => getAction(n.data.config.actionType ?? '')?.featureEnabled !== false));
+    const runnable = loadCatalog().filter((e) =>
+      (e.workflow.nodes as { data: { config: { actionType?: string } } }[]).every((n) => getAction(n.data.config.actionType ?? '')?.featureEnabled !== false),
+    );
     expect(slugs).toEqual(runnable.map((e) => e.slug));
     expect(slugs).not.toContain('email-send');
     const yieldCompare = body.workflows.find((w: { slug: string }) => w.slug === 'stablecoin-yield-compare-base');
@@ -74,7 +76,11 @@ describe('POST /api/mcp/workflows/{slug}/call (free)', () => {
   });
 
   it('refuses malformed JSON with 400 (never treated as {})', async () => {
-    const res = await fetch(`${gw.url}/api/mcp/workflows/simple-workflow/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"txid": ' });
+    const res = await fetch(`${gw.url}/api/mcp/workflows/simple-workflow/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"txid": ',
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'invalid_json' });
   });
@@ -90,8 +96,21 @@ describe('POST /api/mcp/workflows/{slug}/call (free)', () => {
       ['stablecoin-yield-compare-base', { anything: true }, 'anything'],
       ['yield-curve-snapshot-ethereum-weth', { x: 1 }, 'x'],
       ['token-approval-risk-scanner-ethereum', {}, 'wallet'],
-      ['mev-aware-swap-quote-base', { sell_token: '0x4200000000000000000000000000000000000006', buy_token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', sell_amount_raw: '1', chain: 'ethereum' }, 'chain'],
-      ['mev-aware-swap-quote-ethereum', { sell_token: '0x4200000000000000000000000000000000000006', buy_token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', sell_amount_raw: 1 }, 'sell_amount_raw'],
+      [
+        'mev-aware-swap-quote-base',
+        {
+          sell_token: '0x4200000000000000000000000000000000000006',
+          buy_token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+          sell_amount_raw: '1',
+          chain: 'ethereum',
+        },
+        'chain',
+      ],
+      [
+        'mev-aware-swap-quote-ethereum',
+        { sell_token: '0x4200000000000000000000000000000000000006', buy_token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', sell_amount_raw: 1 },
+        'sell_amount_raw',
+      ],
       ['eu-ai-act-audit', {}, 'agentName'],
       ['price-decimals', { coin: 'doge' }, 'coin'],
       ['agent-task', { task: 'sleep' }, 'task'],
@@ -105,7 +124,10 @@ describe('POST /api/mcp/workflows/{slug}/call (free)', () => {
       const res = await call(slug, body);
       expect(res.status, `${slug} ${JSON.stringify(body)}`).toBe(400);
       expect(res.body.code).toBe('invalid_input');
-      expect(res.body.issues.map((i: { path: string }) => i.path), slug).toContain(field);
+      expect(
+        res.body.issues.map((i: { path: string }) => i.path),
+        slug,
+      ).toContain(field);
       expect(res.body.error).toContain(field);
     }
   });
@@ -115,7 +137,18 @@ describe('POST /api/mcp/workflows/{slug}/call (free)', () => {
     const { status, body } = await call('commit-vote-v2', { jobId: 'job-7', commitHash });
     expect(status).toBe(200);
     expect(body).toEqual({ type: 'calldata', to: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), data: expect.stringMatching(/^0x/), value: '0' });
-    const abi = [{ type: 'function', name: 'commitVote', stateMutability: 'nonpayable', inputs: [{ name: 'jobId', type: 'string' }, { name: 'commitHash', type: 'bytes32' }], outputs: [] }] as const;
+    const abi = [
+      {
+        type: 'function',
+        name: 'commitVote',
+        stateMutability: 'nonpayable',
+        inputs: [
+          { name: 'jobId', type: 'string' },
+          { name: 'commitHash', type: 'bytes32' },
+        ],
+        outputs: [],
+      },
+    ] as const;
     expect(decodeFunctionData({ abi, data: body.data })).toEqual({ functionName: 'commitVote', args: ['job-7', commitHash] });
     const reveal = await call('reveal-vote-v1', { jobId: 'job-7', verdict: 'yes', nonce: 's3cret' });
     expect(reveal.body.type).toBe('calldata');
@@ -124,7 +157,15 @@ describe('POST /api/mcp/workflows/{slug}/call (free)', () => {
     expect(settle.body.to).not.toBe(body.to);
     const executions = await gw.gateway.services.store.selectFrom('workflow_executions').select('id').where('trigger_type', '=', 'Manual').execute();
     const listings = await gw.gateway.services.store.selectFrom('workflow_listings').select('workflow_id').where('workflow_type', '=', 'write').execute();
-    const ran = await gw.gateway.services.store.selectFrom('workflow_executions').select('id').where('workflow_id', 'in', listings.map((l) => l.workflow_id)).execute();
+    const ran = await gw.gateway.services.store
+      .selectFrom('workflow_executions')
+      .select('id')
+      .where(
+        'workflow_id',
+        'in',
+        listings.map((l) => l.workflow_id),
+      )
+      .execute();
     expect(executions.length).toBeGreaterThan(0);
     expect(ran).toEqual([]);
   });
@@ -176,7 +217,11 @@ describe('MCP', () => {
   });
 
   it('an unknown slug on /mcp/w is a 404', async () => {
-    const res = await fetchJson(`${gw.url}/mcp/w/nope`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), headers: { accept: 'application/json, text/event-stream' } });
+    const res = await fetchJson(`${gw.url}/mcp/w/nope`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     expect(res.status).toBe(404);
   });
 });
@@ -186,7 +231,9 @@ describe('catalog sync', () => {
     const { syncCatalog } = await import('../src/catalog/sync.ts');
     const entries = loadCatalog();
     const before = await fetchJson(`${gw.url}/api/mcp/workflows/microtip`);
-    const edited = entries.map((e) => (e.slug === 'microtip' ? { ...e, price: '0.02', description: 'Edited.' } : e)).filter((e) => e.slug !== 'buy-me-a-coffee');
+    const edited = entries
+      .map((e) => (e.slug === 'microtip' ? { ...e, price: '0.02', description: 'Edited.' } : e))
+      .filter((e) => e.slug !== 'buy-me-a-coffee');
     await syncCatalog(gw.gateway.services, edited);
     const after = await fetchJson(`${gw.url}/api/mcp/workflows/microtip`);
     expect(after.body).toMatchObject({ price: { amount: '0.02' }, description: 'Edited.', workflowId: before.body.workflowId });
@@ -210,7 +257,10 @@ describe('discovery of paid calls', () => {
     expect(paid.security).toEqual([{ payment: [] }]);
     expect(paid['x-payment-info']).toMatchObject({
       price: { mode: 'fixed', amount: '0.05', currency: 'USD' },
-      offers: [expect.objectContaining({ protocol: 'x402', intent: 'charge', amount: '0.05' }), expect.objectContaining({ protocol: 'mpp', method: 'evm', intent: 'charge', currency: 'USDC' })],
+      offers: [
+        expect.objectContaining({ protocol: 'x402', intent: 'charge', amount: '0.05' }),
+        expect.objectContaining({ protocol: 'mpp', method: 'evm', intent: 'charge', currency: 'USDC' }),
+      ],
     });
     expect(paid.responses['402'].headers).toHaveProperty('PAYMENT-REQUIRED');
     expect(paid.requestBody.content['application/json'].schema).toEqual({ type: 'object', properties: {}, additionalProperties: false });

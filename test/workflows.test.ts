@@ -58,7 +58,20 @@ describe('create and read', () => {
       nodes: [
         { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
         { id: 'c', type: 'action', data: { label: 'Check', config: { actionType: 'condition' } } },
-        { id: 'w', type: 'action', data: { label: 'Write', config: { actionType: 'web3/write-contract', network: '8453', contractAddress: '0x000000000000000000000000000000000000dEaD', abi: [], abiFunction: 'f' } } },
+        {
+          id: 'w',
+          type: 'action',
+          data: {
+            label: 'Write',
+            config: {
+              actionType: 'web3/write-contract',
+              network: '8453',
+              contractAddress: '0x000000000000000000000000000000000000dEaD',
+              abi: [],
+              abiFunction: 'f',
+            },
+          },
+        },
       ],
       edges: [
         { source: 't', target: 'c' },
@@ -81,7 +94,11 @@ describe('create and read', () => {
     expect([400, 413]).toContain(huge.status);
     let deep: any = { leaf: true };
     for (let i = 0; i < 200; i++) deep = { deep };
-    const nested = await post('/api/workflows/create', { name: 'Deep', nodes: [{ id: 't', type: 'trigger', data: { config: { triggerType: 'Manual', deep } } }], edges: [] });
+    const nested = await post('/api/workflows/create', {
+      name: 'Deep',
+      nodes: [{ id: 't', type: 'trigger', data: { config: { triggerType: 'Manual', deep } } }],
+      edges: [],
+    });
     expect(nested.status).toBe(400);
     const longString = await post('/api/workflows/create', { name: 'x'.repeat(2_000_000), nodes: [], edges: [] });
     expect(longString.status).toBe(413);
@@ -126,19 +143,32 @@ describe('listing and pagination', () => {
     expect((await list('?limit=200')).body).toHaveLength(5);
   });
 
-  it.each(['?limit=0', '?limit=201', '?limit=0x10', '?limit=1e1', '?limit=%202', '?limit=2%20', '?limit=-1', '?limit=1.5', '?offset=1', '?limit=2&offset=-1', '?limit=2&offset=abc'])(
-    'refuses %s with 400 invalid_input',
-    async (query) => {
-      const res = await list(query);
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_input');
-    },
-  );
+  it.each([
+    '?limit=0',
+    '?limit=201',
+    '?limit=0x10',
+    '?limit=1e1',
+    '?limit=%202',
+    '?limit=2%20',
+    '?limit=-1',
+    '?limit=1.5',
+    '?offset=1',
+    '?limit=2&offset=-1',
+    '?limit=2&offset=abc',
+  ])('refuses %s with 400 invalid_input', async (query) => {
+    const res = await list(query);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_input');
+  });
 
   it('filters by projectId and tagId', async () => {
     const project = await fetchJson(`${listGw.url}/api/projects`, { method: 'POST', key: listGw.ownerKey, body: JSON.stringify({ name: 'P' }) });
     const tag = await fetchJson(`${listGw.url}/api/tags`, { method: 'POST', key: listGw.ownerKey, body: JSON.stringify({ name: 'T', color: '#ff0000' }) });
-    await fetchJson(`${listGw.url}/api/workflows/${ids[0]}`, { method: 'PATCH', key: listGw.ownerKey, body: JSON.stringify({ projectId: project.body.id, tagId: tag.body.id }) });
+    await fetchJson(`${listGw.url}/api/workflows/${ids[0]}`, {
+      method: 'PATCH',
+      key: listGw.ownerKey,
+      body: JSON.stringify({ projectId: project.body.id, tagId: tag.body.id }),
+    });
     expect((await list(`?projectId=${project.body.id}`)).body.map((w: any) => w.id)).toEqual([ids[0]]);
     expect((await list(`?tagId=${tag.body.id}`)).body.map((w: any) => w.id)).toEqual([ids[0]]);
   });
@@ -151,7 +181,10 @@ describe('update, duplicate, download, code, delete', () => {
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ name: 'Renamed', enabled: false, nodes: wf.nodes });
 
-    const broken = await api(`/api/workflows/${wf.id}`, { method: 'PATCH', body: JSON.stringify({ edges: [{ source: 'trigger', target: 'missing' }], name: 'Should not stick' }) });
+    const broken = await api(`/api/workflows/${wf.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ edges: [{ source: 'trigger', target: 'missing' }], name: 'Should not stick' }),
+    });
     expect(broken.status).toBe(400);
     expect(broken.body.invalidFields[0]).toMatchObject({ code: 'unknown_edge_target' });
     expect((await api(`/api/workflows/${wf.id}`)).body.name).toBe('Renamed');
@@ -165,7 +198,19 @@ describe('update, duplicate, download, code, delete', () => {
       name: 'Legacy',
       nodes: [
         { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
-        { id: 'w', type: 'web3/write-contract', data: { label: 'Write', config: { network: '8453', contractAddress: '0x000000000000000000000000000000000000dEaD', abi: JSON.stringify([{ type: 'function', name: 'ping', inputs: [], outputs: [], stateMutability: 'nonpayable' }]), functionName: 'ping' } } },
+        {
+          id: 'w',
+          type: 'web3/write-contract',
+          data: {
+            label: 'Write',
+            config: {
+              network: '8453',
+              contractAddress: '0x000000000000000000000000000000000000dEaD',
+              abi: JSON.stringify([{ type: 'function', name: 'ping', inputs: [], outputs: [], stateMutability: 'nonpayable' }]),
+              functionName: 'ping',
+            },
+          },
+        },
       ],
       edges: [{ source: 't', target: 'w' }],
     });
@@ -283,7 +328,10 @@ describe('publishing', () => {
     const wf = await createWorkflowViaApi(gw.url, key);
     const tag = await post('/api/public-tags', { name: `DeFi ${Date.now()}` });
     expect(tag.status).toBe(201);
-    const tooMany = await api(`/api/workflows/${wf.id}/go-live`, { method: 'PUT', body: JSON.stringify({ name: 'Public', publicTagIds: ['a', 'b', 'c', 'd', 'e', 'f'] }) });
+    const tooMany = await api(`/api/workflows/${wf.id}/go-live`, {
+      method: 'PUT',
+      body: JSON.stringify({ name: 'Public', publicTagIds: ['a', 'b', 'c', 'd', 'e', 'f'] }),
+    });
     expect(tooMany.status).toBe(400);
     const unknown = await api(`/api/workflows/${wf.id}/go-live`, { method: 'PUT', body: JSON.stringify({ name: 'Public', publicTagIds: ['missing'] }) });
     expect(unknown.status).toBe(400);
@@ -340,7 +388,11 @@ describe('workflow tools over MCP', () => {
     const copy = await callTool(client, 'duplicate_workflow', { workflowId: id });
     expect(copy.body.name).toBe('Renamed via MCP (copy)');
     expect((await callTool(client, 'delete_workflow', { workflowId: copy.body.id })).body).toMatchObject({ success: true });
-    const invalid = await callTool(client, 'create_workflow', { name: 'Bad', nodes: [{ id: 'a', type: 'action', data: { config: { actionType: 'nope' } } }], edges: [] });
+    const invalid = await callTool(client, 'create_workflow', {
+      name: 'Bad',
+      nodes: [{ id: 'a', type: 'action', data: { config: { actionType: 'nope' } } }],
+      edges: [],
+    });
     expect(invalid.isError).toBe(true);
     expect(invalid.body.code).toBe('invalid_workflow');
     expect(invalid.body.invalidFields.length).toBeGreaterThan(1);

@@ -52,8 +52,7 @@ export const getUser = defineTool({
 export const getWallet = defineTool({
   name: 'get_wallet',
   title: 'Get organization wallet',
-  description:
-    "The organization's signing wallet (walletAddress on EVM, solanaAddress). Fund walletAddress before transfers or contract writes.",
+  description: "The organization's signing wallet (walletAddress on EVM, solanaAddress). Fund walletAddress before transfers or contract writes.",
   scope: 'mcp:read',
   input: z.object({}),
   output: z.object({ walletAddress: z.string().nullable(), solanaAddress: z.string().nullable() }),

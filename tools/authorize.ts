@@ -22,10 +22,19 @@ export function canUse(principal: Principal | null, tool: Pick<AnyTool, 'scope' 
   return scopeAllows(principal.scope, tool.scope);
 }
 
-export function unauthorized(resourceMetadataUrl: string, message = 'Authentication required: send "Authorization: Bearer svc_..." with an organization API key (create one with `flowgate keys create --name NAME`).') {
-  return new ServiceError(401, 'unauthorized', message, {}, {
-    'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl}"`,
-  });
+export function unauthorized(
+  resourceMetadataUrl: string,
+  message = 'Authentication required: send "Authorization: Bearer svc_..." with an organization API key (create one with `flowgate keys create --name NAME`).',
+) {
+  return new ServiceError(
+    401,
+    'unauthorized',
+    message,
+    {},
+    {
+      'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl}"`,
+    },
+  );
 }
 
 export interface Caller {
@@ -49,7 +58,10 @@ export function authorize(caller: Caller, tool: Pick<AnyTool, 'scope' | 'anonymo
   if (!principal) throw unauthorized(resourceMetadataUrl);
   if (principal.kind === 'user_key') {
     if (required === 'webhook') return;
-    throw unauthorized(resourceMetadataUrl, 'wfb_ keys only authenticate webhook triggers (POST /api/workflows/{id}/webhook); use an organization key (svc_...) here.');
+    throw unauthorized(
+      resourceMetadataUrl,
+      'wfb_ keys only authenticate webhook triggers (POST /api/workflows/{id}/webhook); use an organization key (svc_...) here.',
+    );
   }
   if (!scopeAllows(principal.scope, required)) {
     throw new ServiceError(403, 'insufficient_scope', 'insufficient_scope', {

@@ -17,7 +17,9 @@ export const publicChainSchema = z.object({
   explorerApiType: z.enum(['etherscan', 'blockscout']).nullable(),
   isTestnet: z.boolean(),
   isEnabled: z.boolean().describe('Available for execution'),
-  usePrivateMempoolRpc: z.boolean().describe('Whether writes on this chain can go through a private-mempool RPC; false on every chain: this gateway has no private-mempool routing'),
+  usePrivateMempoolRpc: z
+    .boolean()
+    .describe('Whether writes on this chain can go through a private-mempool RPC; false on every chain: this gateway has no private-mempool routing'),
 });
 
 const listChains = defineTool({

@@ -55,7 +55,8 @@ export const DEPRECATIONS = {
   'legacy-execution-path': {
     kind: 'path',
     subject: 'GET /api/workflows/executions/{executionId}',
-    replacement: 'GET /api/workflows/executions/{executionId}/details (beside /status, /wait and /logs; the old path was ambiguous with /api/workflows/{workflowId}/duplicate for OpenAPI tools)',
+    replacement:
+      'GET /api/workflows/executions/{executionId}/details (beside /status, /wait and /logs; the old path was ambiguous with /api/workflows/{workflowId}/duplicate for OpenAPI tools)',
     deprecatedAt: '2026-11-23T00:00:00Z',
     sunsetAt: '2027-06-01T00:00:00Z',
     docs: '/docs/versioning#legacy-execution-path',

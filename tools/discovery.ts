@@ -79,7 +79,8 @@ export const mcpServerCardAtEndpoint = serverCardAt('mcp_server_card_at_endpoint
 export const mcpTransportDiscovery = defineTool({
   name: 'mcp_transport',
   title: 'MCP transport entry point',
-  description: 'Where and how to connect an MCP client: the streamable-HTTP endpoint (JSON-RPC POSTs are also accepted at this URL), protocol versions, authentication and a stdio bridge command.',
+  description:
+    'Where and how to connect an MCP client: the streamable-HTTP endpoint (JSON-RPC POSTs are also accepted at this URL), protocol versions, authentication and a stdio bridge command.',
   scope: 'public',
   input: z.object({}),
   output: z.looseObject({
@@ -113,7 +114,8 @@ export const mcpTransportDiscovery = defineTool({
 export const agentCard = defineTool({
   name: 'agent_card',
   title: 'A2A agent card',
-  description: 'Agent identity card: skills derived from the tool families, security schemes, interfaces (MCP at /mcp), and the ERC-8004 registration when configured.',
+  description:
+    'Agent identity card: skills derived from the tool families, security schemes, interfaces (MCP at /mcp), and the ERC-8004 registration when configured.',
   scope: 'public',
   input: z.object({}),
   output: z.looseObject({
@@ -133,7 +135,8 @@ export const agentCard = defineTool({
 export const agentRegistration = defineTool({
   name: 'agent_registration',
   title: 'ERC-8004 registration document',
-  description: 'The ERC-8004 registration-v1 document of this deployment (what its onchain agentURI resolves to). 404 unless FLOWGATE_AGENT_ID and FLOWGATE_AGENT_REGISTRY are configured.',
+  description:
+    'The ERC-8004 registration-v1 document of this deployment (what its onchain agentURI resolves to). 404 unless FLOWGATE_AGENT_ID and FLOWGATE_AGENT_REGISTRY are configured.',
   scope: 'public',
   input: z.object({}),
   output: z.looseObject({
@@ -146,7 +149,11 @@ export const agentRegistration = defineTool({
   handler(_input, { services }) {
     const registration = services.config.agentRegistration;
     if (!registration) {
-      throw new ServiceError(404, 'not_configured', 'This deployment has no ERC-8004 identity; the operator sets FLOWGATE_AGENT_ID and FLOWGATE_AGENT_REGISTRY to publish one.');
+      throw new ServiceError(
+        404,
+        'not_configured',
+        'This deployment has no ERC-8004 identity; the operator sets FLOWGATE_AGENT_ID and FLOWGATE_AGENT_REGISTRY to publish one.',
+      );
     }
     return buildAgentRegistration(services.config, registration);
   },

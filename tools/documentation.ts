@@ -36,7 +36,14 @@ export const toolsDocumentation = defineTool({
   output: z.object({
     recipes: z.record(z.string(), z.array(z.string())),
     tools: z.array(
-      z.object({ name: z.string(), title: z.string(), scope: z.string(), description: z.string(), inputSchema: z.unknown().optional(), outputSchema: z.unknown().optional() }),
+      z.object({
+        name: z.string(),
+        title: z.string(),
+        scope: z.string(),
+        description: z.string(),
+        inputSchema: z.unknown().optional(),
+        outputSchema: z.unknown().optional(),
+      }),
     ),
   }),
   rest: { method: 'GET', path: '/api/mcp/tools-documentation' },
@@ -52,7 +59,16 @@ export const toolsDocumentation = defineTool({
       }
       return {
         recipes: RECIPES,
-        tools: [{ name: tool.name, title: tool.title, scope: tool.scope, description: tool.description, inputSchema: inputJsonSchema(tool), outputSchema: outputJsonSchema(tool) }],
+        tools: [
+          {
+            name: tool.name,
+            title: tool.title,
+            scope: tool.scope,
+            description: tool.description,
+            inputSchema: inputJsonSchema(tool),
+            outputSchema: outputJsonSchema(tool),
+          },
+        ],
       };
     }
     return {

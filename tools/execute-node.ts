@@ -14,8 +14,14 @@ import { callerOf, directRecordSchema } from './execute.ts';
 const numberOrString = z.union([z.string(), z.number()]);
 
 const nodeBody = z.looseObject({
-  actionType: z.string().optional().describe('Registry key of a web3 or protocol action, e.g. "web3/transfer-funds" or "aave-v3/supply" (config.actionType is read when omitted)'),
-  config: z.record(z.string(), z.unknown()).optional().describe('The action config, exactly as in a workflow node (network, address, tokenConfig, amount, ...); templates are not resolved here'),
+  actionType: z
+    .string()
+    .optional()
+    .describe('Registry key of a web3 or protocol action, e.g. "web3/transfer-funds" or "aave-v3/supply" (config.actionType is read when omitted)'),
+  config: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('The action config, exactly as in a workflow node (network, address, tokenConfig, amount, ...); templates are not resolved here'),
   simulate: z.unknown().optional().describe('Not supported: simulate:true (here or inside config) answers 400 unsupported_param; false is accepted'),
 });
 

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import { checkAndExecute, CONDITION_OPERATORS, type CheckAndExecuteInput } from '../src/execute/check-and-execute.ts';
-import { executeWrite, isRead, prepareContractCall, prepareTransfer, readCall, writeOf, type ContractCallInput, type DirectCaller, type DirectResponse, type TransferInput } from '../src/execute/direct.ts';
+import {
+  executeWrite,
+  isRead,
+  prepareContractCall,
+  prepareTransfer,
+  readCall,
+  writeOf,
+  type ContractCallInput,
+  type DirectCaller,
+  type DirectResponse,
+  type TransferInput,
+} from '../src/execute/direct.ts';
 import { refreshRecord } from '../src/execute/records.ts';
 import { spendCapData } from '../src/guards/spend-cap.ts';
 import { defineTool, type ToolContext } from './define.ts';
@@ -92,7 +103,8 @@ function respond(ctx: ToolContext, response: DirectResponse) {
 }
 
 /** The body the idempotency hash covers: everything except the dry-run switch. */
-const hashable = <T extends { simulate?: unknown }>(input: T) => Object.fromEntries(Object.entries(input).filter(([k, v]) => k !== 'simulate' && v !== undefined));
+const hashable = <T extends { simulate?: unknown }>(input: T) =>
+  Object.fromEntries(Object.entries(input).filter(([k, v]) => k !== 'simulate' && v !== undefined));
 
 async function transfer(input: TransferInput, ctx: ToolContext) {
   const caller = callerOf(ctx);
@@ -124,7 +136,10 @@ const transferBody = z.object({
   recipientAddress: z.string().describe('All-lowercase or exact EIP-55 checksummed address'),
   amount: numberOrString.describe('Human units as a decimal string, e.g. "0.01" (not wei)'),
   tokenAddress: z.string().optional().describe('ERC-20 to send; omit for the native token'),
-  tokenConfig: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('JSON string with decimals and symbol, e.g. {"decimals":6,"symbol":"USDC"}'),
+  tokenConfig: z
+    .union([z.string(), z.record(z.string(), z.unknown())])
+    .optional()
+    .describe('JSON string with decimals and symbol, e.g. {"decimals":6,"symbol":"USDC"}'),
   gasLimitMultiplier: numberOrString.optional().describe('Gas limit = estimate × this (default 2; 1.5 on chain 999)'),
   simulate: booleanish.optional().describe('Dry run: returns the Simulation response and reserves nothing'),
 });
@@ -142,7 +157,10 @@ const contractCallBody = z.object({
   ...contractCallFields,
   chainId: chainField.optional(),
   network: networkField.optional(),
-  errorAbis: z.union([z.string(), z.array(z.unknown())]).optional().describe('Up to 4 ABI documents (16 KB each) whose errors decode reverts; cannot change calldata'),
+  errorAbis: z
+    .union([z.string(), z.array(z.unknown())])
+    .optional()
+    .describe('Up to 4 ABI documents (16 KB each) whose errors decode reverts; cannot change calldata'),
   gasLimitMultiplier: numberOrString.optional(),
   simulate: booleanish.optional(),
   data: z.string().optional().describe('Raw calldata in place of functionName + functionArgs; decoded against the ABI'),
@@ -162,7 +180,8 @@ const executeTransferRest = defineTool({
   name: 'direct_transfer',
   deprecations: ['network-field'],
   title: 'Transfer native token or ERC-20',
-  description: 'Sends native token or an ERC-20 from the organization wallet and waits for the receipt. Answers 202 with the direct execution record (status completed, failed or unconfirmed). simulate:true dry-runs it. Idempotency-Key makes retries safe.',
+  description:
+    'Sends native token or an ERC-20 from the organization wallet and waits for the receipt. Answers 202 with the direct execution record (status completed, failed or unconfirmed). simulate:true dry-runs it. Idempotency-Key makes retries safe.',
   input: transferBody,
   output: writeResponse,
   scope: 'mcp:read',
@@ -176,7 +195,8 @@ const executeContractCallRest = defineTool({
   name: 'direct_contract_call',
   deprecations: ['network-field'],
   title: 'Call a contract function',
-  description: 'Reads return the decoded result (200, no signing); writes are signed by the organization wallet and answer 202 with the direct execution record, like transfer.',
+  description:
+    'Reads return the decoded result (200, no signing); writes are signed by the organization wallet and answer 202 with the direct execution record, like transfer.',
   input: contractCallBody,
   output: readOrWriteResponse,
   scope: 'mcp:read',
@@ -195,7 +215,8 @@ const checkAndExecuteRest = defineTool({
   name: 'direct_check_and_execute',
   deprecations: ['network-field'],
   title: 'Read, compare, then write',
-  description: 'Reads a view function, compares the result with condition {operator, value}, and sends the action write only when it holds. Always returns an execution id; result.conditionMet says whether the write was sent.',
+  description:
+    'Reads a view function, compares the result with condition {operator, value}, and sends the action write only when it holds. Always returns an execution id; result.conditionMet says whether the write was sent.',
   input: checkAndExecuteBody,
   output: writeResponse,
   scope: 'mcp:read',
@@ -208,7 +229,8 @@ const checkAndExecuteRest = defineTool({
 const getStatus = defineTool({
   name: 'get_direct_execution_status',
   title: 'Direct execution status',
-  description: 'The direct execution record with transactionLink and receipts re-verified from chain. Poll with bounded backoff while pollIntervalHint > 0 (seconds; 0 = terminal).',
+  description:
+    'The direct execution record with transactionLink and receipts re-verified from chain. Poll with bounded backoff while pollIntervalHint > 0 (seconds; 0 = terminal).',
   input: z.object({ executionId: z.string().trim().min(1).max(64) }),
   output: directRecordSchema,
   scope: 'mcp:read',
@@ -236,7 +258,8 @@ const spendCapSchema = z.object({
 const getSpendingLimits = defineTool({
   name: 'get_spending_limits',
   title: 'Daily spending caps and usage',
-  description: "Today's (UTC) native-value caps and usage, shared by direct execution and workflow runs (dailyUsedWei against effectiveDailyCapWei; gas does not count). Check before large transfers.",
+  description:
+    "Today's (UTC) native-value caps and usage, shared by direct execution and workflow runs (dailyUsedWei against effectiveDailyCapWei; gas does not count). Check before large transfers.",
   input: z.object({}),
   output: spendCapSchema,
   scope: 'mcp:read',
@@ -247,7 +270,13 @@ const getSpendingLimits = defineTool({
 
 // ---- MCP (snake_case arguments, REFERENCE "MCP tools an agent expects") ----------
 
-const idempotencyKey = z.string().trim().min(1).max(255).optional().describe('Reuse the same key on every retry of the same intent; a new key for a new intent');
+const idempotencyKey = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .optional()
+  .describe('Reuse the same key on every retry of the same intent; a new key for a new intent');
 const snakeChain = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
 /** Every MCP write tool: dry-run switch and idempotency key; callable with mcp:read (simulate only) and rate-limited per key. */
 const dryRunAndKey = { simulate: booleanish.optional(), idempotency_key: idempotencyKey };
@@ -256,20 +285,35 @@ const MCP_WRITE = { scope: 'mcp:read', rateLimit: 'executePerKey', mcp: { annota
 const executeTransferMcp = defineTool({
   name: 'execute_transfer',
   title: 'Transfer tokens',
-  description: 'Sends native token (omit token_address) or an ERC-20 from the organization wallet. First call with simulate:true and continue only if success && !wouldRevert; then send with a fresh idempotency_key and poll get_direct_execution_status while pollIntervalHint > 0. amount is in human units ("0.01"), never wei.',
+  description:
+    'Sends native token (omit token_address) or an ERC-20 from the organization wallet. First call with simulate:true and continue only if success && !wouldRevert; then send with a fresh idempotency_key and poll get_direct_execution_status while pollIntervalHint > 0. amount is in human units ("0.01"), never wei.',
   input: z.object({
     chain_id: snakeChain,
     to_address: z.string().describe('Recipient: all-lowercase or exact EIP-55 checksum'),
     amount: numberOrString.describe('Human units, e.g. "0.01"'),
     token_address: z.string().optional(),
-    token_config: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('{"decimals":6,"symbol":"USDC"} when the token cannot be read'),
+    token_config: z
+      .union([z.string(), z.record(z.string(), z.unknown())])
+      .optional()
+      .describe('{"decimals":6,"symbol":"USDC"} when the token cannot be read'),
     gas_limit_multiplier: numberOrString.optional(),
     ...dryRunAndKey,
   }),
   output: writeResponse,
   ...MCP_WRITE,
   handler: (a, ctx) =>
-    transfer({ chainId: a.chain_id, recipientAddress: a.to_address, amount: a.amount, tokenAddress: a.token_address, tokenConfig: a.token_config, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate }, ctx),
+    transfer(
+      {
+        chainId: a.chain_id,
+        recipientAddress: a.to_address,
+        amount: a.amount,
+        tokenAddress: a.token_address,
+        tokenConfig: a.token_config,
+        gasLimitMultiplier: a.gas_limit_multiplier,
+        simulate: a.simulate,
+      },
+      ctx,
+    ),
 });
 
 const snakeCallFields = {
@@ -280,7 +324,13 @@ const snakeCallFields = {
   value: numberOrString.optional().describe('Native value in ether units'),
 };
 
-const toCallInput = (a: { contract_address: string; function_name?: string; function_args?: string | unknown[]; abi?: string | unknown[]; value?: string | number }) => ({
+const toCallInput = (a: {
+  contract_address: string;
+  function_name?: string;
+  function_args?: string | unknown[];
+  abi?: string | unknown[];
+  value?: string | number;
+}) => ({
   contractAddress: a.contract_address,
   functionName: a.function_name,
   functionArgs: a.function_args,
@@ -291,7 +341,8 @@ const toCallInput = (a: { contract_address: string; function_name?: string; func
 const executeContractCallMcp = defineTool({
   name: 'execute_contract_call',
   title: 'Call a contract',
-  description: 'Calls a contract function on chain_id. View/pure functions return {type:"read", result} without signing. Writes are signed by the organization wallet: simulate first (simulate:true), then send with an idempotency_key and poll get_direct_execution_status.',
+  description:
+    'Calls a contract function on chain_id. View/pure functions return {type:"read", result} without signing. Writes are signed by the organization wallet: simulate first (simulate:true), then send with an idempotency_key and poll get_direct_execution_status.',
   input: z.object({
     ...snakeCallFields,
     chain_id: snakeChain,
@@ -302,13 +353,18 @@ const executeContractCallMcp = defineTool({
   }),
   output: readOrWriteResponse,
   ...MCP_WRITE,
-  handler: (a, ctx) => contractCall({ ...toCallInput(a), chainId: a.chain_id, errorAbis: a.error_abis, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate, data: a.data }, ctx),
+  handler: (a, ctx) =>
+    contractCall(
+      { ...toCallInput(a), chainId: a.chain_id, errorAbis: a.error_abis, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate, data: a.data },
+      ctx,
+    ),
 });
 
 const executeCheckAndExecuteMcp = defineTool({
   name: 'execute_check_and_execute',
   title: 'Read, compare, then write',
-  description: 'Reads function_name on contract_address, compares the result with condition {operator: eq|neq|gt|lt|gte|lte, value}, and sends action only when it holds. Returns an execution id either way (result.conditionMet).',
+  description:
+    'Reads function_name on contract_address, compares the result with condition {operator: eq|neq|gt|lt|gte|lte, value}, and sends action only when it holds. Returns an execution id either way (result.conditionMet).',
   input: z.object({
     ...snakeCallFields,
     chain_id: snakeChain,
@@ -318,7 +374,8 @@ const executeCheckAndExecuteMcp = defineTool({
   }),
   output: writeResponse,
   ...MCP_WRITE,
-  handler: (a, ctx) => conditional({ ...toCallInput(a), chainId: a.chain_id, condition: a.condition, action: toCallInput(a.action), simulate: a.simulate }, ctx),
+  handler: (a, ctx) =>
+    conditional({ ...toCallInput(a), chainId: a.chain_id, condition: a.condition, action: toCallInput(a.action), simulate: a.simulate }, ctx),
 });
 
 export const executeTools = [

@@ -72,12 +72,18 @@ const logSchema = z.object({
 });
 
 const started = z.object({ executionId: z.string(), status: z.literal('running'), hint: z.string(), idempotentReplay: z.literal(true).optional() });
-const HINT = 'Follow the run with wait_for_execution (GET /api/workflows/executions/{executionId}/wait) or get_execution; any status other than success means it did not succeed.';
+const HINT =
+  'Follow the run with wait_for_execution (GET /api/workflows/executions/{executionId}/wait) or get_execution; any status other than success means it did not succeed.';
 
 async function execute(workflowId: string, input: Record<string, unknown> | undefined, ctx: ToolContext) {
   const principal = requirePrincipal(ctx);
   const workflow = await getWorkflow(ctx.services.store, principal.organizationId, workflowId);
-  const run = await startWorkflowRun(ctx.services, workflow, { userId: principal.userId, input: input ?? {}, triggerType: 'Manual', idempotencyKey: ctx.idempotencyKey });
+  const run = await startWorkflowRun(ctx.services, workflow, {
+    userId: principal.userId,
+    input: input ?? {},
+    triggerType: 'Manual',
+    idempotencyKey: ctx.idempotencyKey,
+  });
   return { executionId: run.executionId, status: 'running' as const, hint: HINT, ...(run.replayed ? { idempotentReplay: true as const } : {}) };
 }
 
@@ -103,7 +109,8 @@ export const executeWorkflowTool = defineTool({
 export const executeWorkflowLegacyTool = defineTool({
   name: 'execute_workflow_legacy_path',
   title: 'Execute workflow (deprecated path)',
-  description: 'Deprecated alias of POST /api/workflows/{workflowId}/execute, kept for backward compatibility; responses carry Deprecation, Sunset and Link headers.',
+  description:
+    'Deprecated alias of POST /api/workflows/{workflowId}/execute, kept for backward compatibility; responses carry Deprecation, Sunset and Link headers.',
   scope: 'mcp:write',
   input: executeInput,
   output: started,
@@ -128,9 +135,14 @@ export const webhookTriggerTool = defineTool({
     const workflow = await getWorkflow(ctx.services.store, principal.organizationId, workflowId);
     const trigger = workflow.nodes.find((n) => n.type === 'trigger');
     if (trigger?.data.config.triggerType !== 'Webhook') {
-      throw new ServiceError(400, 'not_a_webhook_workflow', `Workflow ${workflowId} has a ${String(trigger?.data.config.triggerType ?? 'missing')} trigger, not Webhook; start it with execute_workflow instead.`);
+      throw new ServiceError(
+        400,
+        'not_a_webhook_workflow',
+        `Workflow ${workflowId} has a ${String(trigger?.data.config.triggerType ?? 'missing')} trigger, not Webhook; start it with execute_workflow instead.`,
+      );
     }
-    if (!workflow.enabled) throw new ServiceError(410, 'workflow_disabled', `Workflow ${workflowId} is disabled; enable it (update_workflow enabled=true) to accept webhooks.`);
+    if (!workflow.enabled)
+      throw new ServiceError(410, 'workflow_disabled', `Workflow ${workflowId} is disabled; enable it (update_workflow enabled=true) to accept webhooks.`);
     assertMatchesWebhookSchema(trigger.data.config.webhookSchema, body);
     const { workflowId: _drop, ...query } = (ctx.request?.query ?? {}) as Record<string, unknown>;
     const input = { body, headers: ctx.request?.headers ?? {}, method: ctx.request?.method ?? 'POST', query };
@@ -183,7 +195,8 @@ const progressSchema = z.object({
 export const executionStatusTool = defineTool({
   name: 'get_execution_status',
   title: 'Execution status',
-  description: 'Returns at once: status, per-node statuses, progress, errorContext and transaction hashes. The X-Poll-Interval-Hint header (seconds; 0 = terminal) says when to poll again.',
+  description:
+    'Returns at once: status, per-node statuses, progress, errorContext and transaction hashes. The X-Poll-Interval-Hint header (seconds; 0 = terminal) says when to poll again.',
   scope: 'mcp:read',
   input: z.object({ executionId: executionIdParam }),
   output: z.object({
@@ -204,7 +217,16 @@ export const executionStatusTool = defineTool({
     const { nodeStatuses, progress } = executionProgress(row, await listLogs(ctx.services.store, executionId));
     const hint = pollIntervalHint(record.status);
     ctx.setHeader('X-Poll-Interval-Hint', String(hint));
-    return { executionId, status: record.status, nodeStatuses, progress, errorContext: record.errorContext, error: record.error, transactionHashes: record.transactionHashes, pollIntervalHint: hint };
+    return {
+      executionId,
+      status: record.status,
+      nodeStatuses,
+      progress,
+      errorContext: record.errorContext,
+      error: record.error,
+      transactionHashes: record.transactionHashes,
+      pollIntervalHint: hint,
+    };
   },
 });
 
@@ -293,7 +315,8 @@ export const waitForExecutionTool = defineTool({
 export const executionLogsTool = defineTool({
   name: 'get_execution_logs',
   title: 'Execution logs',
-  description: 'The execution and its per-node logs (most recent first): resolved input (secrets redacted), output, error, duration, iteration fields for For Each bodies.',
+  description:
+    'The execution and its per-node logs (most recent first): resolved input (secrets redacted), output, error, duration, iteration fields for For Each bodies.',
   scope: 'mcp:read',
   input: z.object({ executionId: executionIdParam }),
   output: z.object({ execution: executionSchema, logs: z.array(logSchema) }),
@@ -311,9 +334,18 @@ const getExecutionInput = z.object({
   nodeIds: z.array(z.string()).max(500).optional(),
   truncateData: z.boolean().optional(),
 });
-const getExecutionOutput = z.object({ execution: executionSchema, progress: progressSchema, completed: z.boolean(), pollIntervalHint: z.number(), logs: z.array(logSchema) });
+const getExecutionOutput = z.object({
+  execution: executionSchema,
+  progress: progressSchema,
+  completed: z.boolean(),
+  pollIntervalHint: z.number(),
+  logs: z.array(logSchema),
+});
 
-async function getExecution({ executionId, includeData, nodeIds, truncateData }: z.output<typeof getExecutionInput>, ctx: ToolContext): Promise<z.output<typeof getExecutionOutput>> {
+async function getExecution(
+  { executionId, includeData, nodeIds, truncateData }: z.output<typeof getExecutionInput>,
+  ctx: ToolContext,
+): Promise<z.output<typeof getExecutionOutput>> {
   const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
   const allLogs = await listLogs(ctx.services.store, executionId);
   const { progress } = executionProgress(row, allLogs);
@@ -321,7 +353,13 @@ async function getExecution({ executionId, includeData, nodeIds, truncateData }:
   const shape = (value: unknown) => (includeData === false ? undefined : truncateData === false ? value : truncateLarge(value));
   const logs = allLogs.filter((l) => !wanted || wanted.has(l.nodeId)).map((l) => ({ ...l, input: shape(l.input), output: shape(l.output) }));
   const execution = toExecutionRecord(row);
-  return { execution: { ...execution, output: execution.output && (shape(execution.output) as Record<string, unknown>) }, progress, completed: isTerminal(execution.status), pollIntervalHint: pollIntervalHint(execution.status), logs };
+  return {
+    execution: { ...execution, output: execution.output && (shape(execution.output) as Record<string, unknown>) },
+    progress,
+    completed: isTerminal(execution.status),
+    pollIntervalHint: pollIntervalHint(execution.status),
+    logs,
+  };
 }
 
 export const getExecutionTool = defineTool({
@@ -340,7 +378,8 @@ export const getExecutionTool = defineTool({
 export const getExecutionLegacyTool = defineTool({
   name: 'get_execution_legacy_path',
   title: 'Get execution (deprecated path)',
-  description: 'Deprecated alias of GET /api/workflows/executions/{executionId}/details, kept for backward compatibility; responses carry Deprecation, Sunset and Link headers.',
+  description:
+    'Deprecated alias of GET /api/workflows/executions/{executionId}/details, kept for backward compatibility; responses carry Deprecation, Sunset and Link headers.',
   scope: 'mcp:read',
   input: getExecutionInput,
   output: getExecutionOutput,
@@ -378,4 +417,3 @@ export const executionTools = [
   getExecutionLegacyTool,
   cancelExecutionTool,
 ];
-

@@ -75,7 +75,8 @@ export const TOOL_FAMILIES: readonly ToolFamily[] = [
   {
     id: 'direct-execution',
     name: 'Send transactions directly',
-    description: 'Transfers, contract calls and check-then-write from the organization wallet: simulate first, send with an idempotency key, poll the verified status; daily caps and the stablecoin limit apply.',
+    description:
+      'Transfers, contract calls and check-then-write from the organization wallet: simulate first, send with an idempotency key, poll the verified status; daily caps and the stablecoin limit apply.',
     tags: ['onchain', 'transfers', 'contract-calls', 'idempotency'],
     examples: ['Send 0.01 ETH to 0xabc… on Base', 'Read balanceOf on this token contract'],
     tools: [...executeTools, ...executeNodeTools],

@@ -17,7 +17,7 @@ const getFeatures = defineTool({
   name: 'get_features',
   title: 'Get plan and features',
   description: [
-    "The plan and every feature with the actions it gates (self-hosted: all enabled unless their actions cannot run here). Check it before using an action whose requiredPlan is not null.",
+    'The plan and every feature with the actions it gates (self-hosted: all enabled unless their actions cannot run here). Check it before using an action whose requiredPlan is not null.',
     'Check it before using an action whose requiredPlan is not null.',
   ].join(' '),
   input: z.object({}),

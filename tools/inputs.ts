@@ -7,13 +7,7 @@ import { z } from 'zod';
  */
 
 /** `true`/`false` as a boolean or as the strings "true"/"false" (query strings). */
-export const booleanish = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-  .transform((v) => v === true || v === 'true' || v === '1');
+export const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
 
 /** A chain reference: numeric id (number or decimal string) or a name alias such as `base`. */
-export const chainRef = z.union([
-  z.number().int().positive(),
-  z.string().trim().min(1, 'expected a chain id or chain name'),
-]);
-
+export const chainRef = z.union([z.number().int().positive(), z.string().trim().min(1, 'expected a chain id or chain name')]);

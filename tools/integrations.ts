@@ -57,8 +57,7 @@ const listIntegrationsTool = defineTool({
 const getIntegrationTool = defineTool({
   name: 'get_integration',
   title: 'Get integration',
-  description:
-    'One integration with its non-credential config; `configuredSecrets` names the credentials that are set (never returned).',
+  description: 'One integration with its non-credential config; `configuredSecrets` names the credentials that are set (never returned).',
   scope: 'mcp:read',
   input: z.object({ integrationId }),
   output: detailsSchema,

@@ -56,7 +56,9 @@ const isBooleanish = (schema: JsonSchema) =>
   Array.isArray(schema.anyOf) &&
   schema.anyOf.length === 2 &&
   (schema.anyOf as JsonSchema[]).some((b) => b.type === 'boolean' && Object.keys(b).length === 1) &&
-  (schema.anyOf as JsonSchema[]).some((b) => b.type === 'string' && Array.isArray(b.enum) && JSON.stringify([...(b.enum as string[])].sort()) === BOOLEANISH_TEXT);
+  (schema.anyOf as JsonSchema[]).some(
+    (b) => b.type === 'string' && Array.isArray(b.enum) && JSON.stringify([...(b.enum as string[])].sort()) === BOOLEANISH_TEXT,
+  );
 
 /** Keywords that only constrain values of one JSON type, so branches of different types can share one schema. */
 const TYPE_KEYWORDS: Record<string, readonly string[]> = {

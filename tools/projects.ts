@@ -27,10 +27,7 @@ const projectName = z
   .min(1, 'must not be empty')
   .max(PROJECT_NAME_MAX, `must be at most ${PROJECT_NAME_MAX} characters`)
   .describe('Project name');
-const projectDescription = z
-  .string()
-  .max(PROJECT_DESCRIPTION_MAX, `must be at most ${PROJECT_DESCRIPTION_MAX} characters`)
-  .describe('What the project groups');
+const projectDescription = z.string().max(PROJECT_DESCRIPTION_MAX, `must be at most ${PROJECT_DESCRIPTION_MAX} characters`).describe('What the project groups');
 const projectColor = hexColorSchema.describe('Hex color, "#rgb" or "#rrggbb"');
 const projectId = z.string().min(1).max(100).describe('Project id from list_projects');
 
@@ -66,7 +63,7 @@ const updateProjectTool = defineTool({
   name: 'update_project',
   title: 'Update project',
   description:
-    'Changes a project\'s name, description or color; only the fields you send change (at least one). Send `description: null` to clear it. Returns the updated project.',
+    "Changes a project's name, description or color; only the fields you send change (at least one). Send `description: null` to clear it. Returns the updated project.",
   scope: 'mcp:write',
   input: z
     .object({ projectId, name: projectName.optional(), description: projectDescription.nullable().optional(), color: projectColor.optional() })
@@ -82,8 +79,7 @@ const updateProjectTool = defineTool({
 const deleteProjectTool = defineTool({
   name: 'delete_project',
   title: 'Delete project',
-  description:
-    'Deletes a project. Its workflows are kept and become unassigned; the response says how many (`unassignedWorkflows`). Cannot be undone.',
+  description: 'Deletes a project. Its workflows are kept and become unassigned; the response says how many (`unassignedWorkflows`). Cannot be undone.',
   scope: 'mcp:write',
   input: z.object({ projectId }),
   output: z.object({ success: z.literal(true), id: z.string(), unassignedWorkflows: z.number().int() }),

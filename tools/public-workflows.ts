@@ -19,7 +19,8 @@ const publicWorkflowSchema = workflowSchema.extend({
 export const listPublicWorkflowsTool = defineTool({
   name: 'list_public_workflows',
   title: 'List public workflows',
-  description: 'Published workflows of every organization with their public tags; filter by featured, featuredProtocol or a public tag slug (tag). Featured ones come first.',
+  description:
+    'Published workflows of every organization with their public tags; filter by featured, featuredProtocol or a public tag slug (tag). Featured ones come first.',
   scope: 'public',
   input: z.object({
     featured: booleanish.optional(),
@@ -35,7 +36,8 @@ export const listPublicWorkflowsTool = defineTool({
 export const featureWorkflowTool = defineTool({
   name: 'feature_workflow',
   title: 'Feature a public workflow',
-  description: 'Marks a published workflow as featured in the hub, with an optional category, protocol and order. Internal service authentication only (X-Internal-Service-Token).',
+  description:
+    'Marks a published workflow as featured in the hub, with an optional category, protocol and order. Internal service authentication only (X-Internal-Service-Token).',
   scope: 'internal',
   input: z.object({
     workflowId: workflowIdParam,
@@ -62,7 +64,13 @@ const searchResultSchema = z.object({
 });
 
 function matches(workflow: PublicWorkflow, text: string): boolean {
-  const haystack = [workflow.name, workflow.description ?? '', workflow.featuredCategory ?? '', workflow.featuredProtocol ?? '', ...workflow.publicTags.flatMap((t) => [t.name, t.slug])]
+  const haystack = [
+    workflow.name,
+    workflow.description ?? '',
+    workflow.featuredCategory ?? '',
+    workflow.featuredProtocol ?? '',
+    ...workflow.publicTags.flatMap((t) => [t.name, t.slug]),
+  ]
     .join(' ')
     .toLowerCase();
   return text
@@ -88,7 +96,7 @@ export const searchWorkflowsTool = defineTool({
   rest: { method: 'GET', path: '/api/workflows/search' },
   mcp: { annotations: READ_ONLY_LOCAL },
   async handler({ query, category, chain, workflowType }, ctx: ToolContext) {
-    const chainId = chain === undefined ? undefined : ctx.services.chains.resolve(chain)?.chainId ?? -1;
+    const chainId = chain === undefined ? undefined : (ctx.services.chains.resolve(chain)?.chainId ?? -1);
     const results = [];
     for (const workflow of await listPublicWorkflows(ctx.services.store)) {
       // Search offers workflows to use; one with a step that cannot run here would only fail.
@@ -96,7 +104,11 @@ export const searchWorkflowsTool = defineTool({
       const { networks, workflowType: type } = describeGraph(workflow.nodes);
       const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
       if (query && !matches(workflow, query)) continue;
-      if (category && !(workflow.featuredCategory?.toLowerCase() === category.toLowerCase() || workflow.publicTags.some((t) => t.slug === category.toLowerCase()))) continue;
+      if (
+        category &&
+        !(workflow.featuredCategory?.toLowerCase() === category.toLowerCase() || workflow.publicTags.some((t) => t.slug === category.toLowerCase()))
+      )
+        continue;
       if (chainId !== undefined && !chainIds.includes(chainId)) continue;
       if (workflowType && type !== workflowType) continue;
       results.push({

@@ -1,14 +1,5 @@
 import { z } from 'zod';
-import {
-  actionCategories,
-  actionsOfPlugin,
-  actions as allActions,
-  getAction,
-  pluginLabel,
-  pluginTypeOf,
-  pluginTypes,
-  suggest,
-} from '../src/actions/index.ts';
+import { actionCategories, actionsOfPlugin, actions as allActions, getAction, pluginLabel, pluginTypeOf, pluginTypes, suggest } from '../src/actions/index.ts';
 import { actionView, buildSchemaDocument, publicAction, type ActionDetail, type SchemaChain } from '../src/actions/schema-document.ts';
 import { protocolSummaries, searchProtocolActions } from '../src/actions/search.ts';
 import { notFound } from '../src/errors.ts';
@@ -56,7 +47,9 @@ export const actionSchema = z.object({
   outputFields: fieldMap,
   requiresCredentials: z.boolean().optional().describe('Absent on system actions'),
   requiredPlan: z.enum(['free', 'pro', 'enterprise']).nullable(),
-  featureEnabled: z.boolean().describe('False when the action cannot run on this gateway (no runner yet, or its feature is rolled back); a workflow using it is refused'),
+  featureEnabled: z
+    .boolean()
+    .describe('False when the action cannot run on this gateway (no runner yet, or its feature is rolled back); a workflow using it is refused'),
   featureId: z.string(),
   sourceHandles: z.array(z.string()).optional().describe('Condition only: edge sourceHandle values'),
   operators: z.array(z.string()).optional(),
@@ -133,7 +126,12 @@ const listActionSchemas = defineTool({
     'Over MCP actions are summaries: get_plugin with an actionType (or detail "full") gives their fields. Only featureEnabled actions run here.',
   ].join(' '),
   input: z.object({
-    category: z.string().trim().min(1).optional().describe(`Only actions of this category, case-insensitive: ${actionCategories().join(', ')}`),
+    category: z
+      .string()
+      .trim()
+      .min(1)
+      .optional()
+      .describe(`Only actions of this category, case-insensitive: ${actionCategories().join(', ')}`),
     includeChains: booleanish.optional().describe('Include the chain list (default: true over REST, false over MCP: see list_chains)'),
     detail: detailInput.describe(`${detailInput.description}. Default: summary over MCP, full over REST`),
   }),

@@ -16,7 +16,7 @@ const tagSchema = z.object({
   color: z.string().describe('Hex color, lowercase'),
   organizationId: z.string(),
   userId: z.string().describe('The user who created the tag'),
-  workflowCount: z.number().int().describe("Workflows of this organization carrying the tag"),
+  workflowCount: z.number().int().describe('Workflows of this organization carrying the tag'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -64,7 +64,7 @@ const updateTagTool = defineTool({
   name: 'update_tag',
   title: 'Update tag',
   description:
-    "Renames or recolors an organization tag; only the fields you send change (send at least one of `name`, `color`). Workflows keep the tag. Returns the updated tag.",
+    'Renames or recolors an organization tag; only the fields you send change (send at least one of `name`, `color`). Workflows keep the tag. Returns the updated tag.',
   scope: 'mcp:write',
   input: z
     .object({ tagId, name: tagName.optional(), color: tagColor.optional() })
@@ -78,8 +78,7 @@ const updateTagTool = defineTool({
 const deleteTagTool = defineTool({
   name: 'delete_tag',
   title: 'Delete tag',
-  description:
-    'Deletes an organization tag. Its workflows are kept and become untagged; the response says how many (`untaggedWorkflows`). Cannot be undone.',
+  description: 'Deletes an organization tag. Its workflows are kept and become untagged; the response says how many (`untaggedWorkflows`). Cannot be undone.',
   scope: 'mcp:write',
   input: z.object({ tagId }),
   output: z.object({ success: z.literal(true), id: z.string(), untaggedWorkflows: z.number().int() }),

@@ -26,7 +26,12 @@ const createWebhookKey = defineTool({
   ].join(' '),
   scope: 'mcp:admin',
   input: z.object({
-    name: z.string().trim().min(1, 'must not be empty').max(USER_KEY_NAME_MAX, `must be at most ${USER_KEY_NAME_MAX} characters`).describe('A label to recognise the key by'),
+    name: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(USER_KEY_NAME_MAX, `must be at most ${USER_KEY_NAME_MAX} characters`)
+      .describe('A label to recognise the key by'),
   }),
   output: keyListing.omit({ lastUsedAt: true }).extend({ key: z.string().describe('The full key, shown once') }),
   rest: { method: 'POST', path: '/api/api-keys', status: 201 },

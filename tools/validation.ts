@@ -43,7 +43,9 @@ const validateWorkflow = defineTool({
       throw new ServiceError(
         400,
         'invalid_input',
-        input.edges !== undefined ? 'edges were sent without nodes: send nodes and edges together, or a workflowId.' : 'Send workflowId (a stored workflow) or nodes and edges (a draft) to validate.',
+        input.edges !== undefined
+          ? 'edges were sent without nodes: send nodes and edges together, or a workflowId.'
+          : 'Send workflowId (a stored workflow) or nodes and edges (a draft) to validate.',
       );
     }
     const graph =

@@ -109,7 +109,8 @@ export const callWorkflowRestTool = defineTool({
 export const x402DirectoryTool = defineTool({
   name: 'x402_directory',
   title: 'x402 resource directory',
-  description: 'The /.well-known/x402 directory: {version: 1, resources: ["POST <base>/api/mcp/workflows/<slug>/call", ...]} for every paid listed workflow. Prices and offers: GET /api/mcp/workflows or the 402 itself.',
+  description:
+    'The /.well-known/x402 directory: {version: 1, resources: ["POST <base>/api/mcp/workflows/<slug>/call", ...]} for every paid listed workflow. Prices and offers: GET /api/mcp/workflows or the 402 itself.',
   scope: 'public',
   input: z.object({}),
   output: z.object({ version: z.literal(1), resources: z.array(z.string()) }),
@@ -124,8 +125,7 @@ export const x402DirectoryTool = defineTool({
 export const publishWorkflowTool = defineTool({
   name: 'publish_workflow',
   title: 'Publish a workflow as a callable listing',
-  description:
-    `Lists your workflow under a slug for any agent (call_workflow, /mcp/w/{slug}). price: USD such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}) paid via x402 or MPP, null = free. inputSchema (type "object") validates calls. type "write" answers unsigned calldata. result {nodeId, path} picks output.result. Undo: unlist_workflow.`,
+  description: `Lists your workflow under a slug for any agent (call_workflow, /mcp/w/{slug}). price: USD such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}) paid via x402 or MPP, null = free. inputSchema (type "object") validates calls. type "write" answers unsigned calldata. result {nodeId, path} picks output.result. Undo: unlist_workflow.`,
   scope: 'mcp:write',
   input: z.object({
     workflowId: workflowIdParam,
@@ -153,7 +153,7 @@ export const unlistWorkflowTool = defineTool({
   name: 'unlist_workflow',
   title: 'Unlist a published workflow',
   description:
-    'Removes your workflow\'s listing: the slug stops being callable. The workflow is untouched and the slug stays yours (publish_workflow to relist).',
+    "Removes your workflow's listing: the slug stops being callable. The workflow is untouched and the slug stays yours (publish_workflow to relist).",
   scope: 'mcp:write',
   input: z.object({ workflowId: workflowIdParam }),
   output: z.object({ success: z.literal(true), workflowId: z.string(), slug: z.string() }),
@@ -165,4 +165,12 @@ export const unlistWorkflowTool = defineTool({
   },
 });
 
-export const workflowCallTools = [listListingsTool, getListingTool, callWorkflowTool, callWorkflowRestTool, x402DirectoryTool, publishWorkflowTool, unlistWorkflowTool];
+export const workflowCallTools = [
+  listListingsTool,
+  getListingTool,
+  callWorkflowTool,
+  callWorkflowRestTool,
+  x402DirectoryTool,
+  publishWorkflowTool,
+  unlistWorkflowTool,
+];

@@ -14,7 +14,15 @@ import { goLive, MAX_PUBLIC_TAGS, publicGraph, viewWorkflow } from '../src/engin
 import { defineTool, type Principal, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
-import { decimalWholeNumber, invalidFieldSchema, publicTagRefSchema, workflowDescription, workflowIdParam, workflowName, workflowSchema } from './workflow-schemas.ts';
+import {
+  decimalWholeNumber,
+  invalidFieldSchema,
+  publicTagRefSchema,
+  workflowDescription,
+  workflowIdParam,
+  workflowName,
+  workflowSchema,
+} from './workflow-schemas.ts';
 
 /** Workflow definitions: CRUD, duplicate, download, code, claim and go-live. */
 
@@ -33,7 +41,7 @@ export const listWorkflowsTool = defineTool({
   name: 'list_workflows',
   title: 'List workflows',
   description:
-"The organization's workflows, newest first, filtered by projectId or tagId. Without limit, all; with limit (1-200) and offset, a page (fewer rows than limit: the end). Details: get_workflow.",
+    "The organization's workflows, newest first, filtered by projectId or tagId. Without limit, all; with limit (1-200) and offset, a page (fewer rows than limit: the end). Details: get_workflow.",
   scope: 'mcp:read',
   input: z
     .object({
@@ -85,7 +93,8 @@ export const createWorkflowTool = defineTool({
   mcp: { annotations: writeAnnotations },
   deprecations: ['function-name-fields'],
   async handler(input, ctx) {
-    const { graph, warnings } = input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input, { chains: ctx.services.chains });
+    const { graph, warnings } =
+      input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input, { chains: ctx.services.chains });
     const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
     if (ctx.principal) {
       const created = await createWorkflow(ctx.services.store, owner(ctx.principal), fields);
@@ -123,7 +132,11 @@ export const updateWorkflowTool = defineTool({
   async handler({ workflowId, nodes, edges, ...fields }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
     if (nodes === undefined && edges === undefined && Object.values(fields).every((v) => v === undefined)) {
-      throw new ServiceError(400, 'invalid_input', 'Nothing to update: send at least one of name, description, nodes, edges, projectId, tagId, enabled, visibility.');
+      throw new ServiceError(
+        400,
+        'invalid_input',
+        'Nothing to update: send at least one of name, description, nodes, edges, projectId, tagId, enabled, visibility.',
+      );
     }
     let checked: ReturnType<typeof assertValidGraph> | undefined;
     if (nodes !== undefined || edges !== undefined) {
@@ -221,7 +234,8 @@ export const workflowCodeTool = defineTool({
 export const claimWorkflowTool = defineTool({
   name: 'claim_workflow',
   title: 'Claim anonymous workflow',
-  description: 'Moves a workflow created anonymously into your organization. Only its original creator may claim it: send the claimToken returned by create_workflow.',
+  description:
+    'Moves a workflow created anonymously into your organization. Only its original creator may claim it: send the claimToken returned by create_workflow.',
   scope: 'mcp:write',
   input: z.object({ workflowId: workflowIdParam, claimToken: z.string().trim().min(1, 'claimToken is required') }),
   output: workflowSchema,
@@ -251,7 +265,8 @@ export const goLiveTool = defineTool({
   }),
   rest: { method: 'PUT', path: '/api/workflows/:workflowId/go-live' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
-  handler: ({ workflowId, name, publicTagIds }, ctx) => goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, { name, publicTagIds: publicTagIds ?? [] }),
+  handler: ({ workflowId, name, publicTagIds }, ctx) =>
+    goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, { name, publicTagIds: publicTagIds ?? [] }),
 });
 
 export const workflowTools = [

@@ -24,13 +24,7 @@ function resolve(spec: ActionSpec): ActionDefinition {
   return { ...spec, requiredPlan: feature.requiredPlan, featureEnabled: !feature.rolledBack && spec.runnable !== false };
 }
 
-const specs: readonly ActionSpec[] = [
-  ...systemActions,
-  ...web3Actions,
-  ...protocolActions,
-  ...notificationActions,
-  ...computeActions,
-];
+const specs: readonly ActionSpec[] = [...systemActions, ...web3Actions, ...protocolActions, ...notificationActions, ...computeActions];
 
 /** Frozen so a consumer cannot change the registry for everyone else by editing what it was handed. */
 function deepFreeze<T>(value: T): T {
@@ -63,7 +57,13 @@ export const triggerTypes = (): TriggerType[] => triggers.map((t) => t.triggerTy
 export const getTrigger = (key: string): TriggerDefinition | undefined => triggersByType.get(key);
 
 /** Words agents use for a trigger type that are not close to its name. */
-const TRIGGER_ALIASES: Readonly<Record<string, TriggerType>> = { cron: 'Schedule', scheduled: 'Schedule', timer: 'Schedule', log: 'Event', contractevent: 'Event' };
+const TRIGGER_ALIASES: Readonly<Record<string, TriggerType>> = {
+  cron: 'Schedule',
+  scheduled: 'Schedule',
+  timer: 'Schedule',
+  log: 'Event',
+  contractevent: 'Event',
+};
 
 export const suggestTriggerType = (input: string): string | undefined => {
   // "Manual Trigger", "schedule_trigger": the word trigger is not part of the key.
@@ -106,12 +106,10 @@ export const pluginTypeOf = (action: ActionDefinition): string =>
 
 export const pluginTypes = (): string[] => [...new Set(actions.map(pluginTypeOf))];
 
-export const actionsOfPlugin = (pluginType: string): ActionDefinition[] =>
-  actions.filter((a) => pluginTypeOf(a) === pluginType);
+export const actionsOfPlugin = (pluginType: string): ActionDefinition[] => actions.filter((a) => pluginTypeOf(a) === pluginType);
 
 /** Actions backed by a protocol binding (`<protocol>/<action>` with contract data). */
-export const protocolActionDefinitions = (): ActionDefinition[] =>
-  actions.filter((a) => a.integration !== null && a.protocol !== undefined);
+export const protocolActionDefinitions = (): ActionDefinition[] => actions.filter((a) => a.integration !== null && a.protocol !== undefined);
 
 /** Contract address of a protocol action on a chain, or undefined when it is not deployed there. */
 export function protocolContractAddress(actionType: string, chainId: number): string | undefined {

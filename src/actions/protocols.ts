@@ -131,8 +131,7 @@ const aaveV3Pool: ProtocolData = {
     {
       slug: 'borrow',
       label: 'Aave V3: Borrow',
-      description:
-        'Borrows an asset at the variable rate against collateral already supplied. Check healthFactor with aave-v3/get-user-account-data first.',
+      description: 'Borrows an asset at the variable rate against collateral already supplied. Check healthFactor with aave-v3/get-user-account-data first.',
       functionName: 'borrow',
       kind: 'write',
       abi: {
@@ -186,8 +185,7 @@ const aaveV3Pool: ProtocolData = {
     {
       slug: 'get-user-account-data',
       label: 'Aave V3: Get User Account Data',
-      description:
-        "Reads a user's Aave V3 position: collateral, debt, borrowing power, liquidation threshold, LTV and health factor.",
+      description: "Reads a user's Aave V3 position: collateral, debt, borrowing power, liquidation threshold, LTV and health factor.",
       functionName: 'getUserAccountData',
       kind: 'read',
       abi: {
@@ -248,10 +246,7 @@ function toSpec(data: ProtocolData, action: ProtocolActionData): PluginActionSpe
     integration: data.protocol,
     requiredFields: required,
     optionalFields: action.kind === 'write' ? { ...optional, ...writeRouting } : optional,
-    outputFields:
-      action.kind === 'write'
-        ? writeOutputs
-        : Object.fromEntries(binding.outputs.map((o) => [o.name, fieldHintOr(data.outputHints, o)])),
+    outputFields: action.kind === 'write' ? writeOutputs : Object.fromEntries(binding.outputs.map((o) => [o.name, fieldHintOr(data.outputHints, o)])),
     // Writes sign with the organization wallet; reads need nothing.
     requiresCredentials: action.kind === 'write',
     featureId: data.featureId,

@@ -81,7 +81,14 @@ export type ActionDetail = 'summary' | 'full';
 export type ActionSummary = Pick<PublicAction, 'actionType' | 'label' | 'description' | 'category' | 'requiredPlan' | 'featureEnabled'>;
 
 export function actionSummary(a: ActionDefinition): ActionSummary {
-  return { actionType: a.actionType, label: a.label, description: a.description, category: a.category, requiredPlan: a.requiredPlan, featureEnabled: a.featureEnabled };
+  return {
+    actionType: a.actionType,
+    label: a.label,
+    description: a.description,
+    category: a.category,
+    requiredPlan: a.requiredPlan,
+    featureEnabled: a.featureEnabled,
+  };
 }
 
 export function actionView(a: ActionDefinition, detail: ActionDetail): PublicAction | ActionSummary {
@@ -137,7 +144,11 @@ export function actionsInCategory(category: string): ActionDefinition[] {
 
 export function buildSchemaDocument(chains: SchemaChain[], options?: SchemaDocumentOptions): SchemaDocument;
 export function buildSchemaDocument(chains: SchemaChain[], options: SchemaDocumentOptions, detail: ActionDetail): SchemaDocument<PublicAction | ActionSummary>;
-export function buildSchemaDocument(chains: SchemaChain[], options: SchemaDocumentOptions = {}, detail: ActionDetail = 'full'): SchemaDocument<PublicAction | ActionSummary> {
+export function buildSchemaDocument(
+  chains: SchemaChain[],
+  options: SchemaDocumentOptions = {},
+  detail: ActionDetail = 'full',
+): SchemaDocument<PublicAction | ActionSummary> {
   const selected = options.category === undefined ? actions : actionsInCategory(options.category);
   return {
     version: SCHEMA_DOCUMENT_VERSION,
@@ -301,6 +312,6 @@ const tips = [
   'Every step output has success (boolean); on failure also error. Branch on results with a Condition node.',
   'Execution status is terminal only when the X-Poll-Interval-Hint header is 0; treat anything but success as not succeeded, and poll with wait_for_execution instead of tight loops.',
   'Actions with requiresCredentials: true need an integration (see list_integrations) or, for web3 writes, the organization wallet.',
-  'Use get_plugin with a plugin type (web3, aave-v3, webhook, ...) for one plugin\'s actions, and search_protocol_actions to find DeFi actions by intent.',
+  "Use get_plugin with a plugin type (web3, aave-v3, webhook, ...) for one plugin's actions, and search_protocol_actions to find DeFi actions by intent.",
   'Only actions with featureEnabled: true can run here; saving a workflow that uses an action with featureEnabled false is refused (action_not_available).',
 ];

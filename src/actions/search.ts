@@ -55,12 +55,9 @@ function searchText(action: ActionDefinition): [strong: string, named: string, w
   const p = action.integration !== null ? action.protocol : undefined;
   const strong = [action.actionType, p?.functionName ?? ''].join(' ');
   const named = [action.label, ...(p?.keywords ?? [])].join(' | ');
-  const weak = [
-    action.description,
-    ...Object.keys(action.requiredFields),
-    ...Object.keys(action.optionalFields),
-    ...Object.keys(action.outputFields),
-  ].join(' ');
+  const weak = [action.description, ...Object.keys(action.requiredFields), ...Object.keys(action.optionalFields), ...Object.keys(action.outputFields)].join(
+    ' ',
+  );
   return [strong.toLowerCase(), named.toLowerCase(), weak.toLowerCase()];
 }
 
@@ -108,9 +105,7 @@ export function searchProtocolActions(search: ProtocolSearch): ProtocolSearchRes
   }
 
   if (chainIds.length) {
-    candidates = candidates.filter(
-      (a) => a.integration !== null && a.protocol && chainIds.some((id) => a.protocol!.addresses[id] !== undefined),
-    );
+    candidates = candidates.filter((a) => a.integration !== null && a.protocol && chainIds.some((id) => a.protocol!.addresses[id] !== undefined));
   }
   if (!textTerms.length) return { actions: candidates, chainIds };
 

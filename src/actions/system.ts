@@ -4,25 +4,36 @@ import type { SystemActionSpec } from './types.ts';
 /** Built-in control-flow actions. Keys are Pascal case with spaces and never carry `requiresCredentials`. */
 
 export const CONDITION_OPERATORS = [
-  '==', '===', '!=', '!==', '>', '>=', '<', '<=',
-  'contains', 'startsWith', 'endsWith', 'matchesRegex',
-  'isEmpty', 'isNotEmpty', 'exists', 'doesNotExist',
+  '==',
+  '===',
+  '!=',
+  '!==',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  'contains',
+  'startsWith',
+  'endsWith',
+  'matchesRegex',
+  'isEmpty',
+  'isNotEmpty',
+  'exists',
+  'doesNotExist',
 ] as const;
 
 export const systemActions: readonly SystemActionSpec[] = [
   {
     actionType: 'Condition',
     label: 'Condition',
-    description:
-      'Branches the workflow on a boolean expression. Connect the next nodes with edges whose sourceHandle is "true" or "false".',
+    description: 'Branches the workflow on a boolean expression. Connect the next nodes with edges whose sourceHandle is "true" or "false".',
     category: 'System',
     integration: null,
     requiredFields: {
       condition: `string (boolean expression over upstream values, e.g. "{{@balance:Check Balance.balance}} > 0.1"; supports ${T} templates)`,
     },
     optionalFields: {
-      conditionConfig:
-        'object (structured rules: {group:{logic:"AND"|"OR", rules:[{leftOperand, operator, rightOperand}]}}; operators as listed in operators)',
+      conditionConfig: 'object (structured rules: {group:{logic:"AND"|"OR", rules:[{leftOperand, operator, rightOperand}]}}; operators as listed in operators)',
     },
     outputFields: { result: 'boolean (which handle was taken)' },
     sourceHandles: ['true', 'false'],

@@ -15,7 +15,7 @@ export const triggers: readonly TriggerDefinition[] = [
     triggerType: 'Manual',
     label: 'Manual',
     description:
-      'Starts when the workflow is executed through the API or MCP (execute_workflow). Each field of the execution input object is spread into this node\'s output.',
+      "Starts when the workflow is executed through the API or MCP (execute_workflow). Each field of the execution input object is spread into this node's output.",
     requiredFields: {},
     optionalFields: {},
     outputFields: fired,
@@ -33,8 +33,7 @@ export const triggers: readonly TriggerDefinition[] = [
   {
     triggerType: 'Webhook',
     label: 'Webhook',
-    description:
-      'Starts on POST /api/workflows/{workflowId}/webhook, authenticated with a user (wfb_) API key; the request is available to later nodes.',
+    description: 'Starts on POST /api/workflows/{workflowId}/webhook, authenticated with a user (wfb_) API key; the request is available to later nodes.',
     requiredFields: {},
     optionalFields: { webhookSchema: 'string (JSON Schema of the expected body, as JSON text)' },
     outputFields: {
@@ -88,7 +87,8 @@ export const triggers: readonly TriggerDefinition[] = [
   {
     triggerType: 'Transfer',
     label: 'Transfer',
-    description: 'Starts when the address sends or receives native value in a transaction (value moved by contract calls inside a transaction is not seen), or, with tokenAddress, on each Transfer log of that ERC-20 from or to it.',
+    description:
+      'Starts when the address sends or receives native value in a transaction (value moved by contract calls inside a transaction is not seen), or, with tokenAddress, on each Transfer log of that ERC-20 from or to it.',
     requiredFields: {
       network: hint.network,
       address: 'string (0x address to watch)',

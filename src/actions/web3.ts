@@ -47,8 +47,7 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/transfer-funds',
     label: 'Transfer Funds',
-    description:
-      'Sends native token from the organization wallet. Counts against the daily native-value cap; gas does not.',
+    description: 'Sends native token from the organization wallet. Counts against the daily native-value cap; gas does not.',
     requiredFields: {
       network: hint.network,
       amount: 'string (decimal amount in native units, e.g. "0.01"; not wei)',
@@ -62,8 +61,7 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/transfer-token',
     label: 'Transfer Token',
-    description:
-      'Sends an ERC-20 token from the organization wallet. Stablecoin transfers above 100 USD per transaction are refused.',
+    description: 'Sends an ERC-20 token from the organization wallet. Stablecoin transfers above 100 USD per transaction are refused.',
     requiredFields: {
       network: hint.network,
       tokenConfig: hint.tokenConfig,
@@ -95,8 +93,7 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/write-contract',
     label: 'Write Contract',
-    description:
-      'Sends a state-changing contract call from the organization wallet (or a Safe via web3Connection) and waits for the receipt.',
+    description: 'Sends a state-changing contract call from the organization wallet (or a Safe via web3Connection) and waits for the receipt.',
     requiredFields: {
       network: hint.network,
       contractAddress: hint.address,
@@ -146,8 +143,7 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/decode-calldata',
     label: 'Decode Calldata',
-    description:
-      'Decodes transaction input data into a function name and arguments, using the given ABI or the ABI fetched for contractAddress.',
+    description: 'Decodes transaction input data into a function name and arguments, using the given ABI or the ABI fetched for contractAddress.',
     requiredFields: { calldata: hint.templated('0x-prefixed calldata') },
     optionalFields: {
       abi: hint.abi,
@@ -165,8 +161,7 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/query-events',
     label: 'Query Events',
-    description:
-      'Lists past event logs of one contract event. Bound the range with fromBlock/toBlock or blockCount (most recent blocks).',
+    description: 'Lists past event logs of one contract event. Bound the range with fromBlock/toBlock or blockCount (most recent blocks).',
     requiredFields: {
       network: hint.network,
       contractAddress: hint.address,
@@ -189,8 +184,7 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/approve-token',
     label: 'Approve Token',
-    description:
-      'Approves a spender (for example a protocol contract) to move an ERC-20 token from the organization wallet.',
+    description: 'Approves a spender (for example a protocol contract) to move an ERC-20 token from the organization wallet.',
     requiredFields: {
       network: hint.network,
       tokenConfig: hint.tokenConfig,

@@ -17,7 +17,9 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 /** How long an authenticated key is honoured without reading it again (see RecentPrincipals). */
 export const KEY_RECHECK_MS = 2_000;
 
-const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) => db.selectFrom('api_keys').selectAll().where('key_hash', '=', a.hash).where('revoked_at', 'is', null));
+const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) =>
+  db.selectFrom('api_keys').selectAll().where('key_hash', '=', a.hash).where('revoked_at', 'is', null),
+);
 
 export interface ApiKeyRecord {
   id: string;
@@ -45,7 +47,14 @@ export function createKeyService(store: Store): KeyService {
   const recent = new RecentPrincipals(KEY_RECHECK_MS);
 
   const toRecord = (row: {
-    id: string; name: string; prefix: string; scope: string | null; organization_id: string; user_id: string; created_at: string; last_used_at: string | null;
+    id: string;
+    name: string;
+    prefix: string;
+    scope: string | null;
+    organization_id: string;
+    user_id: string;
+    created_at: string;
+    last_used_at: string | null;
   }): ApiKeyRecord => ({
     id: row.id,
     name: row.name,
@@ -87,10 +96,20 @@ export function createKeyService(store: Store): KeyService {
       const now = Date.now();
       if ((lastUsedWrites.get(row.id) ?? 0) + LAST_USED_WRITE_INTERVAL_MS < now) {
         lastUsedWrites.set(row.id, now);
-        await store.updateTable('api_keys').set({ last_used_at: new Date(now).toISOString() }).where('id', '=', row.id).execute();
+        await store
+          .updateTable('api_keys')
+          .set({ last_used_at: new Date(now).toISOString() })
+          .where('id', '=', row.id)
+          .execute();
       }
       const record = toRecord(row);
-      const principal: Principal = Object.freeze({ kind: 'api_key', organizationId: record.organizationId, userId: record.userId, keyId: record.id, scope: record.scope });
+      const principal: Principal = Object.freeze({
+        kind: 'api_key',
+        organizationId: record.organizationId,
+        userId: record.userId,
+        keyId: record.id,
+        scope: record.scope,
+      });
       recent.remember(digest, principal, now);
       return principal;
     },

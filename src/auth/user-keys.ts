@@ -31,7 +31,13 @@ export interface UserKeyPrincipal {
 }
 
 const toRecord = (row: {
-  id: string; name: string; prefix: string; user_id: string; organization_id: string; created_at: string; last_used_at: string | null;
+  id: string;
+  name: string;
+  prefix: string;
+  user_id: string;
+  organization_id: string;
+  created_at: string;
+  last_used_at: string | null;
 }): UserKeyRecord => ({
   id: row.id,
   name: row.name,

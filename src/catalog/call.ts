@@ -99,7 +99,12 @@ async function prepareRun(services: Services, workflow: WorkflowRecord, inputs: 
   } catch (error) {
     if (error instanceof ServiceError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ServiceError(503, 'run_not_started', `The run could not be started (${reason}); the payment was not settled and nothing was charged. Retry with the same payment.`, { retryable: true });
+    throw new ServiceError(
+      503,
+      'run_not_started',
+      `The run could not be started (${reason}); the payment was not settled and nothing was charged. Retry with the same payment.`,
+      { retryable: true },
+    );
   }
 }
 

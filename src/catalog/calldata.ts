@@ -16,7 +16,8 @@ export interface Calldata {
   value: string;
 }
 
-const misconfigured = (detail: string) => new ServiceError(500, 'listing_misconfigured', `This write workflow cannot build its transaction: ${detail}. This is a listing bug; nothing was executed.`);
+const misconfigured = (detail: string) =>
+  new ServiceError(500, 'listing_misconfigured', `This write workflow cannot build its transaction: ${detail}. This is a listing bug; nothing was executed.`);
 
 /** Replaces `{{@<trigger>:<Label>.<field>}}` with the input value (the value itself when the template is the whole string). */
 function substitute(value: unknown, trigger: WorkflowNode, inputs: Record<string, unknown>): unknown {

@@ -50,10 +50,15 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
   if (validate(copy)) return copy;
   const issues = (validate.errors ?? []).map((e) => ({ path: fieldOf(e), message: messageOf(e), code: e.keyword }));
   const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ');
-  throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${summary}. The expected body is the listing's inputSchema (GET /api/mcp/workflows/${slug}).`, {
-    issues,
-    inputSchema: schema,
-  });
+  throw new ServiceError(
+    400,
+    'invalid_input',
+    `Invalid input for ${slug}: ${summary}. The expected body is the listing's inputSchema (GET /api/mcp/workflows/${slug}).`,
+    {
+      issues,
+      inputSchema: schema,
+    },
+  );
 }
 
 /** Upper bound on a published input schema (it is sent with every listing, 402 and tool list). */
@@ -65,7 +70,8 @@ export const MAX_INPUT_SCHEMA_BYTES = 32_768;
  * so a listing can never hold a schema that makes every call a 500.
  */
 export function checkInputSchema(schema: Record<string, unknown>): void {
-  const invalid = (detail: string) => new ServiceError(400, 'invalid_input_schema', `inputSchema is not a usable JSON Schema: ${detail}.`, { field: 'inputSchema' });
+  const invalid = (detail: string) =>
+    new ServiceError(400, 'invalid_input_schema', `inputSchema is not a usable JSON Schema: ${detail}.`, { field: 'inputSchema' });
   if (JSON.stringify(schema).length > MAX_INPUT_SCHEMA_BYTES) throw invalid(`it is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`);
   if (schema.type !== 'object') throw invalid('the top-level type must be "object" (the call body is a JSON object)');
   if (!ajv.validateSchema(schema)) throw invalid(ajv.errorsText(ajv.errors, { dataVar: 'inputSchema' }));

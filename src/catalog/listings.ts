@@ -43,9 +43,14 @@ export function toListing(row: WorkflowListingsTable): Listing {
 }
 
 export const listingNotFound = (slug: string) =>
-  new ServiceError(404, 'listing_not_found', `No listed workflow has the slug "${slug}". List the callable workflows with GET /api/mcp/workflows (MCP: search_workflows).`, {
-    hint: 'GET /api/mcp/workflows',
-  });
+  new ServiceError(
+    404,
+    'listing_not_found',
+    `No listed workflow has the slug "${slug}". List the callable workflows with GET /api/mcp/workflows (MCP: search_workflows).`,
+    {
+      hint: 'GET /api/mcp/workflows',
+    },
+  );
 
 export async function listListings(store: Store): Promise<Listing[]> {
   const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
@@ -53,7 +58,9 @@ export async function listListings(store: Store): Promise<Listing[]> {
 }
 
 // Read on every call: compiled once.
-const selectListed = prepared<{ slug: string }, WorkflowListingsTable>((db: Store, a) => db.selectFrom('workflow_listings').selectAll().where('slug', '=', a.slug).where('listed', '=', 1));
+const selectListed = prepared<{ slug: string }, WorkflowListingsTable>((db: Store, a) =>
+  db.selectFrom('workflow_listings').selectAll().where('slug', '=', a.slug).where('listed', '=', 1),
+);
 
 export async function getListing(store: Store, slug: string): Promise<Listing> {
   const row = await first(selectListed, store, { slug });
@@ -77,10 +84,15 @@ async function unavailableCatalogListing(store: Store, slug: string): Promise<Se
     .executeTakeFirst();
   const steps = row ? unavailableSteps(JSON.parse(row.nodes) as WorkflowNode[]) : [];
   if (steps.length === 0) return undefined;
-  return new ServiceError(404, 'listing_unavailable', `The workflow "${slug}" is not available on this gateway: ${describeUnavailable(steps)}, which cannot run here yet. Nothing was run or charged. List the callable workflows with GET /api/mcp/workflows.`, {
-    hint: 'GET /api/mcp/workflows',
-    unavailableActions: [...new Set(steps.map((s) => s.actionType))],
-  });
+  return new ServiceError(
+    404,
+    'listing_unavailable',
+    `The workflow "${slug}" is not available on this gateway: ${describeUnavailable(steps)}, which cannot run here yet. Nothing was run or charged. List the callable workflows with GET /api/mcp/workflows.`,
+    {
+      hint: 'GET /api/mcp/workflows',
+      unavailableActions: [...new Set(steps.map((s) => s.actionType))],
+    },
+  );
 }
 
 export async function findListingByWorkflow(store: Store, workflowId: string): Promise<Listing | undefined> {

@@ -19,7 +19,10 @@ export function loadCatalog(dir = CATALOG_DIR): CatalogEntry[] {
   if (!fs.existsSync(dir)) return [];
   const entries: CatalogEntry[] = [];
   const seen = new Set<string>();
-  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const name of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const file = path.join(dir, name);
     let raw: unknown;
     try {

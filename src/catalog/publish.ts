@@ -36,9 +36,14 @@ function checkPrice(price: string | null): void {
 function checkType(type: 'read' | 'write', nodes: readonly { type: string; data: { config: Record<string, unknown> } }[]): void {
   if (type !== 'write') return;
   if (!nodes.some((n) => n.data.config.actionType === 'web3/write-contract')) {
-    throw new ServiceError(400, 'invalid_input', 'type "write" needs a web3/write-contract node in the workflow: a write listing answers that transaction as unsigned calldata. Use type "read" to run the workflow instead.', {
-      field: 'type',
-    });
+    throw new ServiceError(
+      400,
+      'invalid_input',
+      'type "write" needs a web3/write-contract node in the workflow: a write listing answers that transaction as unsigned calldata. Use type "read" to run the workflow instead.',
+      {
+        field: 'type',
+      },
+    );
   }
 }
 
@@ -52,9 +57,18 @@ async function suggestSlug(store: Store, slug: string): Promise<string> {
 }
 
 const catalogManaged = (slug: string) =>
-  new ServiceError(403, 'listing_managed_by_catalog', `The listing ${slug} belongs to the gateway's workflow catalog (workflows-catalog/) and cannot be changed or unlisted through the API.`);
+  new ServiceError(
+    403,
+    'listing_managed_by_catalog',
+    `The listing ${slug} belongs to the gateway's workflow catalog (workflows-catalog/) and cannot be changed or unlisted through the API.`,
+  );
 
-export async function publishListing(services: Pick<Services, 'store' | 'organizations'>, organizationId: string, workflowId: string, request: PublishRequest): Promise<Listing> {
+export async function publishListing(
+  services: Pick<Services, 'store' | 'organizations'>,
+  organizationId: string,
+  workflowId: string,
+  request: PublishRequest,
+): Promise<Listing> {
   const { store } = services;
   const workflow = await getWorkflow(store, organizationId, workflowId);
   checkInputSchema(request.inputSchema);
@@ -63,9 +77,14 @@ export async function publishListing(services: Pick<Services, 'store' | 'organiz
   const unavailable = unavailableSteps(workflow.nodes);
   if (unavailable.length > 0) {
     // A listing is an offer to callers; one whose every run would fail is not listed.
-    throw new ServiceError(400, 'action_not_available', `This workflow cannot be listed: ${describeUnavailable(unavailable)}, which cannot run on this gateway yet. Replace those steps first.`, {
-      unavailableActions: [...new Set(unavailable.map((s) => s.actionType))],
-    });
+    throw new ServiceError(
+      400,
+      'action_not_available',
+      `This workflow cannot be listed: ${describeUnavailable(unavailable)}, which cannot run on this gateway yet. Replace those steps first.`,
+      {
+        unavailableActions: [...new Set(unavailable.map((s) => s.actionType))],
+      },
+    );
   }
   if (request.result && !workflow.nodes.some((n) => n.id === request.result!.nodeId)) {
     throw new ServiceError(400, 'invalid_input', `result.nodeId ${request.result.nodeId} is not a node of this workflow.`, { field: 'result.nodeId' });
@@ -77,7 +96,8 @@ export async function publishListing(services: Pick<Services, 'store' | 'organiz
   const bySlug = await store.selectFrom('workflow_listings').selectAll().where('slug', '=', request.slug).executeTakeFirst();
   if (bySlug && bySlug.source === 'catalog') throw await slugTaken(store, request.slug, 'it is reserved by the workflow catalog');
   if (bySlug && bySlug.organization_id !== organizationId) throw await slugTaken(store, request.slug, 'another organization uses it');
-  if (bySlug && bySlug.workflow_id !== workflowId && bySlug.listed === 1) throw await slugTaken(store, request.slug, `your workflow ${bySlug.workflow_id} is listed under it`);
+  if (bySlug && bySlug.workflow_id !== workflowId && bySlug.listed === 1)
+    throw await slugTaken(store, request.slug, `your workflow ${bySlug.workflow_id} is listed under it`);
   const byWorkflow = await findListingByWorkflow(store, workflowId);
   if (byWorkflow?.source === 'catalog') throw catalogManaged(byWorkflow.slug);
 
@@ -125,7 +145,11 @@ export async function unlistListing(store: Store, organizationId: string, workfl
   const row = await store.selectFrom('workflow_listings').selectAll().where('workflow_id', '=', workflowId).where('listed', '=', 1).executeTakeFirst();
   const listing = row && toListing(row);
   if (!listing || listing.organizationId !== organizationId) {
-    throw new ServiceError(404, 'listing_not_found', `Workflow ${workflowId} is not listed. Publish it with publish_workflow (POST /api/workflows/${workflowId}/listing).`);
+    throw new ServiceError(
+      404,
+      'listing_not_found',
+      `Workflow ${workflowId} is not listed. Publish it with publish_workflow (POST /api/workflows/${workflowId}/listing).`,
+    );
   }
   if (listing.source === 'catalog') throw catalogManaged(listing.slug);
   await store.updateTable('workflow_listings').set({ listed: 0, updated_at: nowIso() }).where('slug', '=', listing.slug).execute();

@@ -20,7 +20,10 @@ import { CatalogError } from './load.ts';
 
 export const CATALOG_ORGANIZATION_SLUG = 'flowgate-catalog';
 
-export async function syncCatalog(services: Pick<Services, 'store' | 'organizations'>, entries: readonly CatalogEntry[]): Promise<{ organizationId: string; slugs: string[] }> {
+export async function syncCatalog(
+  services: Pick<Services, 'store' | 'organizations'>,
+  entries: readonly CatalogEntry[],
+): Promise<{ organizationId: string; slugs: string[] }> {
   const { store } = services;
   const { organization, owner } = await services.organizations.ensure(CATALOG_ORGANIZATION_SLUG);
 
@@ -34,16 +37,23 @@ export async function syncCatalog(services: Pick<Services, 'store' | 'organizati
     }
     const { graph, report } = prepared;
     const fatal = report.errors.find((e) => e.code !== 'action_not_available');
-    if (fatal) throw new CatalogError(`${entry.slug}.json`, `workflow: ${fatal.path}${fatal.nodeId === null ? '' : ` (node "${fatal.nodeId}")`}: ${fatal.message}`);
+    if (fatal)
+      throw new CatalogError(`${entry.slug}.json`, `workflow: ${fatal.path}${fatal.nodeId === null ? '' : ` (node "${fatal.nodeId}")`}: ${fatal.message}`);
     const runnable = report.errors.length === 0;
     const now = nowIso();
-    const existing = await store.selectFrom('workflow_listings').select(['workflow_id', 'source', 'organization_id']).where('slug', '=', entry.slug).executeTakeFirst();
+    const existing = await store
+      .selectFrom('workflow_listings')
+      .select(['workflow_id', 'source', 'organization_id'])
+      .where('slug', '=', entry.slug)
+      .executeTakeFirst();
     if (existing && existing.source !== 'catalog') {
       throw new CatalogError(`${entry.slug}.json`, `the slug is already taken by a workflow published by organization ${existing.organization_id}`);
     }
     let workflowId = existing?.workflow_id;
     if (!workflowId) {
-      workflowId = (await createWorkflow(store, { organizationId: organization.id, userId: owner.id }, { name: entry.title, description: entry.description, graph })).id;
+      workflowId = (
+        await createWorkflow(store, { organizationId: organization.id, userId: owner.id }, { name: entry.title, description: entry.description, graph })
+      ).id;
     }
     await store.transaction().execute(async (trx) => {
       await trx
@@ -77,7 +87,11 @@ export async function syncCatalog(services: Pick<Services, 'store' | 'organizati
         updated_at: now,
       };
       if (existing) await trx.updateTable('workflow_listings').set(values).where('slug', '=', entry.slug).execute();
-      else await trx.insertInto('workflow_listings').values({ ...values, slug: entry.slug, created_at: now }).execute();
+      else
+        await trx
+          .insertInto('workflow_listings')
+          .values({ ...values, slug: entry.slug, created_at: now })
+          .execute();
     });
   }
 

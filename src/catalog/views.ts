@@ -23,7 +23,6 @@ export function listingView(listing: Listing, payments: PaymentsService, baseUrl
   };
 }
 
-
 /** What an agent reads in a per-workflow MCP tool: what it does, what it takes, what it returns, what it costs. */
 export function toolDescription(listing: Listing): string {
   const fields = Object.entries(listing.outputFields)

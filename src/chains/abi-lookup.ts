@@ -79,7 +79,8 @@ export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
       }
       const api = chain.chainType === 'evm' && chain.abiAutoFetch ? deps.chains.explorerApi(chainId) : undefined;
       if (!api) {
-        const why = chain.chainType === 'solana' ? `${chain.name} programs have no EVM ABI` : `ABIs cannot be fetched automatically on ${chain.name} (${chainId})`;
+        const why =
+          chain.chainType === 'solana' ? `${chain.name} programs have no EVM ABI` : `ABIs cannot be fetched automatically on ${chain.name} (${chainId})`;
         throw new ServiceError(400, 'abi_unavailable', `${why}; pass the contract's \`abi\` explicitly.`, { chainId });
       }
 
@@ -109,9 +110,14 @@ interface ExplorerReply {
 }
 
 const unavailable = (chain: ChainEntry, reason: string) =>
-  new ServiceError(502, 'explorer_unavailable', `The block explorer for ${chain.name} (${chain.chainId}) ${reason}. Retry later or pass the contract's \`abi\` explicitly.`, {
-    chainId: chain.chainId,
-  });
+  new ServiceError(
+    502,
+    'explorer_unavailable',
+    `The block explorer for ${chain.name} (${chain.chainId}) ${reason}. Retry later or pass the contract's \`abi\` explicitly.`,
+    {
+      chainId: chain.chainId,
+    },
+  );
 
 async function fetchAbi(chain: ChainEntry, api: ExplorerApi, address: string, opts: FetchOptions): Promise<unknown[]> {
   const url = new URL(api.url);

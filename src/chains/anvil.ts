@@ -34,7 +34,8 @@ const PLATFORM_PACKAGES: Record<string, string> = {
 
 export function anvilBinary(): string {
   const pkg = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
-  if (!pkg) throw new Error(`anvil has no build for ${process.platform}-${process.arch}; set FLOWGATE_RPC_URL_31337 to an existing devnet or FLOWGATE_DEVNET=off`);
+  if (!pkg)
+    throw new Error(`anvil has no build for ${process.platform}-${process.arch}; set FLOWGATE_RPC_URL_31337 to an existing devnet or FLOWGATE_DEVNET=off`);
   const require = createRequire(import.meta.url);
   try {
     return require.resolve(`${pkg}/bin/anvil${process.platform === 'win32' ? '.exe' : ''}`);

@@ -1,15 +1,7 @@
 import { distance as editDistance } from 'fastest-levenshtein';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
-import {
-  CHAIN_SPECS,
-  EXPLORER_ADDRESS_PATH,
-  type ChainSpec,
-  type ChainStatus,
-  type ChainType,
-  type ExplorerApi,
-  type ExplorerApiType,
-} from './chain-data.ts';
+import { CHAIN_SPECS, EXPLORER_ADDRESS_PATH, type ChainSpec, type ChainStatus, type ChainType, type ExplorerApi, type ExplorerApiType } from './chain-data.ts';
 
 export type { ChainStatus, ChainType, ExplorerApi, ExplorerApiType } from './chain-data.ts';
 
@@ -153,7 +145,6 @@ export function transactionLink(catalog: ChainCatalog, chainId: number, hash: st
 
 /** A few well-known names for error messages. */
 const EXAMPLE_NAMES = ['ethereum', 'base', 'arbitrum', 'optimism', 'polygon', 'sepolia', 'base-sepolia', 'solana'];
-
 
 /** The closest alias to an unknown name, when it is close enough to be a typo. */
 export function suggestChain(catalog: ChainCatalog, ref: string | number): ChainEntry | undefined {

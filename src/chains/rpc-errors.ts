@@ -10,12 +10,17 @@ import { ServiceError } from '../errors.ts';
 /** True when the error is a transport failure (connection refused, timeout, closed socket, non-JSON-RPC HTTP error). */
 export function isRpcUnreachable(error: unknown): boolean {
   if (!(error instanceof BaseError)) return error instanceof TypeError && /fetch failed/i.test(error.message);
-  return Boolean(error.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof SocketClosedError || e instanceof WebSocketRequestError));
+  return Boolean(
+    error.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof SocketClosedError || e instanceof WebSocketRequestError),
+  );
 }
 
 /** Thrown by chain helpers when the node could not be asked at all. */
 export class RpcUnavailableError extends Error {
-  constructor(readonly chainId: number, cause: unknown) {
+  constructor(
+    readonly chainId: number,
+    cause: unknown,
+  ) {
     super(`The RPC of chain ${chainId} could not be reached.`, { cause });
     this.name = 'RpcUnavailableError';
   }

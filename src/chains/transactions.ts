@@ -44,7 +44,11 @@ export interface VerifiedReceipt {
 
 /** The chain refused the transaction before it was signed (estimate reverted, gas above a cap). */
 export class PreflightError extends Error {
-  constructor(message: string, readonly reason: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    readonly reason: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
     this.name = 'PreflightError';
   }
@@ -52,7 +56,10 @@ export class PreflightError extends Error {
 
 /** The node rejected the signed bytes outright: nothing was broadcast. */
 export class BroadcastRejectedError extends Error {
-  constructor(message: string, readonly hash: Hex) {
+  constructor(
+    message: string,
+    readonly hash: Hex,
+  ) {
     super(message);
     this.name = 'BroadcastRejectedError';
   }
@@ -74,7 +81,9 @@ export function applyGasMultiplier(estimate: bigint, multiplier: string): bigint
 /** A revert reason a person can act on, decoded against the ABI (and extra error ABIs) when possible. */
 export function revertReason(error: unknown, abi?: Abi): string {
   if (!(error instanceof BaseError)) return error instanceof Error ? error.message : String(error);
-  const withData = error.walk((e) => typeof (e as { data?: unknown }).data === 'string' && /^0x[0-9a-f]*$/i.test((e as { data: string }).data)) as { data?: Hex } | null;
+  const withData = error.walk((e) => typeof (e as { data?: unknown }).data === 'string' && /^0x[0-9a-f]*$/i.test((e as { data: string }).data)) as {
+    data?: Hex;
+  } | null;
   if (withData?.data && withData.data !== '0x' && abi) {
     try {
       const decoded = decodeErrorResult({ abi, data: withData.data });
@@ -190,7 +199,12 @@ export async function rebroadcast(client: PublicClient, raw: Hex): Promise<void>
 export async function verifyTransaction(client: PublicClient, hash: Hex, timeoutMs: number): Promise<VerifiedReceipt> {
   const verifiedAt = () => new Date().toISOString();
   try {
-    const receipt = await client.waitForTransactionReceipt({ hash, timeout: timeoutMs, pollingInterval: Math.min(1000, Math.max(50, timeoutMs / 20)), retryCount: 0 });
+    const receipt = await client.waitForTransactionReceipt({
+      hash,
+      timeout: timeoutMs,
+      pollingInterval: Math.min(1000, Math.max(50, timeoutMs / 20)),
+      retryCount: 0,
+    });
     const gasUsedWei = receipt.gasUsed * receipt.effectiveGasPrice;
     return {
       hash,

@@ -17,7 +17,16 @@ export interface NodeLog {
 }
 
 export interface ExecutionLogs {
-  execution: { executionId: string; workflowId: string; status: string; triggerType: string | null; startedAt: string | null; duration: string | null; output: unknown; error: string | null };
+  execution: {
+    executionId: string;
+    workflowId: string;
+    status: string;
+    triggerType: string | null;
+    startedAt: string | null;
+    duration: string | null;
+    output: unknown;
+    error: string | null;
+  };
   /** Most recent first, as the API answers. */
   logs: NodeLog[];
 }
@@ -50,7 +59,9 @@ export async function executionsLogs(args: string[]): Promise<number> {
     return 0;
   }
   const { execution } = body;
-  console.log(`Execution ${execution.executionId} of workflow ${execution.workflowId} (${execution.triggerType ?? 'unknown'} trigger), started ${execution.startedAt ?? 'not yet'}`);
+  console.log(
+    `Execution ${execution.executionId} of workflow ${execution.workflowId} (${execution.triggerType ?? 'unknown'} trigger), started ${execution.startedAt ?? 'not yet'}`,
+  );
   // Oldest first, the order they ran in.
   for (const log of [...body.logs].reverse()) console.log(`  ${log.startedAt ?? '-'}  ${nodeLine(log)}`);
   if (body.logs.length === 0) console.log('  (no node has run yet)');

@@ -32,11 +32,8 @@ export interface GatewayClient {
 
 /** `--url`, else FLOWGATE_BASE_URL, else the URL a gateway on the data directory advertises. */
 function resolveBaseUrl(url: string | undefined, env: NodeJS.ProcessEnv): { base: string; source: string } {
-  const [raw, source] = url !== undefined
-    ? [url, '--url']
-    : env.FLOWGATE_BASE_URL?.trim()
-      ? [env.FLOWGATE_BASE_URL.trim(), 'FLOWGATE_BASE_URL']
-      : advertised(env);
+  const [raw, source] =
+    url !== undefined ? [url, '--url'] : env.FLOWGATE_BASE_URL?.trim() ? [env.FLOWGATE_BASE_URL.trim(), 'FLOWGATE_BASE_URL'] : advertised(env);
   let parsed: URL;
   try {
     parsed = new URL(raw);
@@ -127,7 +124,12 @@ export function connect(options: { url?: string }, env: NodeJS.ProcessEnv = proc
       let response: Response;
       let text: string;
       try {
-        response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        response = await fetch(url, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
         text = await response.text();
       } catch (error) {
         throw unreachable(error);

@@ -27,7 +27,9 @@ function parseInput(text: string | undefined): Record<string, unknown> {
     throw new UsageError(`--input must be a JSON object, such as '{"amount": 5}' (${(error as Error).message})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError(`--input must be a JSON object, such as '{"amount": 5}' (got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value})`);
+    throw new UsageError(
+      `--input must be a JSON object, such as '{"amount": 5}' (got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value})`,
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -82,7 +84,9 @@ async function watch(client: GatewayClient, executionId: string): Promise<number
         const log = found?.log ?? { nodeId: node.nodeId, nodeName: null, duration: null, error: null, iterationIndex: null, forEachNodeId: null };
         // The duration and error belong to the status seen, not to a row written since.
         const settled = found?.log.status === node.status;
-        console.log(`  ${nodeLine({ ...log, status: node.status, duration: settled ? log.duration : null, error: settled ? log.error : null, iterationIndex: null })}`);
+        console.log(
+          `  ${nodeLine({ ...log, status: node.status, duration: settled ? log.duration : null, error: settled ? log.error : null, iterationIndex: null })}`,
+        );
         shown.set(node.nodeId, node.status);
       }
     }

@@ -75,6 +75,8 @@ export function buildAgentCard(config: Pick<Config, 'baseUrl' | 'agentRegistrati
     protocolVersion: A2A_LEGACY_PROTOCOL_VERSION,
     preferredTransport: 'MCP',
     // ERC-8004: the onchain identity this deployment claims, when configured.
-    ...(config.agentRegistration ? { registrations: [{ agentId: Number(config.agentRegistration.agentId), agentRegistry: config.agentRegistration.agentRegistry }] } : {}),
+    ...(config.agentRegistration
+      ? { registrations: [{ agentId: Number(config.agentRegistration.agentId), agentRegistry: config.agentRegistration.agentRegistry }] }
+      : {}),
   };
 }

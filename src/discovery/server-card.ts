@@ -34,7 +34,9 @@ export function buildServerCard(config: Pick<Config, 'baseUrl'>) {
             isRequired: false,
             isSecret: true,
             value: 'Bearer {api_key}',
-            variables: { api_key: { description: 'Organization API key (svc_...), created with `flowgate keys create --name NAME`', isRequired: true, isSecret: true } },
+            variables: {
+              api_key: { description: 'Organization API key (svc_...), created with `flowgate keys create --name NAME`', isRequired: true, isSecret: true },
+            },
           },
         ],
       },

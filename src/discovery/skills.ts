@@ -19,7 +19,11 @@ export interface Skill {
   access: 'key' | 'public' | 'mixed';
 }
 
-const routeGroup = (tool: AnyTool) => tool.rest?.path.replace(/^\/api\//, '/').split('/').filter(Boolean)[0] ?? 'other';
+const routeGroup = (tool: AnyTool) =>
+  tool.rest?.path
+    .replace(/^\/api\//, '/')
+    .split('/')
+    .filter(Boolean)[0] ?? 'other';
 
 function describe(base: string, tools: AnyTool[]): string {
   return `${base} Tools: ${tools.map((t) => t.name).join(', ')}.`;
@@ -54,7 +58,14 @@ export function deriveSkills(registry: readonly AnyTool[], families: readonly To
     leftovers.set(group, [...(leftovers.get(group) ?? []), tool]);
   }
   for (const [group, tools] of leftovers) {
-    skills.push({ id: group, name: `${group[0]!.toUpperCase()}${group.slice(1)} operations`, description: describe(`Operations under ${group}.`, tools), tags: [group], tools, access: access(tools) });
+    skills.push({
+      id: group,
+      name: `${group[0]!.toUpperCase()}${group.slice(1)} operations`,
+      description: describe(`Operations under ${group}.`, tools),
+      tags: [group],
+      tools,
+      access: access(tools),
+    });
   }
   return skills;
 }

@@ -19,7 +19,18 @@ import { actionReferenceMarkdown } from './action-reference.ts';
 export const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs');
 
 /** One page per area, in reading order. Each is docs/<slug>.md. */
-export const PAGE_SLUGS = ['quick-start', 'authentication', 'workflows', 'executions', 'direct-execution', 'payments', 'mcp', 'limits', 'errors', 'versioning'] as const;
+export const PAGE_SLUGS = [
+  'quick-start',
+  'authentication',
+  'workflows',
+  'executions',
+  'direct-execution',
+  'payments',
+  'mcp',
+  'limits',
+  'errors',
+  'versioning',
+] as const;
 export const ACTION_REFERENCE_SLUG = 'actions';
 
 export interface DocPage {
@@ -37,12 +48,20 @@ export interface DocsSite {
   sitemapXml: string;
 }
 
-const plain = (markdown: string) => markdown.replace(/\[([^\]]+)\]\([^)]*\)/g, '$1').replace(/[`*]/g, '').trim();
+const plain = (markdown: string) =>
+  markdown
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .replace(/[`*]/g, '')
+    .trim();
 
 function toPage(slug: string, markdown: string): DocPage {
   const title = /^#\s+(.+)$/m.exec(markdown)?.[1]?.trim() ?? slug;
   const afterTitle = markdown.replace(/^#\s+.+$/m, '').replace(/<!--[\s\S]*?-->/g, '');
-  const firstParagraph = afterTitle.split(/\n\s*\n/).map((p) => p.trim()).find((p) => p && !/^(#|\||```|[-*]\s|>)/.test(p)) ?? '';
+  const firstParagraph =
+    afterTitle
+      .split(/\n\s*\n/)
+      .map((p) => p.trim())
+      .find((p) => p && !/^(#|\||```|[-*]\s|>)/.test(p)) ?? '';
   return { slug, title, description: plain(firstParagraph.replace(/\s+/g, ' ')), markdown };
 }
 
@@ -63,7 +82,10 @@ function generatedSections({ config, registry, families }: SiteInputs): Record<s
             '',
             '| Tool | Needs | What it does |',
             '|---|---|---|',
-            ...skill.tools.map((t) => `| \`${t.name}\` | ${t.scope === 'public' ? 'nothing (public)' : t.anonymous ? `nothing, or a key with ${t.scope}` : `a key with ${t.scope}`} | ${t.title} |`),
+            ...skill.tools.map(
+              (t) =>
+                `| \`${t.name}\` | ${t.scope === 'public' ? 'nothing (public)' : t.anonymous ? `nothing, or a key with ${t.scope}` : `a key with ${t.scope}`} | ${t.title} |`,
+            ),
           ].join('\n'),
         )
         .join('\n\n'),
@@ -72,7 +94,8 @@ function generatedSections({ config, registry, families }: SiteInputs): Record<s
         '| Name | What | Use instead | Deprecated | Sunset (earliest) | Accepted by |',
         '|---|---|---|---|---|---|',
         ...describeDeprecations(registry).map(
-          (d) => `| \`${d.name}\` | ${d.subject.replace(/\|/g, '\\|')} | ${d.replacement.replace(/\|/g, '\\|')} | ${d.deprecatedAt.slice(0, 10)} | ${d.sunsetAt.slice(0, 10)} | ${d.operations.map((o) => `\`${o}\``).join(', ') || 'not yet used by any operation'} |`,
+          (d) =>
+            `| \`${d.name}\` | ${d.subject.replace(/\|/g, '\\|')} | ${d.replacement.replace(/\|/g, '\\|')} | ${d.deprecatedAt.slice(0, 10)} | ${d.sunsetAt.slice(0, 10)} | ${d.operations.map((o) => `\`${o}\``).join(', ') || 'not yet used by any operation'} |`,
         ),
       ].join('\n'),
     'rate-limits': () =>
@@ -81,7 +104,10 @@ function generatedSections({ config, registry, families }: SiteInputs): Record<s
         '',
         '| Limit | Value here | Window | Variable |',
         '|---|---|---|---|',
-        ...Object.entries(RATE_LIMIT_VARIABLES).map(([name, spec]) => `| ${spec.describes} | ${config.rateLimits[name as keyof typeof RATE_LIMIT_VARIABLES].limit} | ${spec.windowSeconds} s | \`${spec.variable}\` |`),
+        ...Object.entries(RATE_LIMIT_VARIABLES).map(
+          ([name, spec]) =>
+            `| ${spec.describes} | ${config.rateLimits[name as keyof typeof RATE_LIMIT_VARIABLES].limit} | ${spec.windowSeconds} s | \`${spec.variable}\` |`,
+        ),
       ].join('\n'),
   };
 }
@@ -91,9 +117,7 @@ export function buildDocsSite(inputs: SiteInputs): DocsSite {
   const dir = inputs.docsDir ?? DOCS_DIR;
   const generated = generatedSections(inputs);
   const fill = (markdown: string) =>
-    markdown
-      .replace(/<!--\s*generated:([\w-]+)\s*-->/g, (marker, name: string) => generated[name]?.() ?? marker)
-      .replaceAll('{base_url}', baseUrl);
+    markdown.replace(/<!--\s*generated:([\w-]+)\s*-->/g, (marker, name: string) => generated[name]?.() ?? marker).replaceAll('{base_url}', baseUrl);
 
   const pages = [
     ...PAGE_SLUGS.map((slug) => toPage(slug, fill(fs.readFileSync(path.join(dir, `${slug}.md`), 'utf8')))),

@@ -33,8 +33,7 @@ export interface NodeSink {
   configPath: string;
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An empty string counts as missing: editors save untouched fields as ''. */
 const isMissing = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
@@ -113,7 +112,8 @@ function parseTemplatedJson(text: string): { ok: true; value: unknown } | { ok: 
   }
 }
 
-const describeJson = (value: unknown) => (Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);
+const describeJson = (value: unknown) =>
+  Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 
 function checkFieldValue(field: string, hint: string, value: unknown, at: NodeSink): void {
   const path = fieldPath(at.configPath, field);
@@ -125,19 +125,34 @@ function checkFieldValue(field: string, hint: string, value: unknown, at: NodeSi
     case 'string': {
       if (typeof value !== 'string') {
         if (kind.json && typeof value === 'object' && value !== null) {
-          return wrongType(`${field} must be a JSON-encoded string, not ${describeJson(value)}: send JSON.stringify(${field}). Expected ${hint}.`, stringifiedSuggestion(value));
+          return wrongType(
+            `${field} must be a JSON-encoded string, not ${describeJson(value)}: send JSON.stringify(${field}). Expected ${hint}.`,
+            stringifiedSuggestion(value),
+          );
         }
-        return wrongType(`${field} must be a string (${hint}); got ${describeJson(value)}.${typeof value === 'number' ? ' Send the number as decimal text, e.g. "0.001".' : ''}`);
+        return wrongType(
+          `${field} must be a string (${hint}); got ${describeJson(value)}.${typeof value === 'number' ? ' Send the number as decimal text, e.g. "0.001".' : ''}`,
+        );
       }
       if (isWholeTemplate(value)) return;
       if (kind.json) {
         const parsed = parseTemplatedJson(value);
         if (!parsed.ok) {
-          return at.error({ code: 'invalid_json', path, received: receivedValue(value), message: `${field} must be JSON text (${hint}) but does not parse: ${parsed.reason}.` });
+          return at.error({
+            code: 'invalid_json',
+            path,
+            received: receivedValue(value),
+            message: `${field} must be JSON text (${hint}) but does not parse: ${parsed.reason}.`,
+          });
         }
         const ok = kind.json === 'any' || (kind.json === 'array' ? Array.isArray(parsed.value) : isRecord(parsed.value));
         if (!ok) {
-          at.error({ code: 'invalid_json', path, received: receivedValue(value), message: `${field} must be a JSON ${kind.json} (${hint}); it parses to ${describeJson(parsed.value)}.` });
+          at.error({
+            code: 'invalid_json',
+            path,
+            received: receivedValue(value),
+            message: `${field} must be a JSON ${kind.json} (${hint}); it parses to ${describeJson(parsed.value)}.`,
+          });
         }
         return;
       }
@@ -157,7 +172,8 @@ function checkFieldValue(field: string, hint: string, value: unknown, at: NodeSi
       return;
     }
     case 'number': {
-      const ok = (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && (value.includes('{{') || /^-?\d+(\.\d+)?$/.test(value.trim())));
+      const ok =
+        (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && (value.includes('{{') || /^-?\d+(\.\d+)?$/.test(value.trim())));
       if (!ok) wrongType(`${field} must be a number (${hint}); got ${describeJson(value)} ${receivedText(value)}.`);
       return;
     }
@@ -206,13 +222,23 @@ function checkAbi(field: string, value: unknown, at: NodeSink): AbiItem[] | unde
     return undefined;
   }
   if (typeof value !== 'string') {
-    at.error({ code: 'invalid_field_type', path, received: receivedValue(value), message: `${field} must be a JSON-encoded string of the ABI array; got ${describeJson(value)}.` });
+    at.error({
+      code: 'invalid_field_type',
+      path,
+      received: receivedValue(value),
+      message: `${field} must be a JSON-encoded string of the ABI array; got ${describeJson(value)}.`,
+    });
     return undefined;
   }
   if (isWholeTemplate(value)) return undefined;
   const parsed = parseTemplatedJson(value);
   if (!parsed.ok) {
-    at.error({ code: 'invalid_abi', path, received: receivedValue(value), message: `${field} is not valid JSON (${parsed.reason}). Send JSON.stringify(abi) of the ABI array.` });
+    at.error({
+      code: 'invalid_abi',
+      path,
+      received: receivedValue(value),
+      message: `${field} is not valid JSON (${parsed.reason}). Send JSON.stringify(abi) of the ABI array.`,
+    });
     return undefined;
   }
   if (!Array.isArray(parsed.value)) {
@@ -230,7 +256,12 @@ function checkAbi(field: string, value: unknown, at: NodeSink): AbiItem[] | unde
   }
   const bad = parsed.value.findIndex((item) => !isRecord(item) || typeof item.type !== 'string');
   if (bad >= 0) {
-    at.error({ code: 'invalid_abi', path, received: receivedValue(parsed.value[bad]), message: `${field}[${bad}] is not an ABI item: each item is an object with a "type" ("function", "event", ...).` });
+    at.error({
+      code: 'invalid_abi',
+      path,
+      received: receivedValue(parsed.value[bad]),
+      message: `${field}[${bad}] is not an ABI item: each item is an object with a "type" ("function", "event", ...).`,
+    });
     return undefined;
   }
   return parsed.value as AbiItem[];
@@ -295,13 +326,19 @@ function checkFunctionArgs(value: unknown, fns: AbiItem[], at: NodeSink): void {
       code: 'function_args_not_string',
       path,
       received: receivedValue(value),
-      message: 'functionArgs must be a JSON-encoded array string, not a raw array: send JSON.stringify(args). Templates inside the string are resolved before parsing.',
+      message:
+        'functionArgs must be a JSON-encoded array string, not a raw array: send JSON.stringify(args). Templates inside the string are resolved before parsing.',
       suggestion: stringifiedSuggestion(value),
     });
     return;
   }
   if (typeof value !== 'string') {
-    at.error({ code: 'invalid_field_type', path, received: receivedValue(value), message: `functionArgs must be a JSON-encoded array string, e.g. "[\\"0x...\\", \\"1000\\"]"; got ${describeJson(value)}.` });
+    at.error({
+      code: 'invalid_field_type',
+      path,
+      received: receivedValue(value),
+      message: `functionArgs must be a JSON-encoded array string, e.g. "[\\"0x...\\", \\"1000\\"]"; got ${describeJson(value)}.`,
+    });
     return;
   }
   if (isWholeTemplate(value)) return;
@@ -335,7 +372,13 @@ function checkConditionConfig(value: unknown, at: NodeSink): void {
     if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${path}[${i}]`));
     if (!isRecord(node)) return;
     if ('logic' in node && node.logic !== 'AND' && node.logic !== 'OR') {
-      at.error({ code: 'invalid_option', path: `${path}.logic`, received: receivedValue(node.logic), message: 'logic must be "AND" or "OR".', suggestion: typeof node.logic === 'string' ? suggest(node.logic, ['AND', 'OR']) : undefined });
+      at.error({
+        code: 'invalid_option',
+        path: `${path}.logic`,
+        received: receivedValue(node.logic),
+        message: 'logic must be "AND" or "OR".',
+        suggestion: typeof node.logic === 'string' ? suggest(node.logic, ['AND', 'OR']) : undefined,
+      });
     }
     if ('operator' in node && !(typeof node.operator === 'string' && operators.includes(node.operator))) {
       at.error({
@@ -502,7 +545,12 @@ export function checkAction(config: Record<string, unknown>, at: NodeSink): void
     return;
   }
   if (typeof actionType !== 'string') {
-    at.error({ code: 'invalid_field_type', path, received: receivedValue(actionType), message: 'actionType must be a string key of the action registry (see list_action_schemas).' });
+    at.error({
+      code: 'invalid_field_type',
+      path,
+      received: receivedValue(actionType),
+      message: 'actionType must be a string key of the action registry (see list_action_schemas).',
+    });
     return;
   }
   const action = getAction(actionType);
@@ -529,7 +577,12 @@ export function checkAction(config: Record<string, unknown>, at: NodeSink): void
       message: `${actionType} cannot run on this gateway yet (no runner; its featureEnabled is false in list_action_schemas). Remove this step or use an action that runs here, e.g. webhook/send-webhook or HTTP Request for notifications.`,
     });
   } else if (!action.featureEnabled) {
-    at.warn({ code: 'feature_disabled', path, received: actionType, message: `${actionType} is switched off on this deployment; execution refuses it until it is enabled again.` });
+    at.warn({
+      code: 'feature_disabled',
+      path,
+      received: actionType,
+      message: `${actionType} is switched off on this deployment; execution refuses it until it is enabled again.`,
+    });
   }
   checkFields({ key: action.actionType, kind: 'action', requiredFields: action.requiredFields, optionalFields: action.optionalFields }, config, at);
 }

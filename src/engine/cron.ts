@@ -97,7 +97,11 @@ export function parseCron(expression: string, timezone?: string): CronResult {
     return { ok: false, code: 'invalid_cron', message: `Invalid cron expression ${JSON.stringify(fields)}: ${croneReason(cause)}.` };
   }
   if (job.nextRuns(1).length === 0) {
-    return { ok: false, code: 'invalid_cron', message: `The cron expression ${JSON.stringify(fields)} never fires (for example a day that does not exist, like February 30).` };
+    return {
+      ok: false,
+      code: 'invalid_cron',
+      message: `The cron expression ${JSON.stringify(fields)} never fires (for example a day that does not exist, like February 30).`,
+    };
   }
 
   return {

@@ -173,10 +173,15 @@ export async function createExecution(store: Store, input: NewExecution): Promis
       .executeTakeFirst();
     if (existing && Date.parse(existing.created_at) > Date.now() - IDEMPOTENCY_WINDOW_MS) {
       if (existing.request_hash !== input.requestHash) {
-        throw new ServiceError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body for this workflow; use a new key for a new request.', {
-          retryable: false,
-          originalExecutionId: existing.id,
-        });
+        throw new ServiceError(
+          409,
+          'idempotency_conflict',
+          'This Idempotency-Key was already used with a different request body for this workflow; use a new key for a new request.',
+          {
+            retryable: false,
+            originalExecutionId: existing.id,
+          },
+        );
       }
       return { id: existing.id, replayed: true, status: existing.status };
     }
@@ -187,9 +192,30 @@ export async function createExecution(store: Store, input: NewExecution): Promis
 }
 
 const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
-  id: true, workflow_id: true, organization_id: true, user_id: true, status: true, input: true, output: true, error: true, created_at: true, started_at: true,
-  completed_at: true, graph: true, trigger_type: true, lease_owner: true, lease_expires_at: true, heartbeat_at: true, cancel_requested: true, error_context: true,
-  idempotency_key: true, request_hash: true, transaction_hashes: true, gas_used_wei: true, scheduled_for: true, current_node_id: true,
+  id: true,
+  workflow_id: true,
+  organization_id: true,
+  user_id: true,
+  status: true,
+  input: true,
+  output: true,
+  error: true,
+  created_at: true,
+  started_at: true,
+  completed_at: true,
+  graph: true,
+  trigger_type: true,
+  lease_owner: true,
+  lease_expires_at: true,
+  heartbeat_at: true,
+  cancel_requested: true,
+  error_context: true,
+  idempotency_key: true,
+  request_hash: true,
+  transaction_hashes: true,
+  gas_used_wei: true,
+  scheduled_for: true,
+  current_node_id: true,
   trigger_occurrence: true,
 };
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
@@ -268,7 +294,13 @@ const selectCancelFlag = prepared<{ id: string }, { cancel_requested: number | n
   db.selectFrom('workflow_executions').select('cancel_requested').where('id', '=', a.id),
 );
 
-export async function heartbeat(store: Store, executionId: string, owner: string, leaseMs: number, currentNodeId?: string | null): Promise<{ cancelRequested: boolean; owned: boolean }> {
+export async function heartbeat(
+  store: Store,
+  executionId: string,
+  owner: string,
+  leaseMs: number,
+  currentNodeId?: string | null,
+): Promise<{ cancelRequested: boolean; owned: boolean }> {
   const now = Date.now();
   const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One statement renews the lease and reads the cancel flag.
@@ -291,12 +323,29 @@ export interface Completion {
 }
 
 const complete = prepared<
-  { id: string; owner: string; status: string; output: string | null; error: string | null; errorContext: string | null; transactionHashes: string; completedAt: string | null },
+  {
+    id: string;
+    owner: string;
+    status: string;
+    output: string | null;
+    error: string | null;
+    errorContext: string | null;
+    transactionHashes: string;
+    completedAt: string | null;
+  },
   never
 >((db: Store, a) =>
   db
     .updateTable('workflow_executions')
-    .set({ status: a.status, output: a.output, error: a.error, error_context: a.errorContext, transaction_hashes: a.transactionHashes, completed_at: a.completedAt, current_node_id: null })
+    .set({
+      status: a.status,
+      output: a.output,
+      error: a.error,
+      error_context: a.errorContext,
+      transaction_hashes: a.transactionHashes,
+      completed_at: a.completedAt,
+      current_node_id: null,
+    })
     .where('id', '=', a.id)
     .where('lease_owner', '=', a.owner)
     .where('status', 'in', ['running', 'unconfirmed']),
@@ -304,7 +353,16 @@ const complete = prepared<
 const completeTerminal = prepared<Parameters<typeof complete>[1], never>((db: Store, a) =>
   db
     .updateTable('workflow_executions')
-    .set({ status: a.status, output: a.output, error: a.error, error_context: a.errorContext, transaction_hashes: a.transactionHashes, completed_at: a.completedAt, lease_expires_at: null, current_node_id: null })
+    .set({
+      status: a.status,
+      output: a.output,
+      error: a.error,
+      error_context: a.errorContext,
+      transaction_hashes: a.transactionHashes,
+      completed_at: a.completedAt,
+      lease_expires_at: null,
+      current_node_id: null,
+    })
     .where('id', '=', a.id)
     .where('lease_owner', '=', a.owner)
     .where('status', 'in', ['running', 'unconfirmed']),
@@ -353,7 +411,11 @@ export async function appendTransactionHash(store: Store, executionId: string, e
     const row = await trx.selectFrom('workflow_executions').select('transaction_hashes').where('id', '=', executionId).executeTakeFirstOrThrow();
     const list = parseJson<TransactionHashEntry[]>(row.transaction_hashes, []);
     list.push(entry);
-    await trx.updateTable('workflow_executions').set({ transaction_hashes: JSON.stringify(list) }).where('id', '=', executionId).execute();
+    await trx
+      .updateTable('workflow_executions')
+      .set({ transaction_hashes: JSON.stringify(list) })
+      .where('id', '=', executionId)
+      .execute();
   });
 }
 
@@ -378,7 +440,13 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
     // The step that was running when the worker died (the checkpoint may not have recorded it yet).
     const running = row.current_node_id
       ? undefined
-      : await store.selectFrom('workflow_execution_logs').select('node_id').where('execution_id', '=', row.id).where('status', '=', 'running').orderBy('seq', 'desc').executeTakeFirst();
+      : await store
+          .selectFrom('workflow_execution_logs')
+          .select('node_id')
+          .where('execution_id', '=', row.id)
+          .where('status', '=', 'running')
+          .orderBy('seq', 'desc')
+          .executeTakeFirst();
     const currentNodeId = row.current_node_id ?? running?.node_id ?? null;
     const claimed = parseJson<TransactionHashEntry[]>(row.transaction_hashes, []);
     // A chain that cannot be read must not keep the run from ending: it ends with its hashes unverified.
@@ -389,7 +457,13 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
         ...(verified ? { transaction_hashes: JSON.stringify(verified.entries), gas_used_wei: verified.gasUsedWei } : {}),
         status: 'system_error',
         error: 'The run stopped making progress (its worker stopped or lost its lease) and was ended by the reaper.',
-        error_context: JSON.stringify({ reason: 'lease_expired', leaseOwner: row.lease_owner, lastHeartbeatAt: row.heartbeat_at, currentNodeId, reapedAt: new Date(now).toISOString() }),
+        error_context: JSON.stringify({
+          reason: 'lease_expired',
+          leaseOwner: row.lease_owner,
+          lastHeartbeatAt: row.heartbeat_at,
+          currentNodeId,
+          reapedAt: new Date(now).toISOString(),
+        }),
         completed_at: new Date(now).toISOString(),
         lease_expires_at: null,
       })
@@ -399,7 +473,12 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 1) {
       // Steps that were mid-flight end with the run.
-      await store.updateTable('workflow_execution_logs').set({ status: 'error', error: 'Interrupted: the run was reaped', completed_at: new Date(now).toISOString() }).where('execution_id', '=', row.id).where('status', 'in', ['pending', 'running']).execute();
+      await store
+        .updateTable('workflow_execution_logs')
+        .set({ status: 'error', error: 'Interrupted: the run was reaped', completed_at: new Date(now).toISOString() })
+        .where('execution_id', '=', row.id)
+        .where('status', 'in', ['pending', 'running'])
+        .execute();
       reaped.push(row.id);
     }
   }
@@ -444,7 +523,13 @@ export async function requestCancel(store: Store, organizationId: string, execut
 }
 
 export async function listLogs(store: Store, executionId: string): Promise<LogRecord[]> {
-  const rows = await store.selectFrom('workflow_execution_logs').selectAll().where('execution_id', '=', executionId).orderBy('seq', 'desc').orderBy('id').execute();
+  const rows = await store
+    .selectFrom('workflow_execution_logs')
+    .selectAll()
+    .where('execution_id', '=', executionId)
+    .orderBy('seq', 'desc')
+    .orderBy('id')
+    .execute();
   return rows.map(toLogRecord);
 }
 

@@ -148,7 +148,14 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   const now = new Date();
   const triggerOutput = { success: true, data: { triggered: true, triggeredAt: now.toISOString(), timestamp: now.getTime(), ...input } };
   // Steps that finish as they start (trigger, skipped nodes, Collect) are logged in one write.
-  await log.finishedStep({ executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input }, 'success', triggerOutput, null, now.getTime(), true);
+  await log.finishedStep(
+    { executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input },
+    'success',
+    triggerOutput,
+    null,
+    now.getTime(),
+    true,
+  );
   outputs.set(trigger.id, triggerOutput);
   states.set(trigger.id, 'done');
 
@@ -160,14 +167,24 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     // The input's secrets, hidden again wherever the step's output or error repeats them.
     let secrets: string[] = [];
     let logId: string | undefined;
-    const logEntry = (input: unknown) => ({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: actionType || 'action', input, iterationIndex: iteration?.index ?? null, forEachNodeId: iteration?.forEachNodeId ?? null });
+    const logEntry = (input: unknown) => ({
+      executionId: row.id,
+      nodeId: node.id,
+      nodeName: labelOf(node),
+      nodeType: actionType || 'action',
+      input,
+      iterationIndex: iteration?.index ?? null,
+      forEachNodeId: iteration?.forEachNodeId ?? null,
+    });
     const contained = CONTAINED_ACTIONS.has(actionType);
     // Top-level steps that may act outside the engine show as running while they run; others are written once, finished.
     const record = (status: string, result: unknown, message: string | null) => {
       if (logInput === undefined) ({ value: logInput, secrets } = redact(node.data.config));
       const output = redactOutput(result, secrets);
       const error = message === null || secrets.length === 0 ? message : redactEchoes(message, secrets);
-      return logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
+      return logId
+        ? log.finished(logId, status, output, error, started, contained)
+        : log.finishedStep(logEntry(logInput), status, output, error, started, contained);
     };
     try {
       const scope = scopeOf(view);
@@ -195,9 +212,12 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
       // Nothing acts outside the engine before the log of everything before it is committed.
       else if (!contained) await log.flush();
 
-      if (!actionType) throw new NodeError(`Node "${labelOf(node)}" (${node.id}) has no actionType; configure it with one of the keys from list_action_schemas.`);
+      if (!actionType)
+        throw new NodeError(`Node "${labelOf(node)}" (${node.id}) has no actionType; configure it with one of the keys from list_action_schemas.`);
       if (actionType === 'web3/write-contract' && !config.abiFunction) {
-        throw new NodeError(`abiFunction is missing on node "${labelOf(node)}" (${node.id}); legacy functionName is no longer executed — rename it to abiFunction.`);
+        throw new NodeError(
+          `abiFunction is missing on node "${labelOf(node)}" (${node.id}); legacy functionName is no longer executed — rename it to abiFunction.`,
+        );
       }
       const runner = deps.runners[actionType];
       if (!runner) throw new NodeError(`The action ${actionType} cannot run on this gateway yet.`);
@@ -215,7 +235,14 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
         },
         services: deps.services,
         recordTransaction: async (tx) => {
-          const entry: TransactionHashEntry = { hash: tx.hash, nodeId: node.id, nodeName: labelOf(node), chainId: tx.chainId, network: tx.network, ...(iteration ? { iterationIndex: iteration.index } : {}) };
+          const entry: TransactionHashEntry = {
+            hash: tx.hash,
+            nodeId: node.id,
+            nodeName: labelOf(node),
+            chainId: tx.chainId,
+            network: tx.network,
+            ...(iteration ? { iterationIndex: iteration.index } : {}),
+          };
           await appendTransactionHash(store, row.id, entry);
           transactions.push(entry);
         },
@@ -237,7 +264,11 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   }
 
   /** Whether a node should run, given its parents' outcomes; the reason when it should not. */
-  function activation(nodeId: string, stateOf: (id: string) => NodeState | undefined, outputOf: (id: string) => unknown): { run: true } | { run: false; state: NodeState; reason: string } {
+  function activation(
+    nodeId: string,
+    stateOf: (id: string) => NodeState | undefined,
+    outputOf: (id: string) => unknown,
+  ): { run: true } | { run: false; state: NodeState; reason: string } {
     const edges = g.incoming.get(nodeId) ?? [];
     const failedParent = edges.find((e) => stateOf(e.source) === 'failed');
     if (failedParent) return { run: false, state: 'failed', reason: `Not run: upstream node ${failedParent.source} failed.` };
@@ -274,21 +305,41 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     }
     const maxIterations = Math.max(1, Math.min(Number(config.maxIterations ?? DEFAULT_MAX_ITERATIONS) || DEFAULT_MAX_ITERATIONS, 10_000));
     const list = items.slice(0, maxIterations);
-    const mode = config.concurrency === 'parallel' ? DEFAULT_PARALLELISM : config.concurrency === 'custom' ? Math.max(1, Math.min(Number(config.concurrencyLimit) || 1, 50)) : 1;
+    const mode =
+      config.concurrency === 'parallel'
+        ? DEFAULT_PARALLELISM
+        : config.concurrency === 'custom'
+          ? Math.max(1, Math.min(Number(config.concurrencyLimit) || 1, 50))
+          : 1;
     const results: unknown[] = new Array(list.length);
-    const lastBodyNode = collectId ? (g.incoming.get(collectId) ?? []).map((e) => e.source).filter((id) => body.includes(id)).at(-1) : body.at(-1);
+    const lastBodyNode = collectId
+      ? (g.incoming.get(collectId) ?? [])
+          .map((e) => e.source)
+          .filter((id) => body.includes(id))
+          .at(-1)
+      : body.at(-1);
     let iterationFailure: string | undefined;
     let next = 0;
 
     const runIteration = async (index: number) => {
       const view = new Map(outputs);
-      const current = { success: true, data: { currentItem: list[index], index, totalItems: list.length }, currentItem: list[index], index, totalItems: list.length };
+      const current = {
+        success: true,
+        data: { currentItem: list[index], index, totalItems: list.length },
+        currentItem: list[index],
+        index,
+        totalItems: list.length,
+      };
       view.set(node.id, current);
       const local = new Map<string, NodeState>([[node.id, 'done']]);
       for (const id of body) {
         if (iterationFailure || control.signal.aborted) return;
         const bodyNode = g.nodes.get(id)!;
-        const decision = activation(id, (p) => local.get(p) ?? states.get(p), (p) => view.get(p));
+        const decision = activation(
+          id,
+          (p) => local.get(p) ?? states.get(p),
+          (p) => view.get(p),
+        );
         if (!decision.run) {
           local.set(id, decision.state);
           continue;
@@ -325,14 +376,21 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     return output;
   }
 
-  const resultOf = (last: { nodeId: string; output: unknown }) => ({ result: redactEchoesIn(dataOf(last.output), echoes.get(last.nodeId) ?? []), nodeId: last.nodeId });
+  const resultOf = (last: { nodeId: string; output: unknown }) => ({
+    result: redactEchoesIn(dataOf(last.output), echoes.get(last.nodeId) ?? []),
+    nodeId: last.nodeId,
+  });
 
   try {
     for (const nodeId of reachableInOrder(g, trigger.id)) {
       if (handled.has(nodeId)) continue;
       const node = g.nodes.get(nodeId)!;
       if (await control.checkpoint(nodeId)) throw new Cancelled();
-      const decision = activation(nodeId, (id) => states.get(id), (id) => outputs.get(id));
+      const decision = activation(
+        nodeId,
+        (id) => states.get(id),
+        (id) => outputs.get(id),
+      );
       if (!decision.run) {
         states.set(nodeId, decision.state);
         if (decision.state === 'skipped') await logSkipped(node, decision.reason);
@@ -348,13 +406,25 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
     if (await control.checkpoint(null)) throw new Cancelled();
   } catch (error) {
     if (error instanceof Cancelled || control.signal.aborted) {
-      return settleWithVerification(deps.services, { status: 'cancelled', error: 'Cancelled at a node boundary', output: lastSuccess ? resultOf(lastSuccess) : null, transactionHashes: transactions });
+      return settleWithVerification(deps.services, {
+        status: 'cancelled',
+        error: 'Cancelled at a node boundary',
+        output: lastSuccess ? resultOf(lastSuccess) : null,
+        transactionHashes: transactions,
+      });
     }
     throw error;
   }
 
   const output = lastSuccess ? resultOf(lastSuccess) : { result: null };
-  if (failure) return settleWithVerification(deps.services, { status: 'error', error: failure.message, output, errorContext: { nodeId: failure.nodeId }, transactionHashes: transactions });
+  if (failure)
+    return settleWithVerification(deps.services, {
+      status: 'error',
+      error: failure.message,
+      output,
+      errorContext: { nodeId: failure.nodeId },
+      transactionHashes: transactions,
+    });
   // Onchain writes settle as success only once every hash is re-fetched and verified.
   return settleWithVerification(deps.services, { status: 'success', output, transactionHashes: transactions });
 }

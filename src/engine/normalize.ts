@@ -30,11 +30,9 @@ export interface NormalizeResult {
   problems: InvalidField[];
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isPosition = (value: unknown): value is { x: number; y: number } =>
-  isRecord(value) && Number.isFinite(value.x) && Number.isFinite(value.y);
+const isPosition = (value: unknown): value is { x: number; y: number } => isRecord(value) && Number.isFinite(value.x) && Number.isFinite(value.y);
 
 /** `trigger`/`action` in any case; anything else is a plugin slug. */
 function kindOf(type: string): NodeKind | undefined {
@@ -98,8 +96,7 @@ function normalizeNode(input: NodeInput, index: number, problems: InvalidField[]
     if (!configured) {
       const { actionType: _empty, ...fields } = config;
       config = { actionType: sentType, ...fields };
-    }
-    else if (configured !== sentType) {
+    } else if (configured !== sentType) {
       problem({
         code: 'conflicting_action_type',
         path: `${at}.type`,

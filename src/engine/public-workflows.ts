@@ -88,16 +88,26 @@ export async function goLive(
     });
   }
   await store.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('workflows').select(['id', 'published_at']).where('id', '=', workflowId).where('organization_id', '=', organizationId).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('workflows')
+      .select(['id', 'published_at'])
+      .where('id', '=', workflowId)
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirst();
     if (!existing) throw workflowNotFound(workflowId);
     if (tagIds.length > 0) {
       const found = await trx.selectFrom('public_tags').select('id').where('id', 'in', tagIds).execute();
       const missing = tagIds.filter((id) => !found.some((f) => f.id === id));
       if (missing.length > 0) {
-        throw new ServiceError(400, 'invalid_input', `Unknown public tag id(s): ${missing.join(', ')}. List them with GET /api/public-tags or create one with POST /api/public-tags.`, {
-          issues: [{ path: 'publicTagIds', message: 'unknown public tag id', code: 'invalid_reference' }],
-          unknownPublicTagIds: missing,
-        });
+        throw new ServiceError(
+          400,
+          'invalid_input',
+          `Unknown public tag id(s): ${missing.join(', ')}. List them with GET /api/public-tags or create one with POST /api/public-tags.`,
+          {
+            issues: [{ path: 'publicTagIds', message: 'unknown public tag id', code: 'invalid_reference' }],
+            unknownPublicTagIds: missing,
+          },
+        );
       }
     }
     const now = nowIso();
@@ -108,7 +118,10 @@ export async function goLive(
       .execute();
     await trx.deleteFrom('workflow_public_tags').where('workflow_id', '=', workflowId).execute();
     if (tagIds.length > 0) {
-      await trx.insertInto('workflow_public_tags').values(tagIds.map((public_tag_id) => ({ workflow_id: workflowId, public_tag_id }))).execute();
+      await trx
+        .insertInto('workflow_public_tags')
+        .values(tagIds.map((public_tag_id) => ({ workflow_id: workflowId, public_tag_id })))
+        .execute();
     }
   });
   const view = await viewWorkflow(store, organizationId, workflowId);
@@ -132,7 +145,11 @@ export interface PublicWorkflow extends WorkflowRecord {
 }
 
 export async function listPublicWorkflows(store: Store, filters: PublicListFilters = {}): Promise<PublicWorkflow[]> {
-  let query = store.selectFrom('workflows').selectAll('workflows').where('workflows.visibility', '=', 'public').where('workflows.organization_id', 'is not', null);
+  let query = store
+    .selectFrom('workflows')
+    .selectAll('workflows')
+    .where('workflows.visibility', '=', 'public')
+    .where('workflows.organization_id', 'is not', null);
   if (filters.workflowId !== undefined) query = query.where('workflows.id', '=', filters.workflowId);
   if (filters.featured !== undefined) query = query.where('workflows.featured', '=', filters.featured ? 1 : 0);
   if (filters.featuredProtocol) query = query.where(sql<string>`lower(workflows.featured_protocol)`, '=', filters.featuredProtocol.toLowerCase());
@@ -155,7 +172,10 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
     .orderBy('workflows.published_at', 'desc')
     .orderBy('workflows.id')
     .execute();
-  const tags = await publicTagsOf(store, rows.map((r) => r.id));
+  const tags = await publicTagsOf(
+    store,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => ({
     ...asPublic(toWorkflowRecord(row)),
     publicTags: tags.get(row.id) ?? [],
@@ -167,7 +187,10 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
   }));
 }
 
-export async function markFeatured(store: Store, input: { workflowId: string; category?: string; protocol?: string; featuredOrder?: number }): Promise<PublicWorkflow> {
+export async function markFeatured(
+  store: Store,
+  input: { workflowId: string; category?: string; protocol?: string; featuredOrder?: number },
+): Promise<PublicWorkflow> {
   const result = await store
     .updateTable('workflows')
     .set({

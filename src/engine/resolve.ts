@@ -57,13 +57,20 @@ export function resolveTemplate(raw: string, body: string, scope: ResolveScope):
     return value;
   }
   if (!scope.outputs.has(parsed.nodeId)) {
-    throw new NodeError(`Template ${raw} refers to node "${parsed.nodeId}", which has not run before this step (it is missing, downstream, or on a branch that was not taken).`);
+    throw new NodeError(
+      `Template ${raw} refers to node "${parsed.nodeId}", which has not run before this step (it is missing, downstream, or on a branch that was not taken).`,
+    );
   }
   const output = scope.outputs.get(parsed.nodeId);
   const value = lookupPath(output, parsed.path);
   if (value === MISSING) {
-    const available = output && typeof output === 'object' ? Object.keys({ ...((output as { data?: object }).data ?? {}), ...(output as object) }).filter((k) => k !== 'data') : [];
-    throw new NodeError(`Template ${raw} refers to "${parsed.path.join('.')}", which the output of node "${parsed.nodeId}" does not have. Available fields: ${available.join(', ') || '(none)'}.`);
+    const available =
+      output && typeof output === 'object'
+        ? Object.keys({ ...((output as { data?: object }).data ?? {}), ...(output as object) }).filter((k) => k !== 'data')
+        : [];
+    throw new NodeError(
+      `Template ${raw} refers to "${parsed.path.join('.')}", which the output of node "${parsed.nodeId}" does not have. Available fields: ${available.join(', ') || '(none)'}.`,
+    );
   }
   return value;
 }

@@ -48,8 +48,21 @@ function nextSeq(): number {
 }
 
 const LOG_COLUMNS: Record<keyof WorkflowExecutionLogsTable, true> = {
-  id: true, execution_id: true, node_id: true, node_name: true, node_type: true, status: true, input: true, output: true, error: true, started_at: true,
-  completed_at: true, duration_ms: true, seq: true, iteration_index: true, for_each_node_id: true,
+  id: true,
+  execution_id: true,
+  node_id: true,
+  node_name: true,
+  node_type: true,
+  status: true,
+  input: true,
+  output: true,
+  error: true,
+  started_at: true,
+  completed_at: true,
+  duration_ms: true,
+  seq: true,
+  iteration_index: true,
+  for_each_node_id: true,
 };
 const insertLog = prepared<WorkflowExecutionLogsTable>((db: Store, row) => db.insertInto('workflow_execution_logs').values(row), LOG_COLUMNS);
 
@@ -59,7 +72,10 @@ function insertLogs(count: number) {
   const names = Object.keys(LOG_COLUMNS) as (keyof WorkflowExecutionLogsTable)[];
   const columns = Object.fromEntries(Array.from({ length: count }, (_, i) => names.map((name) => [`${i}:${name}`, true])).flat()) as Record<string, true>;
   return prepared<Record<string, unknown>>(
-    (db: Store, args) => db.insertInto('workflow_execution_logs').values(Array.from({ length: count }, (_, i) => Object.fromEntries(names.map((name) => [name, args[`${i}:${name}`]])) as never)),
+    (db: Store, args) =>
+      db
+        .insertInto('workflow_execution_logs')
+        .values(Array.from({ length: count }, (_, i) => Object.fromEntries(names.map((name) => [name, args[`${i}:${name}`]])) as never)),
     columns,
   );
 }
@@ -82,12 +98,18 @@ interface Finish {
   durationMs: number;
 }
 const updateLog = prepared<Finish>((db: Store, a) =>
-  db.updateTable('workflow_execution_logs').set({ status: a.status, output: a.output, error: a.error, completed_at: a.completedAt, duration_ms: a.durationMs }).where('id', '=', a.id),
+  db
+    .updateTable('workflow_execution_logs')
+    .set({ status: a.status, output: a.output, error: a.error, completed_at: a.completedAt, duration_ms: a.durationMs })
+    .where('id', '=', a.id),
 );
 
 type Write = { insert: WorkflowExecutionLogsTable } | { update: Finish };
 
-function logRow(entry: LogEntry, fields: Pick<WorkflowExecutionLogsTable, 'status' | 'output' | 'error' | 'started_at' | 'completed_at' | 'duration_ms'>): WorkflowExecutionLogsTable {
+function logRow(
+  entry: LogEntry,
+  fields: Pick<WorkflowExecutionLogsTable, 'status' | 'output' | 'error' | 'started_at' | 'completed_at' | 'duration_ms'>,
+): WorkflowExecutionLogsTable {
   return {
     id: newSortableId(),
     execution_id: entry.executionId,
@@ -102,11 +124,19 @@ function logRow(entry: LogEntry, fields: Pick<WorkflowExecutionLogsTable, 'statu
   };
 }
 
-const runningRow = (entry: LogEntry) => logRow(entry, { status: 'running', output: null, error: null, started_at: nowIso(), completed_at: null, duration_ms: null });
+const runningRow = (entry: LogEntry) =>
+  logRow(entry, { status: 'running', output: null, error: null, started_at: nowIso(), completed_at: null, duration_ms: null });
 
 function finishedRow(entry: LogEntry, status: string, output: unknown, error: string | null, startedAtMs: number): WorkflowExecutionLogsTable {
   const now = Date.now();
-  return logRow(entry, { status, output: JSON.stringify(output ?? null), error, started_at: new Date(startedAtMs).toISOString(), completed_at: new Date(now).toISOString(), duration_ms: now - startedAtMs });
+  return logRow(entry, {
+    status,
+    output: JSON.stringify(output ?? null),
+    error,
+    started_at: new Date(startedAtMs).toISOString(),
+    completed_at: new Date(now).toISOString(),
+    duration_ms: now - startedAtMs,
+  });
 }
 
 function finish(id: string, status: string, output: unknown, error: string | null, startedAtMs: number): Finish {
@@ -171,11 +201,15 @@ export class RunLog {
       if (batch.length === 1 && !also) return this.apply(this.store, batch[0]!);
       await this.store.transaction().execute(async (trx) => {
         // Consecutive inserts go in one statement.
-        for (let i = 0; i < batch.length; ) {
+        for (let i = 0; i < batch.length;) {
           let end = i;
           while (end < batch.length && 'insert' in batch[end]!) end++;
           if (end - i > 1) {
-            await insertMany(this.store, batch.slice(i, end).map((w) => (w as { insert: WorkflowExecutionLogsTable }).insert), trx);
+            await insertMany(
+              this.store,
+              batch.slice(i, end).map((w) => (w as { insert: WorkflowExecutionLogsTable }).insert),
+              trx,
+            );
             i = end;
           } else {
             await this.apply(trx, batch[i]!);

@@ -42,7 +42,14 @@ export async function syncSchedule(store: Store, workflow: WorkflowRecord): Prom
   if (existing && existing.cron === schedule.cron && existing.timezone === schedule.timezone) return;
   const next = nextAfter(schedule.cron, schedule.timezone, new Date());
   if (next === undefined) return;
-  const row = { workflow_id: workflow.id, organization_id: workflow.organizationId!, cron: schedule.cron, timezone: schedule.timezone, next_run_at: next, last_run_at: existing?.last_run_at ?? null };
+  const row = {
+    workflow_id: workflow.id,
+    organization_id: workflow.organizationId!,
+    cron: schedule.cron,
+    timezone: schedule.timezone,
+    next_run_at: next,
+    last_run_at: existing?.last_run_at ?? null,
+  };
   await store
     .insertInto('workflow_schedules')
     .values(row)
@@ -65,7 +72,11 @@ export function createScheduler(store: Store, enqueue: (executionId: string, org
     const created: string[] = [];
     const due = await store.selectFrom('workflow_schedules').selectAll().where('next_run_at', '<=', now.getTime()).orderBy('next_run_at').limit(100).execute();
     for (const schedule of due) {
-      const workflow = await store.selectFrom('workflows').select(['id', 'organization_id', 'user_id', 'nodes', 'edges', 'enabled']).where('id', '=', schedule.workflow_id).executeTakeFirst();
+      const workflow = await store
+        .selectFrom('workflows')
+        .select(['id', 'organization_id', 'user_id', 'nodes', 'edges', 'enabled'])
+        .where('id', '=', schedule.workflow_id)
+        .executeTakeFirst();
       const occurrence = new Date(schedule.next_run_at).toISOString();
       if (workflow && workflow.enabled === 1 && workflow.organization_id) {
         try {

@@ -101,7 +101,11 @@ function scanString(text: string, location: string, labelOf: ScanOptions['labelO
   const rest = text.replace(TEMPLATE_PATTERN, '');
   const open = rest.indexOf('{{@');
   if (open >= 0) {
-    into.malformed.push({ raw: rest.slice(open, open + 80), location, reason: `unbalanced braces: a template opens with "{{@" but is not closed by "}}"; the form is ${EXAMPLE}` });
+    into.malformed.push({
+      raw: rest.slice(open, open + 80),
+      location,
+      reason: `unbalanced braces: a template opens with "{{@" but is not closed by "}}"; the form is ${EXAMPLE}`,
+    });
   }
 }
 

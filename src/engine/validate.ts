@@ -1,15 +1,7 @@
 import { getAction, suggest, triggerTypes } from '../actions/index.ts';
 import { ServiceError } from '../errors.ts';
 import { checkAction, checkConfigSize, checkTrigger, isRecord, type NodeSink } from './config-checks.ts';
-import {
-  GRAPH_LIMITS,
-  receivedValue,
-  type GraphInput,
-  type InvalidField,
-  type ValidationReport,
-  type WorkflowGraph,
-  type WorkflowNode,
-} from './graph.ts';
+import { GRAPH_LIMITS, receivedValue, type GraphInput, type InvalidField, type ValidationReport, type WorkflowGraph, type WorkflowNode } from './graph.ts';
 import { normalizeGraph } from './normalize.ts';
 import type { ChainCatalog } from '../chains/catalog.ts';
 import { readChainTrigger } from './chain-triggers/trigger-spec.ts';
@@ -111,7 +103,10 @@ function checkEdges(graph: WorkflowGraph, byId: Structure['byId'], sink: Sink): 
     const at = `edges[${i}]`;
     const source = byId.get(edge.source);
     const target = byId.get(edge.target);
-    for (const [end, ref, found] of [['source', edge.source, source], ['target', edge.target, target]] as const) {
+    for (const [end, ref, found] of [
+      ['source', edge.source, source],
+      ['target', edge.target, target],
+    ] as const) {
       if (found) continue;
       const near = sink.full() ? undefined : suggestNodeId(ref, byId);
       sink.error({
@@ -128,7 +123,13 @@ function checkEdges(graph: WorkflowGraph, byId: Structure['byId'], sink: Sink): 
     const who = (n: WorkflowNode) => ({ nodeId: n.id, nodeLabel: n.data.label });
 
     if (edge.source === edge.target) {
-      sink.error({ ...who(source.node), code: 'self_loop', path: at, received: receivedValue(edge.id), message: `Edge ${edge.id} connects node ${quote(edge.source)} to itself. Remove it; to repeat steps use For Each.` });
+      sink.error({
+        ...who(source.node),
+        code: 'self_loop',
+        path: at,
+        received: receivedValue(edge.id),
+        message: `Edge ${edge.id} connects node ${quote(edge.source)} to itself. Remove it; to repeat steps use For Each.`,
+      });
       return;
     }
     if (target.node.type === 'trigger') {
@@ -149,13 +150,22 @@ function checkEdges(graph: WorkflowGraph, byId: Structure['byId'], sink: Sink): 
         path: `${at}.sourceHandle`,
         received: sent ?? null,
         message: `Edges leaving the Condition ${quote(source.node.id)} must set sourceHandle "true" or "false" (the branch they belong to); edge ${edge.id} has ${sent ? quote(sent) : 'none'}.`,
-        suggestion: typeof sent === 'string' ? suggest(sent, ['true', 'false']) ?? ({ yes: 'true', no: 'false' } as Record<string, string>)[sent.toLowerCase()] : undefined,
+        suggestion:
+          typeof sent === 'string'
+            ? (suggest(sent, ['true', 'false']) ?? ({ yes: 'true', no: 'false' } as Record<string, string>)[sent.toLowerCase()])
+            : undefined,
       });
     }
 
     const key = `${edge.source}\u0000${edge.target}\u0000${edge.sourceHandle ?? ''}`;
     if (seen.has(key)) {
-      sink.warn({ ...who(source.node), code: 'duplicate_edge', path: at, received: edge.id, message: `Edge ${edge.id} repeats edges[${seen.get(key)}] (same source, target and handle); remove one.` });
+      sink.warn({
+        ...who(source.node),
+        code: 'duplicate_edge',
+        path: at,
+        received: edge.id,
+        message: `Edge ${edge.id} repeats edges[${seen.get(key)}] (same source, target and handle); remove one.`,
+      });
       return;
     }
     seen.set(key, i);
@@ -228,7 +238,7 @@ function cycleThrough(start: string, members: ReadonlySet<string>, next: Structu
       if (!members.has(target)) continue;
       if (target === start) {
         const ids = [queue[i]];
-        for (let at = queue[i]; at !== start; ) {
+        for (let at = queue[i]; at !== start;) {
           at = parent.get(at)!.from;
           ids.unshift(at);
         }
@@ -321,7 +331,12 @@ function checkTemplates(node: WorkflowNode, at: NodeSink, structure: Structure):
   const { byId } = structure;
   const scan = scanTemplates(node.data.config, { labelOf: (id) => byId.get(id)?.node.data.label, maxDepth: GRAPH_LIMITS.maxConfigDepth });
   for (const bad of scan.malformed) {
-    at.error({ code: 'invalid_template', path: `${at.configPath}.${bad.location}`, received: receivedValue(bad.raw), message: `Malformed template ${bad.raw}: ${bad.reason}.` });
+    at.error({
+      code: 'invalid_template',
+      path: `${at.configPath}.${bad.location}`,
+      received: receivedValue(bad.raw),
+      message: `Malformed template ${bad.raw}: ${bad.reason}.`,
+    });
   }
   if (scan.refs.length === 0) return;
 
@@ -367,7 +382,8 @@ function checkTemplates(node: WorkflowNode, at: NodeSink, structure: Structure):
         suggestion: templateText(ref, source.id, source.data.label),
       });
     }
-    const outputs = source.type === 'action' && typeof source.data.config.actionType === 'string' ? getAction(source.data.config.actionType)?.outputFields : undefined;
+    const outputs =
+      source.type === 'action' && typeof source.data.config.actionType === 'string' ? getAction(source.data.config.actionType)?.outputFields : undefined;
     const field = ref.path[0];
     if (outputs && field !== undefined && !(field in outputs)) {
       const near = suggest(field, Object.keys(outputs));
@@ -390,7 +406,13 @@ export interface ValidationContext {
 /** Event, Block and Transfer triggers: the chain, addresses and interval the watcher needs. */
 function checkChainTrigger(config: Record<string, unknown>, at: NodeSink, context: ValidationContext): void {
   for (const problem of readChainTrigger(config, context.chains).problems) {
-    at.error({ code: problem.code, path: `${at.configPath}.${problem.field}`, received: receivedValue(problem.received), message: problem.message, suggestion: problem.suggestion });
+    at.error({
+      code: problem.code,
+      path: `${at.configPath}.${problem.field}`,
+      received: receivedValue(problem.received),
+      message: problem.message,
+      suggestion: problem.suggestion,
+    });
   }
 }
 
@@ -432,7 +454,12 @@ export function validateGraph(graph: WorkflowGraph, context: ValidationContext =
     const at = nodeSink(sink, node, index);
     const config = node.data?.config;
     if (!isRecord(config)) {
-      at.error({ code: 'invalid_config', path: at.configPath, received: receivedValue(config), message: 'data.config must be an object holding triggerType or actionType and its fields.' });
+      at.error({
+        code: 'invalid_config',
+        path: at.configPath,
+        received: receivedValue(config),
+        message: 'data.config must be an object holding triggerType or actionType and its fields.',
+      });
       return;
     }
     if (!checkConfigSize(config, at)) return;

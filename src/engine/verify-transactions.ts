@@ -74,7 +74,12 @@ export async function settleWithVerification(services: Services, completion: Com
 
 /** Re-verifies runs left `unconfirmed`; returns the ones that settled with their new status. */
 export async function reverifyUnconfirmed(services: Services): Promise<{ id: string; status: string }[]> {
-  const rows = await services.store.selectFrom('workflow_executions').select(['id', 'transaction_hashes', 'status']).where('status', '=', 'unconfirmed').limit(50).execute();
+  const rows = await services.store
+    .selectFrom('workflow_executions')
+    .select(['id', 'transaction_hashes', 'status'])
+    .where('status', '=', 'unconfirmed')
+    .limit(50)
+    .execute();
   const settled: { id: string; status: string }[] = [];
   for (const row of rows) {
     const completion = await settleWithVerification(services, { status: 'unconfirmed', transactionHashes: JSON.parse(row.transaction_hashes ?? '[]') });

@@ -14,20 +14,30 @@ function validatorFor(schemaText: string): ValidateFunction {
       schema = JSON.parse(schemaText);
       validate = ajv.compile(schema as object);
     } catch (error) {
-      throw new ServiceError(409, 'invalid_webhook_schema', `The workflow's webhookSchema is not a usable JSON Schema: ${error instanceof Error ? error.message : error}. Fix it with update_workflow.`);
+      throw new ServiceError(
+        409,
+        'invalid_webhook_schema',
+        `The workflow's webhookSchema is not a usable JSON Schema: ${error instanceof Error ? error.message : error}. Fix it with update_workflow.`,
+      );
     }
     compiled.set(schemaText, validate);
   }
   return validate;
 }
 
-const describe = (e: ErrorObject) => `${e.instancePath || '(body)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`;
+const describe = (e: ErrorObject) =>
+  `${e.instancePath || '(body)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`;
 
 export function assertMatchesWebhookSchema(schemaText: unknown, body: unknown): void {
   if (typeof schemaText !== 'string' || schemaText.trim() === '') return;
   const validate = validatorFor(schemaText);
   if (!validate(body)) {
     const issues = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '(body)', message: e.message ?? 'invalid', code: e.keyword }));
-    throw new ServiceError(400, 'invalid_input', `The webhook body does not match the workflow's webhookSchema: ${(validate.errors ?? []).map(describe).join('; ')}`, { issues });
+    throw new ServiceError(
+      400,
+      'invalid_input',
+      `The webhook body does not match the workflow's webhookSchema: ${(validate.errors ?? []).map(describe).join('; ')}`,
+      { issues },
+    );
   }
 }

@@ -13,7 +13,6 @@ export interface GeneratedCode {
   code: string;
 }
 
-
 /** Text safe to place inside a `//` comment. */
 const commentSafe = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ').slice(0, 200);
 

@@ -26,9 +26,14 @@ async function assertReference(db: Db, table: 'projects' | 'tags', field: 'proje
   const row = await db.selectFrom(table).select('id').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
   if (!row) {
     const lister = table === 'projects' ? 'list_projects (GET /api/projects)' : 'list_tags (GET /api/tags)';
-    throw new ServiceError(400, 'invalid_input', `${field} "${id}" does not name a ${table === 'projects' ? 'project' : 'tag'} of this organization; see ${lister}.`, {
-      issues: [{ path: field, message: 'unknown id', code: 'invalid_reference' }],
-    });
+    throw new ServiceError(
+      400,
+      'invalid_input',
+      `${field} "${id}" does not name a ${table === 'projects' ? 'project' : 'tag'} of this organization; see ${lister}.`,
+      {
+        issues: [{ path: field, message: 'unknown id', code: 'invalid_reference' }],
+      },
+    );
   }
 }
 
@@ -88,7 +93,12 @@ export interface WorkflowPatch {
 
 export async function updateWorkflow(store: Store, organizationId: string, workflowId: string, patch: WorkflowPatch): Promise<WorkflowRecord> {
   await store.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('workflows').select(['id', 'published_at']).where('id', '=', workflowId).where('organization_id', '=', organizationId).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('workflows')
+      .select(['id', 'published_at'])
+      .where('id', '=', workflowId)
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirst();
     if (!existing) throw workflowNotFound(workflowId);
     await assertReference(trx, 'projects', 'projectId', organizationId, patch.projectId);
     await assertReference(trx, 'tags', 'tagId', organizationId, patch.tagId);
@@ -115,7 +125,12 @@ export async function updateWorkflow(store: Store, organizationId: string, workf
 
 export async function deleteWorkflow(store: Store, organizationId: string, workflowId: string, force: boolean): Promise<{ deletedExecutions: number }> {
   return store.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('workflows').select('id').where('id', '=', workflowId).where('organization_id', '=', organizationId).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('workflows')
+      .select('id')
+      .where('id', '=', workflowId)
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirst();
     if (!existing) throw workflowNotFound(workflowId);
     const { count } = await trx
       .selectFrom('workflow_executions')
@@ -124,9 +139,14 @@ export async function deleteWorkflow(store: Store, organizationId: string, workf
       .executeTakeFirstOrThrow();
     const executions = Number(count);
     if (executions > 0 && !force) {
-      throw new ServiceError(409, 'conflict', `Workflow ${workflowId} has ${executions} execution(s) in its history. Delete with force=true to remove the workflow together with its runs and logs.`, {
-        executionCount: executions,
-      });
+      throw new ServiceError(
+        409,
+        'conflict',
+        `Workflow ${workflowId} has ${executions} execution(s) in its history. Delete with force=true to remove the workflow together with its runs and logs.`,
+        {
+          executionCount: executions,
+        },
+      );
     }
     // Logs cascade from executions, executions from the workflow (foreign keys).
     await trx.deleteFrom('workflows').where('id', '=', workflowId).execute();
@@ -161,7 +181,11 @@ export async function claimWorkflow(store: Store, owner: WorkflowOwner, workflow
     }
     const matched = await matchSecret(claimToken, CLAIM_TOKEN_PREFIX, async (hash) => (row.claim_token_hash === hash ? { key_hash: hash } : undefined));
     if (!matched) {
-      throw new ServiceError(403, 'not_original_creator', 'Only the original creator may claim this workflow: send the claimToken (wfc_...) returned when it was created.');
+      throw new ServiceError(
+        403,
+        'not_original_creator',
+        'Only the original creator may claim this workflow: send the claimToken (wfc_...) returned when it was created.',
+      );
     }
     await trx
       .updateTable('workflows')

@@ -41,7 +41,9 @@ export function toWorkflowRecord(row: WorkflowsTable): WorkflowRecord {
 }
 
 export const workflowNotFound = (workflowId: string) =>
-  new ServiceError(404, 'not_found', `Workflow ${workflowId} not found in this organization. List yours with list_workflows (GET /api/workflows).`, { workflowId });
+  new ServiceError(404, 'not_found', `Workflow ${workflowId} not found in this organization. List yours with list_workflows (GET /api/workflows).`, {
+    workflowId,
+  });
 
 // Read on every run start: compiled once.
 const selectWorkflow = prepared<{ workflowId: string; organizationId: string }, WorkflowsTable>((db: Store, a) =>

@@ -28,12 +28,17 @@ export function compare(left: unknown, operator: ConditionOperator, right: strin
   }
   if (operator === 'eq') return l.toLowerCase() === r.toLowerCase();
   if (operator === 'neq') return l.toLowerCase() !== r.toLowerCase();
-  throw badRequest('invalid_condition', `Operator ${operator} compares whole numbers; the read returned ${JSON.stringify(left)} and the condition value is ${JSON.stringify(right)}.`, { field: 'condition.value' });
+  throw badRequest(
+    'invalid_condition',
+    `Operator ${operator} compares whole numbers; the read returned ${JSON.stringify(left)} and the condition value is ${JSON.stringify(right)}.`,
+    { field: 'condition.value' },
+  );
 }
 
 export async function checkAndExecute(services: Services, caller: DirectCaller, input: CheckAndExecuteInput, simulate: boolean): Promise<DirectResponse> {
   const read = await prepareContractCall(services, input);
-  if (!isRead(read.fn)) throw badRequest('invalid_input', `${read.fn.name} is not a view or pure function; the check must be a read.`, { field: 'functionName' });
+  if (!isRead(read.fn))
+    throw badRequest('invalid_input', `${read.fn.name} is not a view or pure function; the check must be a read.`, { field: 'functionName' });
   const action = await prepareContractCall(services, { ...input.action, chainId: read.chain.chainId });
   if (isRead(action.fn)) throw badRequest('invalid_input', `action.${action.fn.name} is a read; the action must be a write.`, { field: 'action.functionName' });
 
@@ -51,11 +56,25 @@ export async function checkAndExecute(services: Services, caller: DirectCaller, 
 
   // Condition false: a completed execution with nothing sent, replayable like any other.
   const reservation = caller.idempotencyKey
-    ? await reserveIdempotencyKey(services.store, { organizationId: caller.organizationId, endpoint: 'check-and-execute', key: caller.idempotencyKey }, { ...input, simulate: undefined })
+    ? await reserveIdempotencyKey(
+        services.store,
+        { organizationId: caller.organizationId, endpoint: 'check-and-execute', key: caller.idempotencyKey },
+        { ...input, simulate: undefined },
+      )
     : undefined;
   if (reservation?.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
   const id = newId();
-  await insertPending(services.store, { id, organizationId: caller.organizationId, apiKeyId: caller.apiKeyId, type: 'check-and-execute', chainId: read.chain.chainId, from: null, to: action.contract, valueWei: 0n, result: write.result });
+  await insertPending(services.store, {
+    id,
+    organizationId: caller.organizationId,
+    apiKeyId: caller.apiKeyId,
+    type: 'check-and-execute',
+    chainId: read.chain.chainId,
+    from: null,
+    to: action.contract,
+    valueWei: 0n,
+    result: write.result,
+  });
   await finish(services.store, id, { status: 'completed', receipts: [] });
   const response = { status: 202, body: toRecord(services.chains, await loadRecord(services.store, caller.organizationId, id)) };
   await reservation?.settle('settled', id, response);

@@ -10,7 +10,17 @@ import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { organizationAccount } from '../wallets/signer.ts';
 import { guardedSend, type WriteOutcome } from './guarded-send.ts';
-import { findFunction, parseAbiDocument, parseAmount, parseErrorAbis, parseEvmAddress, parseFunctionArgs, parseGasLimitMultiplier, parseTokenConfig, pickFunctionName } from './money-inputs.ts';
+import {
+  findFunction,
+  parseAbiDocument,
+  parseAmount,
+  parseErrorAbis,
+  parseEvmAddress,
+  parseFunctionArgs,
+  parseGasLimitMultiplier,
+  parseTokenConfig,
+  pickFunctionName,
+} from './money-inputs.ts';
 import { finish, insertPending, loadRecord, receiptError, statusFromReceipts, storeSigned, toRecord } from './records.ts';
 
 /**
@@ -37,15 +47,27 @@ export interface DirectResponse {
 /** A chain from `chainId` (canonical) or the deprecated `network` alias; `chainId` wins. */
 export function selectChain(services: Pick<Services, 'chains'>, chainId: unknown, network: unknown): ChainEntry {
   const ref = chainId ?? network;
-  if (ref === undefined || ref === null || ref === '') throw badRequest('invalid_input', 'chainId is required: a numeric chain id such as 8453 (see GET /api/chains).', { field: 'chainId' });
-  if (typeof ref !== 'string' && typeof ref !== 'number') throw badRequest('invalid_input', `chainId must be a number or numeric string (got ${typeof ref}).`, { field: 'chainId' });
+  if (ref === undefined || ref === null || ref === '')
+    throw badRequest('invalid_input', 'chainId is required: a numeric chain id such as 8453 (see GET /api/chains).', { field: 'chainId' });
+  if (typeof ref !== 'string' && typeof ref !== 'number')
+    throw badRequest('invalid_input', `chainId must be a number or numeric string (got ${typeof ref}).`, { field: 'chainId' });
   if (chainId !== undefined && chainId !== null && chainId !== '' && !/^\d+$/.test(String(chainId).trim())) {
-    throw badRequest('unsupported_chain', `chainId must be numeric (got ${JSON.stringify(chainId)}); chain names are accepted only in the deprecated network field.`, { field: 'chainId' });
+    throw badRequest(
+      'unsupported_chain',
+      `chainId must be numeric (got ${JSON.stringify(chainId)}); chain names are accepted only in the deprecated network field.`,
+      { field: 'chainId' },
+    );
   }
   const chain = resolveChainOrThrow(services.chains, ref);
-  if (!chain.isEnabled) throw badRequest('chain_disabled', `Chain ${chain.name} (${chain.chainId}) is not enabled on this gateway.`, { chainId: chain.chainId });
+  if (!chain.isEnabled)
+    throw badRequest('chain_disabled', `Chain ${chain.name} (${chain.chainId}) is not enabled on this gateway.`, { chainId: chain.chainId });
   if (chain.chainType !== 'evm') {
-    throw new ServiceError(400, 'unsupported_chain', `Direct execution on ${chain.name} (${chain.chainId}) is not available on this gateway yet; use an EVM chain.`, { chainId: chain.chainId });
+    throw new ServiceError(
+      400,
+      'unsupported_chain',
+      `Direct execution on ${chain.name} (${chain.chainId}) is not available on this gateway yet; use an EVM chain.`,
+      { chainId: chain.chainId },
+    );
   }
   return chain;
 }
@@ -82,7 +104,10 @@ async function simulate(services: Services, caller: DirectCaller, write: Prepare
     ...(sim.reason ? { reason: sim.reason } : {}),
   };
   // Limits that would refuse the real call are reported too, with the limit.
-  const stablecoin = stablecoinLimitViolation(services.stablecoins, services.config.spend.stablecoinCapMicroUsd, { chainId: write.chain.chainId, ...write.request });
+  const stablecoin = stablecoinLimitViolation(services.stablecoins, services.config.spend.stablecoinCapMicroUsd, {
+    chainId: write.chain.chainId,
+    ...write.request,
+  });
   const refuse = (reason: string, limit: Record<string, string>) => Object.assign(body, { success: false, reason: body.reason ?? reason, ...limit });
   if (stablecoin) refuse(stablecoin, { stablecoinLimitMicroUsd: services.config.spend.stablecoinCapMicroUsd.toString() });
   if (write.request.value > 0n) {
@@ -107,7 +132,14 @@ function outcomeStatus(outcome: WriteOutcome) {
  * Broadcast a prepared write with idempotency. `endpoint` scopes the key;
  * `canonicalRequest` is what the body hash covers.
  */
-export async function executeWrite(services: Services, caller: DirectCaller, endpoint: string, canonicalRequest: unknown, write: PreparedWrite, simulateOnly: boolean): Promise<DirectResponse> {
+export async function executeWrite(
+  services: Services,
+  caller: DirectCaller,
+  endpoint: string,
+  canonicalRequest: unknown,
+  write: PreparedWrite,
+  simulateOnly: boolean,
+): Promise<DirectResponse> {
   if (simulateOnly) return simulate(services, caller, write);
   if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
 
@@ -126,12 +158,28 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
   try {
     outcome = await guardedSend(
       services,
-      { organizationId: caller.organizationId, chainId: write.chain.chainId, request: write.request, abi: write.abi, gasLimitMultiplier: write.gasLimitMultiplier },
+      {
+        organizationId: caller.organizationId,
+        chainId: write.chain.chainId,
+        request: write.request,
+        abi: write.abi,
+        gasLimitMultiplier: write.gasLimitMultiplier,
+      },
       {
         source: 'direct',
         executionId,
         insertRecord: (trx, from) =>
-          insertPending(trx, { id: executionId, organizationId: caller.organizationId, apiKeyId: caller.apiKeyId, type: write.type, chainId: write.chain.chainId, from, to: write.request.to, valueWei: write.request.value, result: write.result }),
+          insertPending(trx, {
+            id: executionId,
+            organizationId: caller.organizationId,
+            apiKeyId: caller.apiKeyId,
+            type: write.type,
+            chainId: write.chain.chainId,
+            from,
+            to: write.request.to,
+            valueWei: write.request.value,
+            result: write.result,
+          }),
         onSigned: async (hash, raw) => {
           await storeSigned(services.store, executionId, hash, raw);
           await reservation?.attach(executionId);
@@ -141,10 +189,20 @@ export async function executeWrite(services: Services, caller: DirectCaller, end
   } catch (error) {
     await reservation?.release();
     // The row exists only if the spend reservation committed; a failure after that ends it failed.
-    await services.store.updateTable('direct_executions').set({ status: 'failed', error: (error as Error).message, completed_at: new Date().toISOString() }).where('id', '=', executionId).where('status', '=', 'pending').execute();
+    await services.store
+      .updateTable('direct_executions')
+      .set({ status: 'failed', error: (error as Error).message, completed_at: new Date().toISOString() })
+      .where('id', '=', executionId)
+      .where('status', '=', 'pending')
+      .execute();
     if (error instanceof ServiceError) throw error;
     if (error instanceof RpcUnavailableError || isRpcUnreachable(error)) throw rpcUnavailable(write.chain, 'nothing was signed');
-    throw new ServiceError(502, 'chain_unavailable', `The chain ${write.chain.name} (${write.chain.chainId}) could not be reached to send this transaction; nothing was signed. Retry later.`, { chainId: write.chain.chainId });
+    throw new ServiceError(
+      502,
+      'chain_unavailable',
+      `The chain ${write.chain.name} (${write.chain.chainId}) could not be reached to send this transaction; nothing was signed. Retry later.`,
+      { chainId: write.chain.chainId },
+    );
   }
 
   const settled = outcomeStatus(outcome);
@@ -169,13 +227,26 @@ const staleAfterMs = (services: Services) => services.config.receiptTimeoutMs + 
  * nothing was broadcast: the row fails, the key is released, and the caller
  * runs the request afresh (returns undefined).
  */
-async function recoverInterrupted(services: Services, caller: DirectCaller, reservation: Extract<Awaited<ReturnType<typeof reserveIdempotencyKey>>, { kind: 'stale' }>): Promise<DirectResponse | undefined> {
+async function recoverInterrupted(
+  services: Services,
+  caller: DirectCaller,
+  reservation: Extract<Awaited<ReturnType<typeof reserveIdempotencyKey>>, { kind: 'stale' }>,
+): Promise<DirectResponse | undefined> {
   const row = reservation.executionId
-    ? await services.store.selectFrom('direct_executions').selectAll().where('id', '=', reservation.executionId).where('organization_id', '=', caller.organizationId).executeTakeFirst()
+    ? await services.store
+        .selectFrom('direct_executions')
+        .selectAll()
+        .where('id', '=', reservation.executionId)
+        .where('organization_id', '=', caller.organizationId)
+        .executeTakeFirst()
     : undefined;
   if (!row?.signed_transaction || !row.transaction_hash) {
     if (row) {
-      await finish(services.store, row.id, { status: 'failed', receipts: [], error: 'The gateway stopped before this transaction was signed; nothing was broadcast.' });
+      await finish(services.store, row.id, {
+        status: 'failed',
+        receipts: [],
+        error: 'The gateway stopped before this transaction was signed; nothing was broadcast.',
+      });
       await settleSpendForExecution(services.store, row.id, 'released');
     }
     await reservation.release();
@@ -224,11 +295,19 @@ async function tokenDecimals(services: Services, chainId: number, token: Address
     onChain = services.stablecoins.lookup(chainId, token)?.decimals;
   }
   if (onChain !== undefined && configured !== undefined && configured !== onChain) {
-    throw badRequest('token_decimals_mismatch', `tokenConfig.decimals is ${configured} but token ${token} has ${onChain} decimals on chain ${chainId}; fix or omit tokenConfig.decimals.`, { tokenAddress: token, configured, onChain });
+    throw badRequest(
+      'token_decimals_mismatch',
+      `tokenConfig.decimals is ${configured} but token ${token} has ${onChain} decimals on chain ${chainId}; fix or omit tokenConfig.decimals.`,
+      { tokenAddress: token, configured, onChain },
+    );
   }
   const decimals = onChain ?? configured;
   if (decimals === undefined) {
-    throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${token} on chain ${chainId}; pass tokenConfig {"decimals": N, "symbol": "..."}.`, { tokenAddress: token });
+    throw badRequest(
+      'token_decimals_unknown',
+      `Could not read decimals() from token ${token} on chain ${chainId}; pass tokenConfig {"decimals": N, "symbol": "..."}.`,
+      { tokenAddress: token },
+    );
   }
   return decimals;
 }
@@ -242,7 +321,15 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   if (!tokenRef) {
     const value = parseAmount(input.amount, 18);
     if (value === 0n) throw badRequest('invalid_amount', 'amount must be greater than 0.', { field: 'amount' });
-    return { write: { type: 'transfer', chain, request: { to: recipient, value }, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount), token: null } } };
+    return {
+      write: {
+        type: 'transfer',
+        chain,
+        request: { to: recipient, value },
+        gasLimitMultiplier,
+        result: { recipientAddress: recipient, amount: String(input.amount), token: null },
+      },
+    };
   }
   const token = parseEvmAddress(tokenRef, 'tokenAddress', 'token address');
   const decimals = await tokenDecimals(services, chain.chainId, token, tokenConfig.decimals);
@@ -251,7 +338,14 @@ export async function prepareTransfer(services: Services, input: TransferInput):
   const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, raw] });
   const symbol = tokenConfig.symbol ?? services.stablecoins.lookup(chain.chainId, token)?.symbol ?? null;
   return {
-    write: { type: 'transfer', chain, request: { to: token, data, value: 0n }, abi: erc20Abi, gasLimitMultiplier, result: { recipientAddress: recipient, amount: String(input.amount), token, symbol, decimals, amountRaw: raw.toString() } },
+    write: {
+      type: 'transfer',
+      chain,
+      request: { to: token, data, value: 0n },
+      abi: erc20Abi,
+      gasLimitMultiplier,
+      result: { recipientAddress: recipient, amount: String(input.amount), token, symbol, decimals, amountRaw: raw.toString() },
+    },
   };
 }
 
@@ -299,7 +393,8 @@ export async function prepareContractCall(services: Services, input: ContractCal
   const errorAbi = parseErrorAbis(input.errorAbis);
   const gasLimitMultiplier = parseGasLimitMultiplier(input.gasLimitMultiplier);
   const value = input.value === undefined || input.value === null || input.value === '' ? 0n : parseAmount(input.value, 18, 'value');
-  if (!name && !input.data) throw badRequest('invalid_input', 'functionName is required (alias abiFunction), or raw calldata in data.', { field: 'functionName' });
+  if (!name && !input.data)
+    throw badRequest('invalid_input', 'functionName is required (alias abiFunction), or raw calldata in data.', { field: 'functionName' });
   const abi = await resolveAbi(services, chain, contract, input.abi);
 
   let fn: AbiFunction;
@@ -312,10 +407,17 @@ export async function prepareContractCall(services: Services, input: ContractCal
     try {
       decoded = decodeFunctionData({ abi, data: input.data as Hex });
     } catch {
-      throw badRequest('invalid_calldata', `data ${input.data.slice(0, 10)}… does not match any function of the ABI.`, { field: 'data', selector: input.data.slice(0, 10) });
+      throw badRequest('invalid_calldata', `data ${input.data.slice(0, 10)}… does not match any function of the ABI.`, {
+        field: 'data',
+        selector: input.data.slice(0, 10),
+      });
     }
     fn = findFunction(abi, decoded.functionName, decoded.args?.length ?? 0);
-    if (name && name.replace(/\(.*$/, '') !== fn.name) throw badRequest('function_name_conflict', `functionName "${name}" disagrees with the calldata, which calls "${fn.name}".`, { functionName: name, decoded: fn.name });
+    if (name && name.replace(/\(.*$/, '') !== fn.name)
+      throw badRequest('function_name_conflict', `functionName "${name}" disagrees with the calldata, which calls "${fn.name}".`, {
+        functionName: name,
+        decoded: fn.name,
+      });
     args = [...(decoded.args ?? [])];
   } else {
     args = parseFunctionArgs(input.functionArgs);
@@ -326,23 +428,39 @@ export async function prepareContractCall(services: Services, input: ContractCal
     data = encodeFunctionData({ abi: [fn], functionName: fn.name, args });
   } catch (error) {
     const detail = (error as { shortMessage?: string }).shortMessage ?? (error as Error).message;
-    throw badRequest('function_args_mismatch', `functionArgs do not fit ${fn.name}(${fn.inputs.map((i) => i.type).join(', ')}): ${detail}`, { functionName: fn.name });
+    throw badRequest('function_args_mismatch', `functionArgs do not fit ${fn.name}(${fn.inputs.map((i) => i.type).join(', ')}): ${detail}`, {
+      functionName: fn.name,
+    });
   }
-  if (value > 0n && fn.stateMutability !== 'payable') throw badRequest('invalid_value', `${fn.name} is not payable; send value only to payable functions.`, { field: 'value' });
+  if (value > 0n && fn.stateMutability !== 'payable')
+    throw badRequest('invalid_value', `${fn.name} is not payable; send value only to payable functions.`, { field: 'value' });
   return { chain, contract, abi, fn, args, data, value, gasLimitMultiplier, errorAbi };
 }
 
 const jsonSafe = (value: unknown): unknown =>
-  typeof value === 'bigint' ? value.toString() : Array.isArray(value) ? value.map(jsonSafe) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)])) : value;
+  typeof value === 'bigint'
+    ? value.toString()
+    : Array.isArray(value)
+      ? value.map(jsonSafe)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)]))
+        : value;
 
 /** Reads a view/pure function; no signing, no record. */
 export async function readCall(services: Services, call: PreparedCall): Promise<unknown> {
   try {
-    const result = await services.chainClients.publicClient(call.chain.chainId).readContract({ address: call.contract, abi: [...call.abi, ...call.errorAbi], functionName: call.fn.name, args: call.args });
+    const result = await services.chainClients
+      .publicClient(call.chain.chainId)
+      .readContract({ address: call.contract, abi: [...call.abi, ...call.errorAbi], functionName: call.fn.name, args: call.args });
     return jsonSafe(result);
   } catch (error) {
     if (isRpcUnreachable(error)) throw rpcUnavailable(call.chain, 'nothing was read');
-    throw new ServiceError(400, 'read_reverted', `Reading ${call.fn.name} on ${call.contract} failed: ${revertReason(error, [...call.abi, ...call.errorAbi])}`, { functionName: call.fn.name });
+    throw new ServiceError(
+      400,
+      'read_reverted',
+      `Reading ${call.fn.name} on ${call.contract} failed: ${revertReason(error, [...call.abi, ...call.errorAbi])}`,
+      { functionName: call.fn.name },
+    );
   }
 }
 
@@ -358,4 +476,3 @@ export function writeOf(call: PreparedCall, type = 'contract-call'): PreparedWri
 }
 
 export { isRead, jsonSafe };
-

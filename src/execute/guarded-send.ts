@@ -1,6 +1,13 @@
 import type { Transaction } from 'kysely';
 import type { Abi, Hex } from 'viem';
-import { BroadcastRejectedError, PreflightError, signAndBroadcast, verifyTransaction, type TransactionRequest, type VerifiedReceipt } from '../chains/transactions.ts';
+import {
+  BroadcastRejectedError,
+  PreflightError,
+  signAndBroadcast,
+  verifyTransaction,
+  type TransactionRequest,
+  type VerifiedReceipt,
+} from '../chains/transactions.ts';
 import { reserveSpend, settleSpend, spendOutcome } from '../guards/spend-cap.ts';
 import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
 import type { Services } from '../services.ts';

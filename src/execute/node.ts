@@ -29,25 +29,43 @@ const isTrue = (value: unknown) => value === true || value === 'true' || value =
 function refuseSimulate(input: ExecuteNodeInput): void {
   const where = isTrue(input.simulate) ? 'simulate' : isTrue(input.config?.simulate) ? 'config.simulate' : undefined;
   if (!where) return;
-  throw new ServiceError(400, 'unsupported_param', `${where}: true is not supported by /api/execute/node; nothing was reserved or signed. Send simulate: false (or omit it), or dry-run the call with POST /api/execute/contract-call and simulate: true.`, {
-    param: where,
-  });
+  throw new ServiceError(
+    400,
+    'unsupported_param',
+    `${where}: true is not supported by /api/execute/node; nothing was reserved or signed. Send simulate: false (or omit it), or dry-run the call with POST /api/execute/contract-call and simulate: true.`,
+    {
+      param: where,
+    },
+  );
 }
 
 function stepFor(actionType: string | undefined) {
-  if (!actionType || !actionType.trim()) throw badRequest('invalid_input', 'actionType is required: the registry key of a web3 or protocol action, e.g. "web3/check-balance" (list_action_schemas).', { field: 'actionType' });
+  if (!actionType || !actionType.trim())
+    throw badRequest(
+      'invalid_input',
+      'actionType is required: the registry key of a web3 or protocol action, e.g. "web3/check-balance" (list_action_schemas).',
+      { field: 'actionType' },
+    );
   const key = actionType.trim();
   const step = web3Steps[key];
   if (step) return { key, step };
   if (getAction(key)) {
-    throw badRequest('action_not_runnable', `${key} runs only inside a workflow; /api/execute/node runs web3 and protocol actions (${Object.keys(web3Steps).join(', ')}).`, { actionType: key });
+    throw badRequest(
+      'action_not_runnable',
+      `${key} runs only inside a workflow; /api/execute/node runs web3 and protocol actions (${Object.keys(web3Steps).join(', ')}).`,
+      { actionType: key },
+    );
   }
   const suggestion = suggestActionType(key);
   const runnable = suggestion && web3Steps[suggestion] ? suggestion : undefined;
-  throw badRequest('unknown_action', `Unknown actionType "${key}".${runnable ? ` Did you mean "${runnable}"?` : ''} Runnable here: ${Object.keys(web3Steps).join(', ')}.`, {
-    actionType: key,
-    ...(runnable ? { suggestion: runnable } : {}),
-  });
+  throw badRequest(
+    'unknown_action',
+    `Unknown actionType "${key}".${runnable ? ` Did you mean "${runnable}"?` : ''} Runnable here: ${Object.keys(web3Steps).join(', ')}.`,
+    {
+      actionType: key,
+      ...(runnable ? { suggestion: runnable } : {}),
+    },
+  );
 }
 
 export async function executeNode(services: Services, caller: DirectCaller, input: ExecuteNodeInput): Promise<DirectResponse> {
@@ -55,7 +73,11 @@ export async function executeNode(services: Services, caller: DirectCaller, inpu
   const { key, step } = stepFor(input.actionType ?? (typeof input.config?.actionType === 'string' ? input.config.actionType : undefined));
   if (!input.config) {
     const stray = input.strayFields?.length ? ` (found ${input.strayFields.join(', ')} at the top level)` : '';
-    throw badRequest('invalid_input', `config is required: the action's fields go inside config${stray}, e.g. {"actionType":"web3/check-balance","config":{"network":"31337","address":"0x..."}}.`, { field: 'config' });
+    throw badRequest(
+      'invalid_input',
+      `config is required: the action's fields go inside config${stray}, e.g. {"actionType":"web3/check-balance","config":{"network":"31337","address":"0x..."}}.`,
+      { field: 'config' },
+    );
   }
   const { actionType: _type, simulate: _simulate, ...config } = input.config;
   const env: Web3Env = { services, organizationId: caller.organizationId };

@@ -61,7 +61,17 @@ export function toRecord(chains: ChainCatalog, row: DirectExecutionsTable): Dire
 
 export async function insertPending(
   trx: Transaction<Database> | Store,
-  row: { id: string; organizationId: string; apiKeyId: string | null; type: string; chainId: number; from: string | null; to: string | null; valueWei: bigint; result?: unknown },
+  row: {
+    id: string;
+    organizationId: string;
+    apiKeyId: string | null;
+    type: string;
+    chainId: number;
+    from: string | null;
+    to: string | null;
+    valueWei: bigint;
+    result?: unknown;
+  },
 ): Promise<void> {
   await trx
     .insertInto('direct_executions')

@@ -46,13 +46,19 @@ export function replayBody(body: unknown): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), idempotentReplay: true } : body;
 }
 
-export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScope, request: unknown, staleAfterMs = Number.POSITIVE_INFINITY): Promise<Reservation> {
+export async function reserveIdempotencyKey(
+  store: Store,
+  scope: IdempotencyScope,
+  request: unknown,
+  staleAfterMs = Number.POSITIVE_INFINITY,
+): Promise<Reservation> {
   if (scope.key.length === 0 || scope.key.length > MAX_KEY_LENGTH) {
     throw new ServiceError(400, 'invalid_idempotency_key', `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters (got ${scope.key.length}).`);
   }
   const hash = requestHash(request);
   // This key's record, as a where-clause every query below shares.
-  const thisKey = (eb: ExpressionBuilder<Database, 'idempotency_records'>) => eb.and({ organization_id: scope.organizationId, endpoint: scope.endpoint, key: scope.key });
+  const thisKey = (eb: ExpressionBuilder<Database, 'idempotency_records'>) =>
+    eb.and({ organization_id: scope.organizationId, endpoint: scope.endpoint, key: scope.key });
 
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = new Date();
@@ -77,7 +83,9 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
         await store.updateTable('idempotency_records').where(thisKey).set({ execution_id: executionId }).execute();
       },
       async settle(state, executionId, response) {
-        await store.updateTable('idempotency_records').where(thisKey)
+        await store
+          .updateTable('idempotency_records')
+          .where(thisKey)
           .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
           .execute();
       },
@@ -95,24 +103,47 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
       continue;
     }
     if (row.request_hash !== hash) {
-      throw new ServiceError(409, 'idempotency_conflict', `Idempotency-Key "${scope.key}" was already used with a different request body on this endpoint; use a new key for a different request.`, {
-        retryable: false,
-        originalExecutionId: row.state === 'in_progress' ? null : row.execution_id,
-      });
+      throw new ServiceError(
+        409,
+        'idempotency_conflict',
+        `Idempotency-Key "${scope.key}" was already used with a different request body on this endpoint; use a new key for a different request.`,
+        {
+          retryable: false,
+          originalExecutionId: row.state === 'in_progress' ? null : row.execution_id,
+        },
+      );
     }
     if (row.state === 'in_progress' && Date.now() - Date.parse(row.created_at) > staleAfterMs) {
       // Take the recovery over with a compare-and-swap on created_at: one retrier wins, the others see it in progress.
-      const taken = await store.updateTable('idempotency_records').where(thisKey).set({ created_at: nowIso() }).where('state', '=', 'in_progress').where('created_at', '=', row.created_at).executeTakeFirst();
+      const taken = await store
+        .updateTable('idempotency_records')
+        .where(thisKey)
+        .set({ created_at: nowIso() })
+        .where('state', '=', 'in_progress')
+        .where('created_at', '=', row.created_at)
+        .executeTakeFirst();
       if (Number(taken.numUpdatedRows) === 1) return { kind: 'stale', executionId: row.execution_id, ...owned };
     }
     if (row.state === 'in_progress') {
-      throw new ServiceError(409, 'idempotency_in_progress', `A request with Idempotency-Key "${scope.key}" is still running; retry after it finishes to get its result.`, {
-        retryable: true,
-      }, { 'Retry-After': '1' });
+      throw new ServiceError(
+        409,
+        'idempotency_in_progress',
+        `A request with Idempotency-Key "${scope.key}" is still running; retry after it finishes to get its result.`,
+        {
+          retryable: true,
+        },
+        { 'Retry-After': '1' },
+      );
     }
     return { kind: 'replay', response: { status: row.response_status ?? 200, body: JSON.parse(row.response_body ?? 'null') } };
   }
-  throw new ServiceError(409, 'idempotency_in_progress', `A request with Idempotency-Key "${scope.key}" is changing state; retry.`, { retryable: true }, { 'Retry-After': '1' });
+  throw new ServiceError(
+    409,
+    'idempotency_in_progress',
+    `A request with Idempotency-Key "${scope.key}" is changing state; retry.`,
+    { retryable: true },
+    { 'Retry-After': '1' },
+  );
 }
 
 /**
@@ -120,7 +151,12 @@ export async function reserveIdempotencyKey(store: Store, scope: IdempotencyScop
  * never broadcast or reverted at inclusion releases it (the same request runs
  * again); a completed one settles it; anything unconfirmed is held.
  */
-export async function concludeKey(reservation: OwnedReservation, outcome: 'released' | 'completed' | 'held', executionId: string, response: StoredResponse): Promise<void> {
+export async function concludeKey(
+  reservation: OwnedReservation,
+  outcome: 'released' | 'completed' | 'held',
+  executionId: string,
+  response: StoredResponse,
+): Promise<void> {
   if (outcome === 'released') await reservation.release();
   else await reservation.settle(outcome === 'completed' ? 'settled' : 'held', executionId, response);
 }

@@ -65,7 +65,11 @@ export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLim
  * The one 429 every edge renders for a refused decision (REST body and
  * headers; MCP puts the same body in the JSON-RPC error's `data`).
  */
-export function rateLimitedError(name: RateLimitName, decision: RateLimitDecision, advice = 'then back off exponentially; keep the same idempotency key on writes'): ServiceError {
+export function rateLimitedError(
+  name: RateLimitName,
+  decision: RateLimitDecision,
+  advice = 'then back off exponentially; keep the same idempotency key on writes',
+): ServiceError {
   const { describes } = RATE_LIMIT_VARIABLES[name];
   return new ServiceError(
     429,

@@ -62,6 +62,7 @@ export function stablecoinLimitViolation(
   if (microUsd <= capMicroUsd) return undefined;
   const human = withPoint(formatUnits(amount, token.decimals));
   const limit = withPoint(formatUnits(capMicroUsd, 6));
-  const subject = verb === 'approval' ? `Stablecoin approval of ${human} ${token.symbol} to a non-protocol spender` : `Stablecoin transfer of ${human} ${token.symbol}`;
+  const subject =
+    verb === 'approval' ? `Stablecoin approval of ${human} ${token.symbol} to a non-protocol spender` : `Stablecoin transfer of ${human} ${token.symbol}`;
   return `${subject} exceeds the ${limit} USD per-transaction limit; nothing was signed. Split it into transfers of at most ${limit} ${token.symbol}.`;
 }

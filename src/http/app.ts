@@ -86,30 +86,32 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
   app.use(bearerAuth(services.keys, services.store, resourceMetadataUrl));
 
-  const contextFor = (transport: ToolContext['transport']) => (req: Request, res: Response): ToolContext => {
-    let restRequest: ToolContext['request'];
-    return {
-      principal: req.principal,
-      services,
-      internalService: isInternalService(req.headers['x-internal-service-token'], config.internalServiceSecret),
-      // Resolving it walks the proxy settings: only anonymous rate limits read it.
-      get ip() {
-        return req.ip ?? 'unknown';
-      },
-      transport,
-      tools: registry,
-      idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
-      setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
-      setStatus: transport === 'rest' ? (status) => void (res.locals.status = status) : () => {},
-      // Built on first read: only the webhook trigger looks at it.
-      get request() {
-        if (transport !== 'rest') return undefined;
-        return (restRequest ??= { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } });
-      },
-      // MCP carries payment credentials in `_meta` (src/mcp/toolset.ts), REST in these two headers.
-      payment: transport === 'rest' ? paymentHeaders(req) : undefined,
+  const contextFor =
+    (transport: ToolContext['transport']) =>
+    (req: Request, res: Response): ToolContext => {
+      let restRequest: ToolContext['request'];
+      return {
+        principal: req.principal,
+        services,
+        internalService: isInternalService(req.headers['x-internal-service-token'], config.internalServiceSecret),
+        // Resolving it walks the proxy settings: only anonymous rate limits read it.
+        get ip() {
+          return req.ip ?? 'unknown';
+        },
+        transport,
+        tools: registry,
+        idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
+        setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
+        setStatus: transport === 'rest' ? (status) => void (res.locals.status = status) : () => {},
+        // Built on first read: only the webhook trigger looks at it.
+        get request() {
+          if (transport !== 'rest') return undefined;
+          return (restRequest ??= { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } });
+        },
+        // MCP carries payment credentials in `_meta` (src/mcp/toolset.ts), REST in these two headers.
+        payment: transport === 'rest' ? paymentHeaders(req) : undefined,
+      };
     };
-  };
 
   for (const path of MCP_ENDPOINTS) {
     app.use(
@@ -173,7 +175,10 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   app.use(restRouter(registry, contextFor('rest')));
 
   app.use((req, res) => {
-    sendError(res, new ServiceError(404, 'not_found', `No route for ${req.method} ${req.path}. The full interface is described at ${config.baseUrl}/openapi.json.`));
+    sendError(
+      res,
+      new ServiceError(404, 'not_found', `No route for ${req.method} ${req.path}. The full interface is described at ${config.baseUrl}/openapi.json.`),
+    );
   });
   app.use(renderErrors);
   return app;

@@ -41,7 +41,9 @@ export function bearerAuth(keys: KeyService, store: Store, resourceMetadataUrl: 
       return next(error);
     }
     if (!req.principal) {
-      return next(unauthorized(resourceMetadataUrl, 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'));
+      return next(
+        unauthorized(resourceMetadataUrl, 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'),
+      );
     }
     next();
   };

@@ -11,12 +11,34 @@ import type { OriginPolicy } from './origins.ts';
  */
 
 const EXPOSED_HEADERS = [
-  'WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Poll-Interval-Hint',
-  'Deprecation', 'Sunset', 'Link', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'Payment-Receipt', 'ETag',
+  'WWW-Authenticate',
+  'Retry-After',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'X-Poll-Interval-Hint',
+  'Deprecation',
+  'Sunset',
+  'Link',
+  'Mcp-Session-Id',
+  'Mcp-Protocol-Version',
+  'PAYMENT-REQUIRED',
+  'PAYMENT-RESPONSE',
+  'Payment-Receipt',
+  'ETag',
 ];
 const ALLOWED_HEADERS = [
-  'Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'Service-Version', 'Mcp-Protocol-Version', 'Mcp-Session-Id',
-  'Last-Event-ID', 'PAYMENT-SIGNATURE', 'If-None-Match', 'X-Internal-Service-Token',
+  'Authorization',
+  'Content-Type',
+  'Accept',
+  'Idempotency-Key',
+  'Service-Version',
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
+  'Last-Event-ID',
+  'PAYMENT-SIGNATURE',
+  'If-None-Match',
+  'X-Internal-Service-Token',
 ];
 
 /** True when the route a request (or, for a preflight, the request it announces) goes to takes a credential. */

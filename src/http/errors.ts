@@ -12,7 +12,11 @@ export function sendError(res: Response, error: ServiceError): void {
 function fromFrameworkError(error: { type?: string; status?: number; limit?: number; message?: string }): ServiceError | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
-      return new ServiceError(400, 'invalid_json', `Malformed JSON body: ${error.message ?? 'could not parse'}. Send a valid JSON object with Content-Type: application/json.`);
+      return new ServiceError(
+        400,
+        'invalid_json',
+        `Malformed JSON body: ${error.message ?? 'could not parse'}. Send a valid JSON object with Content-Type: application/json.`,
+      );
     case 'entity.too.large':
       return new ServiceError(413, 'payload_too_large', `Request body exceeds the ${error.limit ?? ''} byte limit.`.replace('  ', ' '));
     case 'encoding.unsupported':

@@ -136,7 +136,12 @@ export function mcpRouter(deps: McpRouteDeps): Router {
   const answerBatch = async (req: Request, res: Response, principal: Principal | null, messages: unknown[]) => {
     const version = declaredProtocolVersion(req.get('mcp-protocol-version'), messages);
     if (!allowsBatching(version)) {
-      return jsonRpcError(res, 400, -32600, `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${version} (removed in ${FIRST_VERSION_WITHOUT_BATCHING}); send one message per POST.`);
+      return jsonRpcError(
+        res,
+        400,
+        -32600,
+        `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${version} (removed in ${FIRST_VERSION_WITHOUT_BATCHING}); send one message per POST.`,
+      );
     }
     if (messages.length === 0) return jsonRpcError(res, 400, -32600, 'Invalid Request: the batch is empty.');
     // Before counting: the transport refuses larger batches whole, and counting thousands would cost more than refusing.
@@ -173,16 +178,28 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     // Before the body is read or a rate limit spent: a page on another origin must not drive this endpoint (DNS rebinding).
     const origin = req.headers.origin;
     if (origin !== undefined && !deps.origins.allows(origin)) {
-      return jsonRpcError(res, 403, -32000, `Forbidden: requests from origin ${origin} are not allowed. The operator lists browser origins in FLOWGATE_ALLOWED_ORIGINS.`, null, {
-        code: 'origin_not_allowed',
-      });
+      return jsonRpcError(
+        res,
+        403,
+        -32000,
+        `Forbidden: requests from origin ${origin} are not allowed. The operator lists browser origins in FLOWGATE_ALLOWED_ORIGINS.`,
+        null,
+        {
+          code: 'origin_not_allowed',
+        },
+      );
     }
     parseJson(req, res, (error?: unknown) => {
       if (!error) return next();
       if (res.headersSent) return; // the request timed out and was answered already
       if (isServiceError(error)) return jsonRpcError(res, error.status, -32700, `Parse error: ${error.message}`, null, error.toBody());
       const tooLarge = (error as { type?: string }).type === 'entity.too.large';
-      return jsonRpcError(res, tooLarge ? 413 : 400, tooLarge ? -32600 : -32700, tooLarge ? 'Request body too large' : 'Parse error: the body is not valid JSON');
+      return jsonRpcError(
+        res,
+        tooLarge ? 413 : 400,
+        tooLarge ? -32600 : -32700,
+        tooLarge ? 'Request body too large' : 'Parse error: the body is not valid JSON',
+      );
     });
   });
 

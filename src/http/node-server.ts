@@ -21,7 +21,11 @@ function rawJsonResponse(status: number, code: string, error: string): string {
 function answerFor(error: NodeJS.ErrnoException, requestTimeoutMs: number): string {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return rawJsonResponse(408, 'request_timeout', `The request (headers and body) was not received within ${requestTimeoutMs} ms; a body must be as long as its Content-Length.`);
+      return rawJsonResponse(
+        408,
+        'request_timeout',
+        `The request (headers and body) was not received within ${requestTimeoutMs} ms; a body must be as long as its Content-Length.`,
+      );
     case 'HPE_HEADER_OVERFLOW':
       return rawJsonResponse(431, 'headers_too_large', 'The request headers are too large.');
     default:

@@ -24,7 +24,11 @@ const runResult = (listing: Listing) => ({
     output: {
       type: 'object',
       properties: {
-        result: { type: 'object', description: 'Documented result fields', properties: Object.fromEntries(Object.entries(listing.outputFields).map(([k, v]) => [k, { description: v }])) },
+        result: {
+          type: 'object',
+          description: 'Documented result fields',
+          properties: Object.fromEntries(Object.entries(listing.outputFields).map(([k, v]) => [k, { description: v }])),
+        },
       },
     },
     error: { type: ['string', 'null'] },
@@ -52,14 +56,18 @@ export function listingOperations(listings: readonly Listing[], payments: Paymen
     const info = paymentInfo(listing, payments);
     const required = Array.isArray(listing.inputSchema.required) && listing.inputSchema.required.length > 0;
     const responses: Record<string, unknown> = {
-      '200': { description: listing.type === 'write' ? 'Unsigned transaction' : 'The run and, once finished, its result', content: { 'application/json': { schema: listing.type === 'write' ? calldata : runResult(listing) } } },
+      '200': {
+        description: listing.type === 'write' ? 'Unsigned transaction' : 'The run and, once finished, its result',
+        content: { 'application/json': { schema: listing.type === 'write' ? calldata : runResult(listing) } },
+      },
       '400': errorRef('Invalid input (`issues` names each field), malformed JSON, or both payment credentials at once'),
       '404': errorRef('No listed workflow has this slug'),
       '429': errorRef('Rate limited; wait `Retry-After` seconds'),
     };
     if (info) {
       responses['402'] = {
-        description: 'Payment required or refused (`reason`). Pay one of the offers and repeat the request with PAYMENT-SIGNATURE (x402) or Authorization: Payment (MPP).',
+        description:
+          'Payment required or refused (`reason`). Pay one of the offers and repeat the request with PAYMENT-SIGNATURE (x402) or Authorization: Payment (MPP).',
         headers: {
           'PAYMENT-REQUIRED': { description: 'x402 v2 PaymentRequired, base64 JSON', schema: { type: 'string' } },
           'WWW-Authenticate': { description: 'MPP challenge: Payment id=..., method="evm", intent="charge", request=...', schema: { type: 'string' } },

@@ -17,13 +17,23 @@ const errorResponse = (description: string) => ({
 });
 
 /** Groups operations by their first path segment after /api (chains, keys, user ...). */
-const tagOf = (path: string) => path.replace(/^\/api\//, '/').split('/').filter(Boolean)[0]?.replace(/^:.*/, '') || 'gateway';
+const tagOf = (path: string) =>
+  path
+    .replace(/^\/api\//, '/')
+    .split('/')
+    .filter(Boolean)[0]
+    ?.replace(/^:.*/, '') || 'gateway';
 
 /** JSON Schema `deprecated: true` on request fields a declared deprecation names. */
 function markDeprecatedFields(tool: AnyTool, properties: Record<string, unknown>): Record<string, unknown> {
-  const fields: string[] = (tool.deprecations ?? []).map((name) => DEPRECATIONS[name]).filter((d) => d.kind === 'request-field').map((d) => d.subject);
+  const fields: string[] = (tool.deprecations ?? [])
+    .map((name) => DEPRECATIONS[name])
+    .filter((d) => d.kind === 'request-field')
+    .map((d) => d.subject);
   if (fields.length === 0) return properties;
-  return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, fields.includes(name) ? { ...(schema as object), deprecated: true } : schema]));
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, schema]) => [name, fields.includes(name) ? { ...(schema as object), deprecated: true } : schema]),
+  );
 }
 
 function operation(tool: AnyTool) {
@@ -99,7 +109,8 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
       title: 'Flowgate API',
       version: DESCRIPTION_VERSION,
       license: { name: 'MIT', identifier: 'MIT' },
-      description: 'MCP-server-first agent gateway for onchain workflow automation. Every operation here is also described as an MCP tool at /mcp where `x-mcp-tool` is set.',
+      description:
+        'MCP-server-first agent gateway for onchain workflow automation. Every operation here is also described as an MCP tool at /mcp where `x-mcp-tool` is set.',
     },
     servers: [{ url: config.baseUrl }],
     paths,
@@ -118,7 +129,10 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
           properties: {
             error: { type: 'string', description: 'Human-readable message' },
             code: { type: 'string', description: 'Machine-readable code' },
-            issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } } } },
+            issues: {
+              type: 'array',
+              items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } } },
+            },
           },
           additionalProperties: true,
         },
@@ -128,13 +142,25 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
       current: SUPPORTED_API_VERSIONS.at(-1),
       supported: [...SUPPORTED_API_VERSIONS],
       header: 'Service-Version',
-      policy: 'Additive changes ship within a version; breaking changes ship as a new version. Deprecations are signalled with Deprecation, Sunset (at least 180 days later) and Link rel="deprecation" headers on every response that used the deprecated path or request shape.',
+      policy:
+        'Additive changes ship within a version; breaking changes ship as a new version. Deprecations are signalled with Deprecation, Sunset (at least 180 days later) and Link rel="deprecation" headers on every response that used the deprecated path or request shape.',
       documentation: `${config.baseUrl}/docs/versioning`,
       deprecations: describeDeprecations(registry).map((d) => ({ ...d, docs: `${config.baseUrl}${d.docs}` })),
     },
     'x-error-model': {
       shape: '{error: string, code?: string, ...details}',
-      examples: { invalid_input: 400, invalid_json: 400, unsupported_version: 400, unauthorized: 401, insufficient_scope: 403, not_found: 404, method_not_allowed: 405, payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429 },
+      examples: {
+        invalid_input: 400,
+        invalid_json: 400,
+        unsupported_version: 400,
+        unauthorized: 401,
+        insufficient_scope: 403,
+        not_found: 404,
+        method_not_allowed: 405,
+        payload_too_large: 413,
+        unsupported_media_type: 415,
+        rate_limited: 429,
+      },
       mcp: 'Tool failures resolve with isError: true and this JSON in content[0].text.',
     },
     'x-rate-limits': Object.entries(RATE_LIMIT_VARIABLES).map(([name, spec]) => ({

@@ -27,7 +27,11 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   let body: Record<string, unknown> = {};
   if (req.body === undefined) {
     if (hasBody(req)) {
-      throw new ServiceError(415, 'unsupported_media_type', `Send the request body as JSON with Content-Type: application/json (got ${req.headers['content-type'] ?? 'no Content-Type'}).`);
+      throw new ServiceError(
+        415,
+        'unsupported_media_type',
+        `Send the request body as JSON with Content-Type: application/json (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+      );
     }
   } else if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
     throw new ServiceError(400, 'invalid_input', `The request body must be a JSON object, got ${Array.isArray(req.body) ? 'an array' : typeof req.body}.`);

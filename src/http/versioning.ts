@@ -9,8 +9,13 @@ export const serviceVersion: RequestHandler = (req, _res, next) => {
   const value = String(requested).trim();
   if ((SUPPORTED_API_VERSIONS as readonly string[]).includes(value)) return next();
   next(
-    new ServiceError(400, 'unsupported_version', `Unsupported Service-Version "${value}". Supported versions: ${SUPPORTED_API_VERSIONS.join(', ')}; omit the header for the current version.`, {
-      supportedVersions: [...SUPPORTED_API_VERSIONS],
-    }),
+    new ServiceError(
+      400,
+      'unsupported_version',
+      `Unsupported Service-Version "${value}". Supported versions: ${SUPPORTED_API_VERSIONS.join(', ')}; omit the header for the current version.`,
+      {
+        supportedVersions: [...SUPPORTED_API_VERSIONS],
+      },
+    ),
   );
 };

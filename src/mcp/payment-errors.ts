@@ -44,7 +44,11 @@ export function withMppErrorForm(tools: McpToolSet): McpToolSet {
       const text = (result.content[0] as { text?: string } | undefined)?.text;
       const message = text ? ((JSON.parse(text) as { error?: string }).error ?? 'Payment Required') : 'Payment Required';
       // data keeps everything the result form carried: the MPP challenges plus the x402 PaymentRequired and offers.
-      throw new JsonRpcToolError(refused ? MPP_PAYMENT_REFUSED_CODE : MPP_PAYMENT_REQUIRED_CODE, message, { httpStatus: 402, challenges: required.challenges, ...body });
+      throw new JsonRpcToolError(refused ? MPP_PAYMENT_REFUSED_CODE : MPP_PAYMENT_REQUIRED_CODE, message, {
+        httpStatus: 402,
+        challenges: required.challenges,
+        ...body,
+      });
     },
   };
 }

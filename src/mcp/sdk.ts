@@ -113,7 +113,9 @@ function createServer(info: McpServerInfo, tools: McpToolSet): Server {
       token === undefined
         ? undefined
         : (value, total, message) =>
-            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: value, total, message } }).catch(() => {});
+            void extra
+              .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: value, total, message } })
+              .catch(() => {});
     try {
       return await tools.call(req.params.name, req.params.arguments ?? {}, req.params._meta, progress);
     } catch (error) {
@@ -169,7 +171,11 @@ export interface RemoteToolSet extends McpToolSet {
 }
 
 /** A remote gateway's MCP endpoint as a tool set (the stdio bridge): list and call go over streamable HTTP. */
-export async function connectRemoteToolSet(mcpUrl: string, headers: Record<string, string>, clientInfo: { name: string; version: string }): Promise<RemoteToolSet> {
+export async function connectRemoteToolSet(
+  mcpUrl: string,
+  headers: Record<string, string>,
+  clientInfo: { name: string; version: string },
+): Promise<RemoteToolSet> {
   const client = new Client(clientInfo);
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers } }));
   return {

@@ -30,7 +30,9 @@ async function localPrincipal(services: Services, apiKey: string | undefined): P
   if (apiKey) {
     const principal = await services.keys.authenticate(apiKey);
     if (!principal || principal.kind !== 'api_key') {
-      throw new StdioStartError(`FLOWGATE_API_KEY is not a valid organization key in the data directory ${services.config.dataDir}. Create one with \`flowgate keys create --name NAME\`, or unset FLOWGATE_API_KEY to act as the local owner.`);
+      throw new StdioStartError(
+        `FLOWGATE_API_KEY is not a valid organization key in the data directory ${services.config.dataDir}. Create one with \`flowgate keys create --name NAME\`, or unset FLOWGATE_API_KEY to act as the local owner.`,
+      );
     }
     return principal;
   }
@@ -38,7 +40,12 @@ async function localPrincipal(services: Services, apiKey: string | undefined): P
   return { kind: 'api_key', organizationId: organization.id, userId: owner.id, keyId: 'local-owner', scope: null };
 }
 
-export async function runEmbedded(config: Config, registry: readonly AnyTool[], apiKey: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function runEmbedded(
+  config: Config,
+  registry: readonly AnyTool[],
+  apiKey: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const { openServingRuntime, readAdvertisedBaseUrl } = await import('../gateway.ts');
   // The same world as `flowgate serve` on this directory: its URLs, its devnet, its prices.
   const advertised = env.FLOWGATE_BASE_URL ? undefined : readAdvertisedBaseUrl(config.dataDir);
@@ -91,7 +98,9 @@ async function checkRemoteKey(base: string, apiKey: string): Promise<void> {
     throw new StdioStartError(`cannot reach the gateway at ${base}: ${(error as Error).message}`);
   }
   if (response.status === 401 || response.status === 403) {
-    throw new StdioStartError(`the gateway at ${base} refused FLOWGATE_API_KEY (HTTP ${response.status}). Check the key (organization keys start with svc_) and that it belongs to this gateway.`);
+    throw new StdioStartError(
+      `the gateway at ${base} refused FLOWGATE_API_KEY (HTTP ${response.status}). Check the key (organization keys start with svc_) and that it belongs to this gateway.`,
+    );
   }
   if (!response.ok) throw new StdioStartError(`the gateway at ${base} answered the key check with HTTP ${response.status}; is ${base} a Flowgate gateway?`);
 }
@@ -102,7 +111,10 @@ export async function runBridge(url: string, apiKey: string | undefined): Promis
   else log(`no FLOWGATE_API_KEY: bridging anonymously, only the public tools of ${base} are available`);
   let remote;
   try {
-    remote = await connectRemoteToolSet(`${base}/mcp`, apiKey ? { Authorization: `Bearer ${apiKey}` } : {}, { name: 'flowgate-stdio-bridge', version: GATEWAY_VERSION });
+    remote = await connectRemoteToolSet(`${base}/mcp`, apiKey ? { Authorization: `Bearer ${apiKey}` } : {}, {
+      name: 'flowgate-stdio-bridge',
+      version: GATEWAY_VERSION,
+    });
   } catch (error) {
     throw new StdioStartError(`cannot connect to ${base}/mcp: ${(error as Error).message}`);
   }

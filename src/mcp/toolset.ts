@@ -37,9 +37,7 @@ const hasMcpShape = (error: unknown): error is McpShapedError =>
   typeof error === 'object' && error !== null && 'mcp' in error && typeof (error as McpShapedError).mcp?.structuredContent === 'object';
 
 export function errorResult(error: unknown): McpCallResult {
-  const body = isServiceError(error)
-    ? error.toBody()
-    : { error: 'The gateway failed to complete this call; it has been logged.', code: 'internal_error' };
+  const body = isServiceError(error) ? error.toBody() : { error: 'The gateway failed to complete this call; it has been logged.', code: 'internal_error' };
   if (!isServiceError(error)) console.error('[flowgate] MCP tool failed:', error);
   if (isServiceError(error) && hasMcpShape(error)) {
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: error.mcp.structuredContent, _meta: error.mcp.meta };
@@ -62,14 +60,29 @@ function unknownArguments(tool: AnyTool, args: Record<string, unknown>): Service
   if (unknown.length === 0) return undefined;
   const issues = unknown.map((key) => {
     const guess = suggest(key, declared) ?? suggest(key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), declared);
-    return { path: key, code: 'unrecognized_keys', message: `unknown argument${guess ? `; did you mean "${guess}"?` : ''}`, ...(guess ? { suggestion: guess } : {}) };
+    return {
+      path: key,
+      code: 'unrecognized_keys',
+      message: `unknown argument${guess ? `; did you mean "${guess}"?` : ''}`,
+      ...(guess ? { suggestion: guess } : {}),
+    };
   });
   const accepted = declared.length > 0 ? ` ${tool.name} takes: ${declared.join(', ')}.` : ` ${tool.name} takes no arguments.`;
-  return new ServiceError(400, 'invalid_input', `Unknown argument${unknown.length > 1 ? 's' : ''} for ${tool.name}: ${issues.map((i) => `"${i.path}"${i.suggestion ? ` (did you mean "${i.suggestion}"?)` : ''}`).join(', ')}.${accepted}`, { issues });
+  return new ServiceError(
+    400,
+    'invalid_input',
+    `Unknown argument${unknown.length > 1 ? 's' : ''} for ${tool.name}: ${issues.map((i) => `"${i.path}"${i.suggestion ? ` (did you mean "${i.suggestion}"?)` : ''}`).join(', ')}.${accepted}`,
+    { issues },
+  );
 }
 
 /** Runs one registry tool for an MCP call: payment credentials in from `_meta`, receipts out to the result's `_meta`. */
-export async function callRegistryTool(tool: AnyTool, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, context: ToolContext): Promise<McpCallResult> {
+export async function callRegistryTool(
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+  context: ToolContext,
+): Promise<McpCallResult> {
   const resultMeta: Record<string, unknown> = {};
   try {
     // After the scope check's verdict: a caller who may not use the tool learns nothing of its arguments.
@@ -95,9 +108,16 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
     async call(name, args, meta, progress) {
       const tool = exposed.find((t) => t.name === name);
       if (!tool) {
-        const suggestion = suggest(name, exposed.filter((t) => canUse(principal, t)).map((t) => t.name));
+        const suggestion = suggest(
+          name,
+          exposed.filter((t) => canUse(principal, t)).map((t) => t.name),
+        );
         return errorResult(
-          new ServiceError(404, 'unknown_tool', `Unknown tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Call tools/list for the tools available to you.`),
+          new ServiceError(
+            404,
+            'unknown_tool',
+            `Unknown tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Call tools/list for the tools available to you.`,
+          ),
         );
       }
       // MCP callers pass the idempotency key as an argument; REST sends it as a header.

@@ -72,7 +72,10 @@ function parseEntry(entry: string): { host: string } | { range: readonly [Addres
  * and CIDR ranges. Throws on the first invalid entry, naming it.
  */
 export function parseAllowHosts(value: string | undefined): EgressAllowList {
-  const entries = (value ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (value ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (entries.length === 0) return EMPTY_ALLOW_LIST;
   const hosts = new Set<string>();
   const ranges: (readonly [Address, number])[] = [];

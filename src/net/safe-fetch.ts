@@ -138,7 +138,11 @@ function parseTarget(input: string | URL, base?: URL): URL {
   try {
     url = new URL(String(input), base);
   } catch {
-    throw new EgressError('invalid_url', `${JSON.stringify(String(input))} is not a valid URL: use an absolute http(s) URL such as https://api.example.com/path`, { url: String(input) });
+    throw new EgressError(
+      'invalid_url',
+      `${JSON.stringify(String(input))} is not a valid URL: use an absolute http(s) URL such as https://api.example.com/path`,
+      { url: String(input) },
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new EgressError('invalid_url', `Only http and https URLs are allowed, got ${url.protocol.replace(/:$/, '')}: in ${shown(url)}`, { url: shown(url) });
@@ -180,11 +184,13 @@ function blockedError(hop: Hop, ip: string, range: string): EgressError {
   const host = hop.url.hostname.replace(/^\[|\]$/g, '');
   const target = host === ip ? `${ip} (${range})` : `${host} (${ip}, ${range})`;
   const via = hop.from ? `, reached by a redirect from ${shown(hop.from)}` : '';
-  return new EgressError(
-    'blocked',
-    `Refused to connect to ${target}${via}: add the host to ${ALLOW_HOSTS_VARIABLE} to allow it`,
-    { url: shown(hop.url), host, address: ip, range, ...(hop.from ? { redirectedFrom: shown(hop.from) } : {}) },
-  );
+  return new EgressError('blocked', `Refused to connect to ${target}${via}: add the host to ${ALLOW_HOSTS_VARIABLE} to allow it`, {
+    url: shown(hop.url),
+    host,
+    address: ip,
+    range,
+    ...(hop.from ? { redirectedFrom: shown(hop.from) } : {}),
+  });
 }
 
 function guardedLookup(hop: Hop, allowList: EgressAllowList): LookupFunction {
@@ -309,7 +315,14 @@ function readBody(res: http.IncomingMessage, url: URL, limits: Limits): Promise<
 
     const stream: Readable = decoder
       ? pipeline(res, decoder, (err) => {
-          if (err) finish(err instanceof EgressError ? err : new EgressError('network', `Could not decode the ${res.headers['content-encoding']} response from ${url.host}: ${err.message}`, { url: shown(url) }));
+          if (err)
+            finish(
+              err instanceof EgressError
+                ? err
+                : new EgressError('network', `Could not decode the ${res.headers['content-encoding']} response from ${url.host}: ${err.message}`, {
+                    url: shown(url),
+                  }),
+            );
         })
       : res;
     stream.on('data', (chunk: Buffer) => {

@@ -28,8 +28,7 @@ export const DATABASE_ALLOW_HOSTS_VARIABLE = 'FLOWGATE_DATABASE_ALLOW_HOSTS';
  * of another service, timeout, DNS or TLS failure. It says nothing about the
  * port's state, so the test endpoint and the step are no port scanner.
  */
-export const POSTGRES_UNREACHABLE =
-  `Could not connect to a PostgreSQL server with this integration's settings. The host may be unreachable, not a PostgreSQL server, or refused by this gateway's egress policy (loopback, private and other non-public addresses are refused unless the operator lists them in ${DATABASE_ALLOW_HOSTS_VARIABLE}).`;
+export const POSTGRES_UNREACHABLE = `Could not connect to a PostgreSQL server with this integration's settings. The host may be unreachable, not a PostgreSQL server, or refused by this gateway's egress policy (loopback, private and other non-public addresses are refused unless the operator lists them in ${DATABASE_ALLOW_HOSTS_VARIABLE}).`;
 
 /** What the operator lets database integrations reach (from Config). */
 export interface DatabaseAccess {
@@ -61,7 +60,13 @@ export interface DatabaseConfig {
 /** SQLite codes that mean "this file cannot be opened as a database": answered like a missing file. */
 const UNOPENABLE = ['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_IOERR'];
 
-async function runSqlite(access: DatabaseAccess, config: DatabaseConfig, sql: string, params: unknown[], signal: AbortSignal): Promise<{ rows: unknown[]; rowCount: number }> {
+async function runSqlite(
+  access: DatabaseAccess,
+  config: DatabaseConfig,
+  sql: string,
+  params: unknown[],
+  signal: AbortSignal,
+): Promise<{ rows: unknown[]; rowCount: number }> {
   const allowWrites = config.allowWrites === true;
   let file: string;
   try {
@@ -144,7 +149,10 @@ async function runPostgres(
       if (error instanceof pg.DatabaseError) throw error;
       throw new DatabaseError(POSTGRES_UNREACHABLE);
     }
-    const result = await client.query({ text: sql.replace(PARAM_PATTERN, (_m, n: string) => `$${n}`), values: params.map((p) => (p === undefined ? null : p)) });
+    const result = await client.query({
+      text: sql.replace(PARAM_PATTERN, (_m, n: string) => `$${n}`),
+      values: params.map((p) => (p === undefined ? null : p)),
+    });
     if (result.rows.length > MAX_ROWS) throw new DatabaseError(`The query returned more than ${MAX_ROWS} rows; add a LIMIT.`);
     return { rows: result.rows, rowCount: result.rowCount ?? result.rows.length };
   } catch (error) {

@@ -58,7 +58,10 @@ export const INTEGRATION_TYPES = {
     description: 'An on-chain address: `address` (returned EIP-55 checksummed), optional `chainId`.',
     secrets: [],
     schema: z.strictObject({
-      address: z.string().trim().refine((a) => isAddress(a, { strict: false }), 'must be a 0x-prefixed 20-byte hex address'),
+      address: z
+        .string()
+        .trim()
+        .refine((a) => isAddress(a, { strict: false }), 'must be a 0x-prefixed 20-byte hex address'),
       chainId: z.number().int().positive().optional(),
     }),
   },
@@ -92,7 +95,10 @@ export const INTEGRATION_TYPES = {
     schema: z.strictObject({
       apiKey: nonEmpty,
       chainId: z.number().int().positive().optional(),
-      safeAddress: z.string().refine((a) => isAddress(a, { strict: false }), 'must be a 0x-prefixed 20-byte hex address').optional(),
+      safeAddress: z
+        .string()
+        .refine((a) => isAddress(a, { strict: false }), 'must be a 0x-prefixed 20-byte hex address')
+        .optional(),
     }),
   },
   database: {
@@ -155,7 +161,11 @@ function specOf(type: string): TypeSpec {
   throw badRequest(
     'invalid_input',
     `Unknown integration type ${JSON.stringify(type)}.${guess ? ` Did you mean "${guess}"?` : ''} Valid types: ${INTEGRATION_TYPE_NAMES.join(', ')}.`,
-    { issues: [{ path: 'type', message: 'unknown integration type', code: 'invalid_value' }], validTypes: INTEGRATION_TYPE_NAMES, ...(guess ? { suggestion: guess } : {}) },
+    {
+      issues: [{ path: 'type', message: 'unknown integration type', code: 'invalid_value' }],
+      validTypes: INTEGRATION_TYPE_NAMES,
+      ...(guess ? { suggestion: guess } : {}),
+    },
   );
 }
 
@@ -269,7 +279,9 @@ function applyPatch(type: string, current: Config, patch: Config): Config {
 async function getRow(db: Store, organizationId: string, integrationId: string): Promise<Row> {
   const row = await selectIntegrations(db, organizationId).where('id', '=', integrationId).executeTakeFirst();
   if (!row) {
-    throw notFound(`Integration ${JSON.stringify(integrationId)} not found in this organization. Call list_integrations for the integrations that exist.`, { integrationId });
+    throw notFound(`Integration ${JSON.stringify(integrationId)} not found in this organization. Call list_integrations for the integrations that exist.`, {
+      integrationId,
+    });
   }
   return row;
 }
@@ -282,7 +294,11 @@ export async function listIntegrations(store: Store, organizationId: string, typ
   return rows.map(toSummary);
 }
 
-export async function getIntegration(services: Pick<Services, 'store' | 'secrets'>, organizationId: string, integrationId: string): Promise<IntegrationDetails> {
+export async function getIntegration(
+  services: Pick<Services, 'store' | 'secrets'>,
+  organizationId: string,
+  integrationId: string,
+): Promise<IntegrationDetails> {
   return toDetails(services, await getRow(services.store, organizationId, integrationId));
 }
 
@@ -469,7 +485,10 @@ export async function testIntegration(
       if (typeof config.secret === 'string' && config.secret) {
         headers['x-flowgate-signature'] = `sha256=${createHmac('sha256', config.secret).update(JSON.stringify(body)).digest('hex')}`;
       }
-      return { status: 'success', message: await postTest(services, String(config.url), body, headers, secrets, (config.method as string | undefined) ?? 'POST') };
+      return {
+        status: 'success',
+        message: await postTest(services, String(config.url), body, headers, secrets, (config.method as string | undefined) ?? 'POST'),
+      };
     }
     case 'discord':
       return { status: 'success', message: await postTest(services, String(config.webhookUrl), { content: text }, {}, secrets) };
@@ -477,11 +496,17 @@ export async function testIntegration(
       if (typeof config.webhookUrl === 'string') {
         return { status: 'success', message: await postTest(services, config.webhookUrl, { text }, {}, secrets) };
       }
-      return { status: 'untested', message: 'Not tested: only a Slack webhookUrl can be tested live, and this integration has a bot token only. Its configuration is valid.' };
+      return {
+        status: 'untested',
+        message: 'Not tested: only a Slack webhookUrl can be tested live, and this integration has a bot token only. Its configuration is valid.',
+      };
     case 'database':
       return { status: 'success', message: await testDatabase(services, config, secrets) };
     case 'web3':
-      return { status: 'untested', message: `Not tested: a web3 integration is an address (${addressOf('web3', config)}), with no service to contact. Its configuration is valid.` };
+      return {
+        status: 'untested',
+        message: `Not tested: a web3 integration is an address (${addressOf('web3', config)}), with no service to contact. Its configuration is valid.`,
+      };
     default: {
       const provider = UNTESTED[type] ?? row.type;
       return {

@@ -115,11 +115,7 @@ export async function updateProject(
 }
 
 /** Deletes the project; its workflows are kept and become unassigned. Returns how many were unassigned. */
-export async function deleteProject(
-  store: Store,
-  organizationId: string,
-  projectId: string,
-): Promise<{ id: string; unassignedWorkflows: number }> {
+export async function deleteProject(store: Store, organizationId: string, projectId: string): Promise<{ id: string; unassignedWorkflows: number }> {
   return store.transaction().execute(async (trx) => {
     await getProject(trx, organizationId, projectId);
     // Explicit rather than left to the foreign key (ON DELETE SET NULL): it yields the count.

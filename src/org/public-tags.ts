@@ -19,7 +19,6 @@ export interface PublicTag {
   createdAt: string;
 }
 
-
 /** Every public tag with the number of public workflows carrying it; one query. */
 function selectPublicTags(db: Store) {
   return db
@@ -58,17 +57,26 @@ export async function listPublicTags(store: Store): Promise<PublicTag[]> {
 export async function createPublicTag(store: Store, input: { name: string; organizationId: string }): Promise<PublicTag> {
   const slug = slugify(input.name);
   if (!slug) {
-    throw badRequest('invalid_input', `name: ${JSON.stringify(input.name)} has no ASCII letters or digits to build a slug from; use a name such as "DeFi Yield".`, {
-      issues: [{ path: 'name', message: 'must contain at least one ASCII letter or digit', code: 'custom' }],
-    });
+    throw badRequest(
+      'invalid_input',
+      `name: ${JSON.stringify(input.name)} has no ASCII letters or digits to build a slug from; use a name such as "DeFi Yield".`,
+      {
+        issues: [{ path: 'name', message: 'must contain at least one ASCII letter or digit', code: 'custom' }],
+      },
+    );
   }
   return store.transaction().execute(async (trx) => {
     const existing = await selectPublicTags(trx).where('public_tags.slug', '=', slug).executeTakeFirst();
     if (existing) {
-      throw new ServiceError(409, 'conflict', `A public tag with slug "${slug}" already exists (${JSON.stringify(existing.name)}); use its id ${existing.id}.`, {
-        field: 'name',
-        existing: toPublicTag(existing),
-      });
+      throw new ServiceError(
+        409,
+        'conflict',
+        `A public tag with slug "${slug}" already exists (${JSON.stringify(existing.name)}); use its id ${existing.id}.`,
+        {
+          field: 'name',
+          existing: toPublicTag(existing),
+        },
+      );
     }
     const row = { id: newId(), name: input.name, slug, created_by_organization_id: input.organizationId, created_at: nowIso() };
     await trx.insertInto('public_tags').values(row).execute();

@@ -20,8 +20,7 @@ export const SQLITE_DISABLED = `The sqlite database driver is off on this gatewa
  * database, outside the directory (also through a symlink) or in the data
  * directory: a tenant learns nothing about the file system.
  */
-export const SQLITE_PATH_UNAVAILABLE =
-  `No SQLite database this gateway may open at this path: \`path\` must name an existing SQLite database file inside the directory the operator set in ${SQLITE_DIR_VARIABLE} (a relative path is resolved from that directory).`;
+export const SQLITE_PATH_UNAVAILABLE = `No SQLite database this gateway may open at this path: \`path\` must name an existing SQLite database file inside the directory the operator set in ${SQLITE_DIR_VARIABLE} (a relative path is resolved from that directory).`;
 
 /** A refusal whose message is safe to show the tenant as it is. */
 export class SqliteGuardError extends Error {}
@@ -109,7 +108,9 @@ export function checkSqliteStatement(sql: string, allowWrites: boolean): void {
   if (READ_STATEMENTS.has(keyword) || (allowWrites && WRITE_STATEMENTS.has(keyword))) return;
   const shown = keyword ? keyword.toUpperCase() : 'this';
   if (!allowWrites && WRITE_STATEMENTS.has(keyword)) {
-    throw new SqliteGuardError(`${shown} statements need a writable SQLite integration: this one is read-only (set \`allowWrites: true\` in its config to allow INSERT, UPDATE, DELETE, REPLACE, CREATE, DROP and ALTER).`);
+    throw new SqliteGuardError(
+      `${shown} statements need a writable SQLite integration: this one is read-only (set \`allowWrites: true\` in its config to allow INSERT, UPDATE, DELETE, REPLACE, CREATE, DROP and ALTER).`,
+    );
   }
   throw new SqliteGuardError(
     `${shown} statements do not run on SQLite integrations: only SELECT, WITH and VALUES${allowWrites ? ', INSERT, UPDATE, DELETE, REPLACE, CREATE, DROP and ALTER' : ''} do (ATTACH, DETACH, VACUUM and PRAGMA never do; read a pragma with \`select * from pragma_table_info('t')\`).`,

@@ -76,7 +76,9 @@ const CHILD_HEAP_MB = 256;
 const revive = (rows: unknown[]) =>
   rows.map((row) =>
     row && typeof row === 'object'
-      ? Object.fromEntries(Object.entries(row).map(([key, value]) => [key, value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value) : value]))
+      ? Object.fromEntries(
+          Object.entries(row).map(([key, value]) => [key, value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value) : value]),
+        )
       : row,
   );
 
@@ -98,12 +100,17 @@ export function runSqliteJob(job: SqliteJob, timeoutMs: number, signal: AbortSig
       if (child.exitCode === null) child.kill('SIGKILL');
       resolve(outcome.ok ? { ...outcome, rows: revive(outcome.rows) } : outcome);
     };
-    const timer = setTimeout(() => settle({ ok: false, kind: 'timeout', message: `The query ran longer than ${timeoutMs / 1000} s and was stopped.` }), timeoutMs);
+    const timer = setTimeout(
+      () => settle({ ok: false, kind: 'timeout', message: `The query ran longer than ${timeoutMs / 1000} s and was stopped.` }),
+      timeoutMs,
+    );
     const onAbort = () => settle({ ok: false, kind: 'cancelled', message: 'The query was cancelled.' });
     signal.addEventListener('abort', onAbort, { once: true });
     child.once('message', (outcome: SqliteOutcome) => settle(outcome));
     child.once('error', (error) => settle({ ok: false, kind: 'failed', message: `The query could not run: ${error.message}` }));
-    child.once('close', (code, sig) => settle({ ok: false, kind: 'failed', message: `The query could not finish (the query process ended: ${sig ?? `exit ${code}`}).` }));
+    child.once('close', (code, sig) =>
+      settle({ ok: false, kind: 'failed', message: `The query could not finish (the query process ended: ${sig ?? `exit ${code}`}).` }),
+    );
     child.send(job);
   });
 }

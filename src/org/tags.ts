@@ -71,17 +71,19 @@ async function assertNameFree(db: Store, organizationId: string, name: string, e
   if (exceptId) query = query.where('id', '!=', exceptId);
   const existing = await query.executeTakeFirst();
   if (existing) {
-    throw new ServiceError(409, 'conflict', `A tag named ${JSON.stringify(existing.name)} already exists in this organization; use its id or choose another name.`, {
-      field: 'name',
-      existingTagId: existing.id,
-    });
+    throw new ServiceError(
+      409,
+      'conflict',
+      `A tag named ${JSON.stringify(existing.name)} already exists in this organization; use its id or choose another name.`,
+      {
+        field: 'name',
+        existingTagId: existing.id,
+      },
+    );
   }
 }
 
-export async function createTag(
-  store: Store,
-  input: { organizationId: string; userId: string; name: string; color: string },
-): Promise<Tag> {
+export async function createTag(store: Store, input: { organizationId: string; userId: string; name: string; color: string }): Promise<Tag> {
   // Check and insert in one transaction, so two concurrent creates cannot both pass the check.
   return store.transaction().execute(async (trx) => {
     await assertNameFree(trx, input.organizationId, input.name);
@@ -101,12 +103,7 @@ export async function createTag(
 }
 
 /** Changes only the fields given. */
-export async function updateTag(
-  store: Store,
-  organizationId: string,
-  tagId: string,
-  patch: { name?: string; color?: string },
-): Promise<Tag> {
+export async function updateTag(store: Store, organizationId: string, tagId: string, patch: { name?: string; color?: string }): Promise<Tag> {
   return store.transaction().execute(async (trx) => {
     await getTag(trx, organizationId, tagId);
     if (patch.name !== undefined) await assertNameFree(trx, organizationId, patch.name, tagId);

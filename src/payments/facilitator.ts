@@ -24,7 +24,8 @@ export function createFacilitator(settings: PaymentSettings): Facilitator {
   const { privateKey, rpcUrl } = settings.facilitator;
   if (!rpcUrl) {
     // Start-up must not fail over this: paid calls report it (503) when they need the facilitator.
-    const missing = () => Promise.reject(new Error(`The in-process facilitator needs an RPC URL for chain ${settings.chainId} (FLOWGATE_RPC_URL_${settings.chainId}).`));
+    const missing = () =>
+      Promise.reject(new Error(`The in-process facilitator needs an RPC URL for chain ${settings.chainId} (FLOWGATE_RPC_URL_${settings.chainId}).`));
     return { verify: missing, settle: missing, getSupported: missing };
   }
   const account = privateKeyToAccount(privateKey);

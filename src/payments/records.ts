@@ -86,13 +86,22 @@ export async function claimPayment(store: Store, payment: NewPayment): Promise<{
  * another workflow with the same price and payee.
  */
 export const releasePayment = (store: Store, id: string) =>
-  store.updateTable('payments').set({ status: 'released', execution_id: null, updated_at: nowIso() }).where('id', '=', id).where('status', '=', 'verified').execute();
+  store
+    .updateTable('payments')
+    .set({ status: 'released', execution_id: null, updated_at: nowIso() })
+    .where('id', '=', id)
+    .where('status', '=', 'verified')
+    .execute();
 
 export const attachExecution = (store: Store, id: string, executionId: string) =>
   store.updateTable('payments').set({ execution_id: executionId, updated_at: nowIso() }).where('id', '=', id).execute();
 
 export const markSettled = (store: Store, id: string, transactionHash: string, receipt: unknown) =>
-  store.updateTable('payments').set({ status: 'settled', transaction_hash: transactionHash, receipt: JSON.stringify(receipt), updated_at: nowIso() }).where('id', '=', id).execute();
+  store
+    .updateTable('payments')
+    .set({ status: 'settled', transaction_hash: transactionHash, receipt: JSON.stringify(receipt), updated_at: nowIso() })
+    .where('id', '=', id)
+    .execute();
 
 export const markFailed = (store: Store, id: string, error: string) =>
   store.updateTable('payments').set({ status: 'failed', error, updated_at: nowIso() }).where('id', '=', id).execute();

@@ -69,7 +69,10 @@ export interface ChargeResult {
 
 export interface Pricing {
   price: { mode: 'fixed'; amount: string; currency: 'USD' };
-  protocols: [{ protocol: 'x402'; version: 2; scheme: 'exact'; network: string; asset: string | null }, { protocol: 'mpp'; method: 'evm'; intent: 'charge'; currency: 'USDC'; chainId: number }];
+  protocols: [
+    { protocol: 'x402'; version: 2; scheme: 'exact'; network: string; asset: string | null },
+    { protocol: 'mpp'; method: 'evm'; intent: 'charge'; currency: 'USDC'; chainId: number },
+  ];
 }
 
 export interface PaymentsService {
@@ -117,12 +120,18 @@ function wrongRoute(resource: PaidResource, payload: unknown): string | undefine
   if (!isRecord(payload)) return 'the x402 payment is not a JSON object';
   const paidFor = isRecord(payload.resource) ? payload.resource.url : undefined;
   if (paidFor === undefined) return 'the x402 payment does not name the resource it pays for (resource.url); pay the challenge of this route';
-  if (normalUrl(paidFor) !== normalUrl(resource.url)) return `this payment was made for ${String(paidFor)}, not for ${resource.url}; pay this route's own challenge`;
+  if (normalUrl(paidFor) !== normalUrl(resource.url))
+    return `this payment was made for ${String(paidFor)}, not for ${resource.url}; pay this route's own challenge`;
   return undefined;
 }
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-export function createPaymentsService(deps: { store: Store; settings: PaymentSettings; facilitator: Facilitator; rpcUrl: string | undefined }): PaymentsService {
+export function createPaymentsService(deps: {
+  store: Store;
+  settings: PaymentSettings;
+  facilitator: Facilitator;
+  rpcUrl: string | undefined;
+}): PaymentsService {
   const { store, settings, facilitator } = deps;
   const resourceServer = new x402ResourceServer(facilitator).register(settings.network, new ExactEvmScheme());
   let ready: Promise<TokenInfo> | undefined;
@@ -150,7 +159,11 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
   function init(): Promise<TokenInfo> {
     if (!settings.token) {
       return Promise.reject(
-        new ServiceError(503, 'payments_unavailable', `Paid calls are not configured on this gateway: no payment token for chain ${settings.chainId}. The operator sets FLOWGATE_PAYMENT_TOKEN.`),
+        new ServiceError(
+          503,
+          'payments_unavailable',
+          `Paid calls are not configured on this gateway: no payment token for chain ${settings.chainId}. The operator sets FLOWGATE_PAYMENT_TOKEN.`,
+        ),
       );
     }
     ready ??= Promise.all([readTokenInfo(settings, deps.rpcUrl), resourceServer.initialize()])
@@ -158,7 +171,11 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
       .catch((error) => {
         ready = undefined;
         console.error('[flowgate] payments are unavailable:', error);
-        throw new ServiceError(503, 'payments_unavailable', 'The payment facilitator or payment chain is unreachable right now; nothing was charged. Retry later.');
+        throw new ServiceError(
+          503,
+          'payments_unavailable',
+          'The payment facilitator or payment chain is unreachable right now; nothing was charged. Retry later.',
+        );
       });
     return ready;
   }
@@ -259,14 +276,19 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     // Payer and nonce are public once settled; only the holder of the exact signed payment gets its execution back.
     if (existing.signature_hash !== sigHash) throw await paymentRequired(resource, 'this authorization (payer and nonce) was already used');
     if (existing.listing_slug !== resource.slug) {
-      const why = existing.status === 'released' ? `this payment was presented for ${existing.listing_slug} first and can only pay for that workflow` : `this payment was already used for a call to ${existing.listing_slug}`;
+      const why =
+        existing.status === 'released'
+          ? `this payment was presented for ${existing.listing_slug} first and can only pay for that workflow`
+          : `this payment was already used for a call to ${existing.listing_slug}`;
       throw await paymentRequired(resource, why);
     }
     // Verified earlier but never settled (the run could not start): verify again and take the record back.
     if (existing.status === 'released') return undefined;
     if (existing.status === 'failed') throw await paymentRequired(resource, `this payment failed to settle earlier (${existing.error ?? 'unknown reason'})`);
     if (existing.status !== 'settled' || !existing.execution_id || !existing.receipt) {
-      throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment to get its executionId.', { retryable: true });
+      throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment to get its executionId.', {
+        retryable: true,
+      });
     }
     const receipt = JSON.parse(existing.receipt) as PaymentReceipt;
     return { executionId: existing.execution_id, replayed: true, receipt };
@@ -335,7 +357,17 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     }
     return settleAndRun(
       resource,
-      { key, signatureHash: sigHash, protocol: 'x402', slug: resource.slug, network: settings.network, asset: token.address, amount: requirements.amount, payer: getAddress(authorization.from), payTo: resource.payTo },
+      {
+        key,
+        signatureHash: sigHash,
+        protocol: 'x402',
+        slug: resource.slug,
+        network: settings.network,
+        asset: token.address,
+        amount: requirements.amount,
+        payer: getAddress(authorization.from),
+        payTo: resource.payTo,
+      },
       run,
       async () => {
         const settlement = await resourceServer.settlePayment(payload, requirements);
@@ -372,7 +404,17 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
     }
     return settleAndRun(
       resource,
-      { key, signatureHash: sigHash, protocol: 'mpp', slug: resource.slug, network: settings.network, asset: token.address, amount: String(payload.value), payer: getAddress(payload.from), payTo: resource.payTo },
+      {
+        key,
+        signatureHash: sigHash,
+        protocol: 'mpp',
+        slug: resource.slug,
+        network: settings.network,
+        asset: token.address,
+        amount: String(payload.value),
+        payer: getAddress(payload.from),
+        payTo: resource.payTo,
+      },
       run,
       async () => {
         const receipt = await mpp.broadcastCredential(parsed, expected);
@@ -395,7 +437,11 @@ export function createPaymentsService(deps: { store: Store; settings: PaymentSet
       const hasX402 = credentials.x402 !== undefined && credentials.x402 !== null && credentials.x402 !== '';
       const hasMpp = credentials.mpp !== undefined && credentials.mpp !== null && credentials.mpp !== '';
       if (hasX402 && hasMpp) {
-        throw new ServiceError(400, 'conflicting_payment_credentials', 'Send one payment credential, not two: either PAYMENT-SIGNATURE (x402) or Authorization: Payment (MPP). Nothing was run or charged.');
+        throw new ServiceError(
+          400,
+          'conflicting_payment_credentials',
+          'Send one payment credential, not two: either PAYMENT-SIGNATURE (x402) or Authorization: Payment (MPP). Nothing was run or charged.',
+        );
       }
       if (hasX402) return chargeX402(resource, credentials.x402, run);
       if (hasMpp) return chargeMpp(resource, credentials.mpp, run);

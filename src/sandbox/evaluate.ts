@@ -186,7 +186,13 @@ export function runJob(module: QuickJSWASMModule, job: SandboxJob): SandboxOutco
 }
 
 /** Sets up the context (limits, console, prelude), runs the job, reads the result. */
-function evaluateIn(module: QuickJSWASMModule, ctx: QuickJSContext, job: SandboxJob, logs: LogBuffer, keep: (handle: QuickJSHandle) => QuickJSHandle): SandboxOutcome {
+function evaluateIn(
+  module: QuickJSWASMModule,
+  ctx: QuickJSContext,
+  job: SandboxJob,
+  logs: LogBuffer,
+  keep: (handle: QuickJSHandle) => QuickJSHandle,
+): SandboxOutcome {
   const failed = (kind: SandboxErrorKind, message: string): SandboxOutcome => ({ id: job.id, ok: false, kind, message, logs: logs.result() });
   let failure: Failure | undefined;
   let deadline = Number.POSITIVE_INFINITY;

@@ -70,11 +70,7 @@ function tsxApiUrl(): string {
  */
 function bootstrapUrl(): URL {
   const entry = new URL('./worker.ts', import.meta.url).href;
-  const source = [
-    `const { register } = await import(${JSON.stringify(tsxApiUrl())});`,
-    `register();`,
-    `await import(${JSON.stringify(entry)});`,
-  ].join('\n');
+  const source = [`const { register } = await import(${JSON.stringify(tsxApiUrl())});`, `register();`, `await import(${JSON.stringify(entry)});`].join('\n');
   return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
 }
 
@@ -208,7 +204,13 @@ export class SandboxPool {
     const { job } = pending;
     slot.timer = setTimeout(() => {
       // The interrupt handler did not stop the code: kill the thread.
-      const outcome: SandboxOutcome = { id: job.id, ok: false, kind: 'timeout', message: `${job.subject} exceeded its ${job.timeoutMs} ms time limit`, logs: [] };
+      const outcome: SandboxOutcome = {
+        id: job.id,
+        ok: false,
+        kind: 'timeout',
+        message: `${job.subject} exceeded its ${job.timeoutMs} ms time limit`,
+        logs: [],
+      };
       slot.current = undefined;
       this.released(pending);
       pending.resolve(outcome);
@@ -244,7 +246,9 @@ export class SandboxPool {
         id: current.job.id,
         ok: false,
         kind: memory ? 'memory' : 'runtime',
-        message: memory ? `${current.job.subject} exceeded the sandbox's memory` : `${current.job.subject} could not finish: the sandbox worker failed (${error.message})`,
+        message: memory
+          ? `${current.job.subject} exceeded the sandbox's memory`
+          : `${current.job.subject} could not finish: the sandbox worker failed (${error.message})`,
         logs: [],
       });
     }

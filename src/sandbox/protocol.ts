@@ -19,6 +19,13 @@ export interface SandboxJob {
 
 export type SandboxOutcome =
   | { id: number; ok: true; /** JSON text; absent when the code produced `undefined`. */ resultJson?: string; logs: string[] }
-  | { id: number; ok: false; kind: SandboxErrorKind; message: string; logs: string[]; /** The worker's QuickJS module may be damaged: replace the worker. */ recycle?: boolean };
+  | {
+      id: number;
+      ok: false;
+      kind: SandboxErrorKind;
+      message: string;
+      logs: string[];
+      /** The worker's QuickJS module may be damaged: replace the worker. */ recycle?: boolean;
+    };
 
 export type WorkerMessage = { type: 'ready' } | { type: 'outcome'; outcome: SandboxOutcome };

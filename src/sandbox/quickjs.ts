@@ -48,7 +48,14 @@ export async function closeSandbox(): Promise<void> {
  */
 export async function evaluateExpression(expression: string, bindings: Record<string, unknown>, limits?: EvaluationOptions): Promise<unknown> {
   const names = Object.keys(bindings);
-  const { result } = await execute('expression', expression, names, names.map((name) => bindings[name]), limits, 'Expression');
+  const { result } = await execute(
+    'expression',
+    expression,
+    names,
+    names.map((name) => bindings[name]),
+    limits,
+    'Expression',
+  );
   return result;
 }
 
@@ -70,7 +77,9 @@ export async function runUserCode(code: string, input: unknown, options: UserCod
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RESERVED = new Set(
-  'await break case catch class const continue debugger default delete do else enum export extends false finally for function if implements import in instanceof interface let new null package private protected public return static super switch this throw true try typeof var void while with yield arguments eval'.split(' '),
+  'await break case catch class const continue debugger default delete do else enum export extends false finally for function if implements import in instanceof interface let new null package private protected public return static super switch this throw true try typeof var void while with yield arguments eval'.split(
+    ' ',
+  ),
 );
 
 function checkNames(names: readonly string[]): void {

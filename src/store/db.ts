@@ -44,8 +44,7 @@ function withStatementCache(sqlite: SqliteHandle) {
 }
 
 /** Domain code only ever sees this Kysely handle, so a PostgreSQL dialect can slot in later. */
-export const kyselyOverSqlite = (sqlite: SqliteHandle): Store =>
-  new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+export const kyselyOverSqlite = (sqlite: SqliteHandle): Store => new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 
 export const openSqliteStore = (file: string): Store => kyselyOverSqlite(openSqlite(file));
 

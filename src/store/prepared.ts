@@ -30,14 +30,19 @@ export interface Prepared<Args, Row> {
   (db: Kysely<any>, args: Args, via?: Kysely<any>): Promise<QueryResult<Row>>;
 }
 
-export function prepared<Args extends object, Row = unknown>(build: (db: Kysely<any>, args: Args) => Compilable<Row>, columns?: Record<keyof Args, true>): Prepared<Args, Row> {
+export function prepared<Args extends object, Row = unknown>(
+  build: (db: Kysely<any>, args: Args) => Compilable<Row>,
+  columns?: Record<keyof Args, true>,
+): Prepared<Args, Row> {
   // Per database handle: a transaction or another store may compile differently.
   const cache = new WeakMap<Kysely<any>, Entry>();
   return (db, args, via = db) => {
     let entry = cache.get(db);
     if (!entry) {
       const slots = (
-        columns ? Object.fromEntries(Object.keys(columns).map((name) => [name, new Slot(name)])) : new Proxy({}, { get: (_target, name) => new Slot(String(name)) })
+        columns
+          ? Object.fromEntries(Object.keys(columns).map((name) => [name, new Slot(name)]))
+          : new Proxy({}, { get: (_target, name) => new Slot(String(name)) })
       ) as Args;
       const compiled = build(db, slots).compile();
       entry = { compiled, names: compiled.parameters.map((p) => (p instanceof Slot ? p.name : undefined)) };

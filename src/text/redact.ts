@@ -9,10 +9,38 @@ export const REDACTED = '[REDACTED]';
 
 /** Words that mark a name as a credential wherever they appear in it (`X-Custom-Auth`, `sessionId`, `set-cookie`). */
 const STRONG_WORDS = new Set([
-  'auth', 'oauth', 'authorization', 'authentication', 'password', 'passwd', 'passphrase', 'pass', 'pwd', 'secret', 'secrets',
-  'credential', 'credentials', 'cookie', 'cookies', 'session', 'mnemonic', 'seed', 'jwt', 'bearer', 'signature', 'sig',
+  'auth',
+  'oauth',
+  'authorization',
+  'authentication',
+  'password',
+  'passwd',
+  'passphrase',
+  'pass',
+  'pwd',
+  'secret',
+  'secrets',
+  'credential',
+  'credentials',
+  'cookie',
+  'cookies',
+  'session',
+  'mnemonic',
+  'seed',
+  'jwt',
+  'bearer',
+  'signature',
+  'sig',
   // Run-together spellings of the weak pairs below.
-  'apikey', 'apitoken', 'accesstoken', 'authtoken', 'refreshtoken', 'privatekey', 'secretkey', 'clientsecret', 'sessionid',
+  'apikey',
+  'apitoken',
+  'accesstoken',
+  'authtoken',
+  'refreshtoken',
+  'privatekey',
+  'secretkey',
+  'clientsecret',
+  'sessionid',
 ]);
 /**
  * `token` and `key` name credentials only as the last word (`X-Api-Key`,
@@ -250,7 +278,9 @@ export function redactOutput(output: unknown, secrets: readonly string[]): unkno
   if (output && typeof output === 'object' && !Array.isArray(output)) {
     const { headers, url } = output as { headers?: unknown; url?: unknown };
     if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
-      const hidden = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, isCredentialName(name) && !keepsScalar(value) ? REDACTED : value]));
+      const hidden = Object.fromEntries(
+        Object.entries(headers).map(([name, value]) => [name, isCredentialName(name) && !keepsScalar(value) ? REDACTED : value]),
+      );
       out = { ...(out as object), headers: hidden };
     }
     // The final URL after redirects: its query can carry keys the input never had.

@@ -27,10 +27,6 @@ export async function provisionWallet(store: Store, box: SecretBox, organization
 }
 
 export async function getWalletAddresses(store: Store, organizationId: string): Promise<WalletAddresses | undefined> {
-  const row = await store
-    .selectFrom('wallets')
-    .select(['evm_address', 'solana_address'])
-    .where('organization_id', '=', organizationId)
-    .executeTakeFirst();
+  const row = await store.selectFrom('wallets').select(['evm_address', 'solana_address']).where('organization_id', '=', organizationId).executeTakeFirst();
   return row && { walletAddress: row.evm_address, solanaAddress: row.solana_address };
 }

@@ -21,8 +21,10 @@ export function startExplorer() {
     const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     switch (url.pathname) {
       case '/api':
-        if (url.searchParams.get('module') !== 'contract' || url.searchParams.get('action') !== 'getabi') return json({ status: '0', message: 'NOTOK', result: 'Error! Missing Or invalid Module name' });
-        if (url.searchParams.get('address')?.toLowerCase() === VERIFIED.toLowerCase()) return json({ status: '1', message: 'OK', result: JSON.stringify(ERC20_ABI) });
+        if (url.searchParams.get('module') !== 'contract' || url.searchParams.get('action') !== 'getabi')
+          return json({ status: '0', message: 'NOTOK', result: 'Error! Missing Or invalid Module name' });
+        if (url.searchParams.get('address')?.toLowerCase() === VERIFIED.toLowerCase())
+          return json({ status: '1', message: 'OK', result: JSON.stringify(ERC20_ABI) });
         return json({ status: '0', message: 'NOTOK', result: 'Contract source code not verified' });
       case '/garbage':
         return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>');

@@ -88,7 +88,10 @@ export async function fetchJson(url: string, init: RequestInit & { key?: string 
  * A GET through node:http, sending exactly the given headers. (fetch adds
  * `Cache-Control: no-cache` to conditional requests, which hides 304s.)
  */
-export async function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+export async function rawGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const { request } = await import('node:http');
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {

@@ -22,10 +22,14 @@ export async function startHttpTarget() {
       }
       if (req.url?.startsWith('/session')) {
         // A login-like endpoint: sets a session cookie and echoes the request's headers, as debugging endpoints do.
-        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'sid=cookie-secret-3; HttpOnly' }).end(JSON.stringify({ url: req.url, headers: req.headers, body }));
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'sid=cookie-secret-3; HttpOnly' })
+          .end(JSON.stringify({ url: req.url, headers: req.headers, body }));
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -7,7 +7,8 @@ import { fetchJson, type TestGateway } from './gateway.ts';
 
 /** Shared by the web3 step and execute/node tests: workflow runs, fixtures on anvil, random recipients. */
 
-export const randomAddress = (): Address => getAddress(`0x${[...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
+export const randomAddress = (): Address =>
+  getAddress(`0x${[...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
 
 export const trigger = () => ({ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } });
 export const action = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
@@ -28,7 +29,12 @@ export interface RunResult {
 }
 
 /** Creates a workflow over REST, runs it, and polls until the run leaves pending/running. */
-export async function runWorkflow(gw: TestGateway, graph: { nodes: unknown[]; edges: unknown[] }, input: Record<string, unknown> = {}, key = gw.ownerKey): Promise<RunResult> {
+export async function runWorkflow(
+  gw: TestGateway,
+  graph: { nodes: unknown[]; edges: unknown[] },
+  input: Record<string, unknown> = {},
+  key = gw.ownerKey,
+): Promise<RunResult> {
   const api = (path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key, ...init });
   const created = await api('/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'web3 test', ...graph }) });
   if (created.status !== 200) throw new Error(`create failed ${created.status}: ${JSON.stringify(created.body)}`);
@@ -48,15 +54,29 @@ export async function runWorkflow(gw: TestGateway, graph: { nodes: unknown[]; ed
   return { executionId, execution: full.body.execution, logs, step: (nodeId) => logs.find((l) => l.nodeId === nodeId) };
 }
 
-export const tokenBalance = (chain: TestChain, token: Address, owner: Address) => chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
+export const tokenBalance = (chain: TestChain, token: Address, owner: Address) =>
+  chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 
 /** Deploys a fresh copy of the test USDC artifact (6 decimals) on any anvil, owned by anvil account 0, and mints to `holder`. */
 export async function deployToken(chain: TestChain, holder: Address, units: bigint): Promise<Address> {
   const owner = chain.walletClient(0);
-  const hash = await owner.deployContract({ abi: testUsdcAbi, bytecode: testUsdcBytecode, args: [owner.account!.address], account: owner.account!, chain: chain.chain });
+  const hash = await owner.deployContract({
+    abi: testUsdcAbi,
+    bytecode: testUsdcBytecode,
+    args: [owner.account!.address],
+    account: owner.account!,
+    chain: chain.chain,
+  });
   const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
   const token = receipt.contractAddress!;
-  const mint = await owner.writeContract({ address: token, abi: testUsdcAbi, functionName: 'mint', args: [holder, units], account: owner.account!, chain: chain.chain });
+  const mint = await owner.writeContract({
+    address: token,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [holder, units],
+    account: owner.account!,
+    chain: chain.chain,
+  });
   await chain.publicClient.waitForTransactionReceipt({ hash: mint });
   return token;
 }

@@ -14,7 +14,11 @@ export function balanceGraph(address = '0x000000000000000000000000000000000000dE
 }
 
 export async function createWorkflowViaApi(url: string, key: string, body: Record<string, unknown> = {}) {
-  const res = await fetchJson(`${url}/api/workflows/create`, { method: 'POST', key, body: JSON.stringify({ name: 'Balance check', ...balanceGraph(), ...body }) });
+  const res = await fetchJson(`${url}/api/workflows/create`, {
+    method: 'POST',
+    key,
+    body: JSON.stringify({ name: 'Balance check', ...balanceGraph(), ...body }),
+  });
   if (res.status !== 200) throw new Error(`create failed ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body as { id: string; [k: string]: any };
 }
@@ -22,7 +26,38 @@ export async function createWorkflowViaApi(url: string, key: string, body: Recor
 /** Execution history rows (the engine that writes them arrives later); logs hang off the execution. */
 export async function insertExecution(store: Store, workflowId: string, organizationId: string) {
   const id = newId();
-  await store.insertInto('workflow_executions').values({ id, workflow_id: workflowId, organization_id: organizationId, user_id: null, status: 'success', input: '{}', output: '{}', error: null, created_at: nowIso(), started_at: nowIso(), completed_at: nowIso() }).execute();
-  await store.insertInto('workflow_execution_logs').values({ id: newId(), execution_id: id, node_id: 'trigger', node_name: 'Start', node_type: 'trigger', status: 'success', input: '{}', output: '{}', error: null, started_at: nowIso(), completed_at: nowIso(), duration_ms: 1 }).execute();
+  await store
+    .insertInto('workflow_executions')
+    .values({
+      id,
+      workflow_id: workflowId,
+      organization_id: organizationId,
+      user_id: null,
+      status: 'success',
+      input: '{}',
+      output: '{}',
+      error: null,
+      created_at: nowIso(),
+      started_at: nowIso(),
+      completed_at: nowIso(),
+    })
+    .execute();
+  await store
+    .insertInto('workflow_execution_logs')
+    .values({
+      id: newId(),
+      execution_id: id,
+      node_id: 'trigger',
+      node_name: 'Start',
+      node_type: 'trigger',
+      status: 'success',
+      input: '{}',
+      output: '{}',
+      error: null,
+      started_at: nowIso(),
+      completed_at: nowIso(),
+      duration_ms: 1,
+    })
+    .execute();
   return id;
 }

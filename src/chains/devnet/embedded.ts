@@ -96,7 +96,9 @@ export async function openDevnet(config: Config): Promise<RunningDevnet | null> 
   const configured = config.rpcUrls[DEVNET_CHAIN_ID];
   if (configured) {
     const devnet = await connectDevnet(configured).catch((error: Error) => {
-      throw new Error(`FLOWGATE_RPC_URL_${DEVNET_CHAIN_ID} is set but that devnet could not be used: ${error.message.split('\n')[0]} (start it, unset the variable, or set FLOWGATE_DEVNET=off)`);
+      throw new Error(
+        `FLOWGATE_RPC_URL_${DEVNET_CHAIN_ID} is set but that devnet could not be used: ${error.message.split('\n')[0]} (start it, unset the variable, or set FLOWGATE_DEVNET=off)`,
+      );
     });
     return { devnet, spawned: false, stop: async () => {} };
   }

@@ -20,9 +20,7 @@ interface Artifact {
   bytecode: Hex;
 }
 
-export const testUsdcBytecode: Hex = (
-  JSON.parse(fs.readFileSync(new URL('./test-usdc.artifact.json', import.meta.url), 'utf8')) as Artifact
-).bytecode;
+export const testUsdcBytecode: Hex = (JSON.parse(fs.readFileSync(new URL('./test-usdc.artifact.json', import.meta.url), 'utf8')) as Artifact).bytecode;
 
 /**
  * A deliberately public key, derived from a fixed label: it deploys the test

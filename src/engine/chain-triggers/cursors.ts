@@ -54,11 +54,20 @@ export async function syncChainTrigger(services: Pick<Services, 'store' | 'chain
   const existing = await store.selectFrom('chain_trigger_cursors').select('spec').where('workflow_id', '=', workflow.id).executeTakeFirst();
   if (existing?.spec === text) return; // same trigger: keep its place in the chain
   const head = await headOrNull(services.chainClients.publicClient(spec.chainId));
-  const row = { workflow_id: workflow.id, organization_id: workflow.organizationId!, chain_id: spec.chainId, spec: text, last_block: head, updated_at: nowIso() };
+  const row = {
+    workflow_id: workflow.id,
+    organization_id: workflow.organizationId!,
+    chain_id: spec.chainId,
+    spec: text,
+    last_block: head,
+    updated_at: nowIso(),
+  };
   await store
     .insertInto('chain_trigger_cursors')
     .values(row)
-    .onConflict((oc) => oc.column('workflow_id').doUpdateSet({ chain_id: row.chain_id, spec: row.spec, last_block: row.last_block, updated_at: row.updated_at }))
+    .onConflict((oc) =>
+      oc.column('workflow_id').doUpdateSet({ chain_id: row.chain_id, spec: row.spec, last_block: row.last_block, updated_at: row.updated_at }),
+    )
     .execute();
 }
 

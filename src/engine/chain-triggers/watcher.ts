@@ -52,7 +52,11 @@ interface Watch {
 /** viem's short message never carries the RPC URL (its full message does). */
 const describe = (error: unknown) => (error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error));
 
-export function createChainTriggerWatcher(services: Services, enqueue: (executionId: string, organizationId: string) => void, pollMs: number): ChainTriggerWatcher {
+export function createChainTriggerWatcher(
+  services: Services,
+  enqueue: (executionId: string, organizationId: string) => void,
+  pollMs: number,
+): ChainTriggerWatcher {
   const { store } = services;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<unknown> | undefined;
@@ -93,7 +97,9 @@ export function createChainTriggerWatcher(services: Services, enqueue: (executio
       case 'Block':
         return blockOccurrences(reader, spec.blockInterval, from, to);
       case 'Transfer':
-        return spec.tokenAddress ? tokenTransferOccurrences(client, spec.tokenAddress, spec.address, from, to) : nativeTransferOccurrences(reader, spec.address, from, to);
+        return spec.tokenAddress
+          ? tokenTransferOccurrences(client, spec.tokenAddress, spec.address, from, to)
+          : nativeTransferOccurrences(reader, spec.address, from, to);
     }
   }
 

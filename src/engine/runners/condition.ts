@@ -41,7 +41,11 @@ const MAX_PATTERN_CHARS = 1000;
 const MAX_REGEX_INPUT_CHARS = 100_000;
 
 /** `organizationId`: whose fair share of the sandbox an expression or a pattern that needs it counts against. */
-export async function evaluateCondition(config: { condition?: unknown; conditionConfig?: unknown }, bindings: Bindings, organizationId?: string): Promise<{ result: boolean }> {
+export async function evaluateCondition(
+  config: { condition?: unknown; conditionConfig?: unknown },
+  bindings: Bindings,
+  organizationId?: string,
+): Promise<{ result: boolean }> {
   const group = structuredGroup(config.conditionConfig);
   if (group) return { result: await evaluateGroup(group, bindings, 'conditionConfig.group', organizationId) };
   return { result: await evaluateExpressionCondition(config.condition, bindings, organizationId) };
@@ -187,7 +191,9 @@ function sameJson(left: object, right: object, leaf: (a: unknown, b: unknown) =>
   const leftKeys = Object.keys(left);
   const rightKeys = Object.keys(right);
   if (leftKeys.length !== rightKeys.length) return false;
-  return leftKeys.every((key) => Object.prototype.hasOwnProperty.call(right, key) && leaf((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]));
+  return leftKeys.every(
+    (key) => Object.prototype.hasOwnProperty.call(right, key) && leaf((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]),
+  );
 }
 
 function compare(operator: '>' | '>=' | '<' | '<=', left: unknown, right: unknown): boolean {
@@ -228,12 +234,18 @@ async function matchesRegex(left: unknown, right: unknown, at: string, organizat
   if (!isText(left) && typeof left !== 'boolean') return false;
   const text = String(left);
   if (text.length > MAX_REGEX_INPUT_CHARS) {
-    throw new NodeError(`${at}.leftOperand is ${text.length} characters long; matchesRegex accepts at most ${MAX_REGEX_INPUT_CHARS}.`, { field: 'conditionConfig' });
+    throw new NodeError(`${at}.leftOperand is ${text.length} characters long; matchesRegex accepts at most ${MAX_REGEX_INPUT_CHARS}.`, {
+      field: 'conditionConfig',
+    });
   }
   const { source, flags } = parsePattern(right);
   try {
     // In the sandbox: a pattern that backtracks catastrophically is stopped by the time limit.
-    const matched = await evaluateExpression('new RegExp(__source, __flags).test(__text)', { __source: source, __flags: flags, __text: text }, { timeoutMs: REGEX_TIMEOUT_MS, organizationId });
+    const matched = await evaluateExpression(
+      'new RegExp(__source, __flags).test(__text)',
+      { __source: source, __flags: flags, __text: text },
+      { timeoutMs: REGEX_TIMEOUT_MS, organizationId },
+    );
     return matched === true;
   } catch (error) {
     if (!(error instanceof SandboxError)) throw error;

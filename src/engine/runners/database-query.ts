@@ -11,7 +11,8 @@ export { PARAM_TOKEN } from '../../org/database-client.ts';
  * and the postgres host are checked again on every run (queryDatabase).
  */
 export const databaseQueryRunner: NodeRunner = async (config, ctx) => {
-  if (typeof config.integrationId !== 'string' || !config.integrationId) throw new NodeError('integrationId is required: the id of a database integration (list_integrations).');
+  if (typeof config.integrationId !== 'string' || !config.integrationId)
+    throw new NodeError('integrationId is required: the id of a database integration (list_integrations).');
   if (typeof config.dbQuery !== 'string' || !config.dbQuery.trim()) throw new NodeError('dbQuery is required.');
   const params = Array.isArray(config.__params) ? (config.__params as unknown[]) : [];
   const integration = await getIntegrationForRun(ctx.services, ctx.organizationId, config.integrationId).catch((error: unknown) => {

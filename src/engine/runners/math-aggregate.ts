@@ -107,13 +107,16 @@ function parseOperation(value: unknown): Operation {
   const key = typeof value === 'string' ? value.trim().toLowerCase() : '';
   const operation = OPERATIONS[key];
   if (!operation) {
-    throw new NodeError(`operation ${JSON.stringify(value ?? null)} is not supported; use one of ${OPERATION_NAMES}.`, { field: 'operation', received: value ?? null });
+    throw new NodeError(`operation ${JSON.stringify(value ?? null)} is not supported; use one of ${OPERATION_NAMES}.`, {
+      field: 'operation',
+      received: value ?? null,
+    });
   }
   return operation;
 }
 
 const preview = (value: unknown): string => {
-  const text = typeof value === 'string' ? JSON.stringify(value) : value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? JSON.stringify(value) : value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 };
 
@@ -139,7 +142,10 @@ function parseValues(value: unknown): unknown[] {
   if (value === undefined || value === null) {
     throw new NodeError('values is required: an array of numbers, a JSON array string, or comma-separated numbers.', { field: 'values' });
   }
-  throw new NodeError(`values must be an array, a JSON array string or comma-separated numbers; received ${preview(value)}.`, { field: 'values', received: value });
+  throw new NodeError(`values must be an array, a JSON array string or comma-separated numbers; received ${preview(value)}.`, {
+    field: 'values',
+    received: value,
+  });
 }
 
 /** Reads a dot path ("a.b.0.c") from an item; undefined when any step is missing. */
@@ -193,7 +199,8 @@ export function aggregate(config: { operation?: unknown; values?: unknown; field
   const done = (value: Decimal): AggregateResult => {
     const result = decimalToNumber(value);
     const decimal = decimalToString(value);
-    if (!Number.isFinite(result)) throw new NodeError(`The ${operation} (${decimal.slice(0, 24)}…, ${decimal.length} digits) is too large for a number.`, { field: 'values' });
+    if (!Number.isFinite(result))
+      throw new NodeError(`The ${operation} (${decimal.slice(0, 24)}…, ${decimal.length} digits) is too large for a number.`, { field: 'values' });
     return { result, decimal, count, operation };
   };
 

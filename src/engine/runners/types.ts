@@ -34,7 +34,10 @@ export type NodeRunner = (config: Record<string, unknown>, ctx: NodeRunContext) 
 
 /** A failure a runner reports (rather than a crash): its message becomes the node's and the run's error. */
 export class NodeError extends Error {
-  constructor(message: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
     this.name = 'NodeError';
   }

@@ -11,5 +11,4 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('fetched_at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('abi_cache_pk', ['chain_id', 'address'])
     .execute();
-
 }

@@ -9,7 +9,12 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('workflow_executions').addColumn('trigger_occurrence', 'text').execute();
-  await db.schema.createIndex('workflow_executions_trigger_occurrence').on('workflow_executions').columns(['workflow_id', 'trigger_occurrence']).unique().execute();
+  await db.schema
+    .createIndex('workflow_executions_trigger_occurrence')
+    .on('workflow_executions')
+    .columns(['workflow_id', 'trigger_occurrence'])
+    .unique()
+    .execute();
 
   await db.schema
     .createTable('chain_trigger_cursors')

@@ -19,4 +19,3 @@ export async function up(db: Kysely<any>): Promise<void> {
     await db.schema.createIndex(name).on('workflow_executions').columns(['workflow_id', column]).unique().where(column, 'is not', null).execute();
   }
 }
-

@@ -19,7 +19,8 @@ export const isBlank = (value: unknown) => value === undefined || value === null
  */
 export function chainOf(env: { services: Pick<Web3Env['services'], 'chains'> }, config: Record<string, unknown>): ChainEntry {
   const network = isBlank(config.network) ? config.chainId : config.network;
-  if (isBlank(network)) throw badRequest('invalid_config', 'network is required: the chain id as a string, e.g. "8453" (see list_chains).', { field: 'network' });
+  if (isBlank(network))
+    throw badRequest('invalid_config', 'network is required: the chain id as a string, e.g. "8453" (see list_chains).', { field: 'network' });
   return selectChain(env.services, undefined, network);
 }
 
@@ -27,7 +28,10 @@ export function requireString(config: Record<string, unknown>, field: string, wh
   const value = config[field];
   if (isBlank(value)) throw badRequest('invalid_config', `${field} is required: ${what}.`, { field });
   if (typeof value !== 'string' && typeof value !== 'number') {
-    throw badRequest('invalid_config', `${field} must be a string (${what}); got ${Array.isArray(value) ? 'an array' : typeof value}.`, { field, received: value });
+    throw badRequest('invalid_config', `${field} must be a string (${what}); got ${Array.isArray(value) ? 'an array' : typeof value}.`, {
+      field,
+      received: value,
+    });
   }
   return String(value).trim();
 }
@@ -49,13 +53,21 @@ export interface Token {
  */
 export async function tokenOf(env: Web3Env, chain: ChainEntry, config: Record<string, unknown>): Promise<Token> {
   if (isBlank(config.tokenConfig)) {
-    throw badRequest('invalid_config', 'tokenConfig is required: a JSON object such as {"mode":"custom","customToken":{"address":"0x...","symbol":"USDC","decimals":6}}.', { field: 'tokenConfig' });
+    throw badRequest(
+      'invalid_config',
+      'tokenConfig is required: a JSON object such as {"mode":"custom","customToken":{"address":"0x...","symbol":"USDC","decimals":6}}.',
+      { field: 'tokenConfig' },
+    );
   }
   const parsed = parseTokenConfig(config.tokenConfig);
   if (!parsed.address) {
-    throw badRequest('invalid_config', `tokenConfig has no token address (got ${JSON.stringify(config.tokenConfig)}); give {"mode":"custom","customToken":{"address":"0x...","symbol":"USDC"}}.`, {
-      field: 'tokenConfig',
-    });
+    throw badRequest(
+      'invalid_config',
+      `tokenConfig has no token address (got ${JSON.stringify(config.tokenConfig)}); give {"mode":"custom","customToken":{"address":"0x...","symbol":"USDC"}}.`,
+      {
+        field: 'tokenConfig',
+      },
+    );
   }
   const address = parsed.address;
   const known = env.services.stablecoins.lookup(chain.chainId, address);
@@ -65,14 +77,21 @@ export async function tokenOf(env: Web3Env, chain: ChainEntry, config: Record<st
   const onChain = await client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => undefined);
   const configured = parsed.decimals ?? known?.decimals;
   if (onChain !== undefined && parsed.decimals !== undefined && parsed.decimals !== onChain) {
-    throw badRequest('invalid_token_config', `tokenConfig.decimals is ${parsed.decimals} but token ${address} reports decimals() = ${onChain}; fix or drop tokenConfig.decimals.`, {
-      field: 'tokenConfig.decimals',
-      received: parsed.decimals,
-    });
+    throw badRequest(
+      'invalid_token_config',
+      `tokenConfig.decimals is ${parsed.decimals} but token ${address} reports decimals() = ${onChain}; fix or drop tokenConfig.decimals.`,
+      {
+        field: 'tokenConfig.decimals',
+        received: parsed.decimals,
+      },
+    );
   }
   const decimals = onChain ?? configured;
   if (decimals === undefined) {
-    throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${address} on chain ${chain.chainId}; add "decimals" to tokenConfig.`, { field: 'tokenConfig', tokenAddress: address });
+    throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${address} on chain ${chain.chainId}; add "decimals" to tokenConfig.`, {
+      field: 'tokenConfig',
+      tokenAddress: address,
+    });
   }
   let symbol = parsed.symbol ?? known?.symbol;
   if (symbol === undefined) {
@@ -91,16 +110,26 @@ export function checkWriteRouting(config: Record<string, unknown>, chain: ChainE
   const connection = isBlank(config.web3Connection) ? 'default' : String(config.web3Connection).trim();
   if (connection !== 'default' && connection !== 'eoa') {
     const safe = connection.startsWith('safe:');
-    throw badRequest('invalid_config', safe ? `web3Connection "${connection}": Safe routing is not available on this gateway; use "default" or "eoa" (the organization wallet).` : `web3Connection must be "default", "eoa" or "safe:<safeWalletId>" (got ${JSON.stringify(config.web3Connection)}).`, {
-      field: 'web3Connection',
-      received: config.web3Connection,
-    });
+    throw badRequest(
+      'invalid_config',
+      safe
+        ? `web3Connection "${connection}": Safe routing is not available on this gateway; use "default" or "eoa" (the organization wallet).`
+        : `web3Connection must be "default", "eoa" or "safe:<safeWalletId>" (got ${JSON.stringify(config.web3Connection)}).`,
+      {
+        field: 'web3Connection',
+        received: config.web3Connection,
+      },
+    );
   }
   const wantsPrivate = config.usePrivateMempool === true || config.usePrivateMempool === 'true';
   const strict = !(config.strict === false || config.strict === 'false');
   if (wantsPrivate && strict) {
-    throw badRequest('invalid_config', `usePrivateMempool is set but this gateway has no private-mempool RPC for ${chain.name} (${chain.chainId}); nothing was sent. Set strict to false to allow the public mempool, or drop usePrivateMempool.`, {
-      field: 'usePrivateMempool',
-    });
+    throw badRequest(
+      'invalid_config',
+      `usePrivateMempool is set but this gateway has no private-mempool RPC for ${chain.name} (${chain.chainId}); nothing was sent. Set strict to false to allow the public mempool, or drop usePrivateMempool.`,
+      {
+        field: 'usePrivateMempool',
+      },
+    );
   }
 }

@@ -15,7 +15,11 @@ import type { Web3Env, Web3Step } from './types.ts';
 function abiFunctionOf(config: Record<string, unknown>): string {
   const missing = config.abiFunction === undefined || config.abiFunction === null || config.abiFunction === '';
   if (missing && config.functionName !== undefined) {
-    throw badRequest('invalid_config', `abiFunction is missing; legacy functionName (${JSON.stringify(config.functionName)}) is no longer executed — rename it to abiFunction.`, { field: 'abiFunction' });
+    throw badRequest(
+      'invalid_config',
+      `abiFunction is missing; legacy functionName (${JSON.stringify(config.functionName)}) is no longer executed — rename it to abiFunction.`,
+      { field: 'abiFunction' },
+    );
   }
   return requireString(config, 'abiFunction', 'the name of the ABI function to call, e.g. "balanceOf"');
 }
@@ -35,7 +39,11 @@ async function prepare(config: Record<string, unknown>, env: Web3Env, value?: st
     return await prepareContractCall(env.services, input);
   } catch (error) {
     if (error instanceof ServiceError && error.code === 'invalid_value') {
-      throw badRequest('invalid_config', `ethValue ${JSON.stringify(config.ethValue)} given, but ${input.abiFunction} is not payable; send ethValue only to payable functions.`, { field: 'ethValue' });
+      throw badRequest(
+        'invalid_config',
+        `ethValue ${JSON.stringify(config.ethValue)} given, but ${input.abiFunction} is not payable; send ethValue only to payable functions.`,
+        { field: 'ethValue' },
+      );
     }
     throw error;
   }
@@ -52,7 +60,9 @@ export const readContract: Web3Step = {
   async read(config, env) {
     const call = await prepare(config, env);
     if (!isRead(call.fn)) {
-      throw badRequest('invalid_config', `abiFunction "${call.fn.name}" is ${call.fn.stateMutability}, not view or pure: use web3/write-contract to send it.`, { field: 'abiFunction' });
+      throw badRequest('invalid_config', `abiFunction "${call.fn.name}" is ${call.fn.stateMutability}, not view or pure: use web3/write-contract to send it.`, {
+        field: 'abiFunction',
+      });
     }
     return { result: shapeResult(call.fn, await readCall(env.services, call)) };
   },
@@ -69,7 +79,11 @@ export const writeContract: Web3Step = {
     if (value !== undefined) parseAmount(value, 18, 'ethValue');
     const call = await prepare(config, env, value);
     if (isRead(call.fn)) {
-      throw badRequest('invalid_config', `abiFunction "${call.fn.name}" is ${call.fn.stateMutability}: it changes nothing, so there is nothing to send. Use web3/read-contract.`, { field: 'abiFunction' });
+      throw badRequest(
+        'invalid_config',
+        `abiFunction "${call.fn.name}" is ${call.fn.stateMutability}: it changes nothing, so there is nothing to send. Use web3/read-contract.`,
+        { field: 'abiFunction' },
+      );
     }
     return writeOf(call, 'write-contract');
   },

@@ -36,7 +36,12 @@ export const web3Steps: Readonly<Record<string, Web3Step>> = {
  */
 function chainFailure(actionType: string, error: unknown): ServiceError {
   // viem wraps a transport failure in ContractFunctionExecutionError too: check reachability first.
-  if (isRpcUnreachable(error)) return new ServiceError(503, 'rpc_unavailable', `${actionType}: the chain's RPC node could not be reached; nothing was sent. Retry later; this is not a revert.`);
+  if (isRpcUnreachable(error))
+    return new ServiceError(
+      503,
+      'rpc_unavailable',
+      `${actionType}: the chain's RPC node could not be reached; nothing was sent. Retry later; this is not a revert.`,
+    );
   // A contract that reverted or returned nothing is the caller's problem, not the chain's.
   if (error instanceof ContractFunctionExecutionError) return new ServiceError(400, 'read_failed', `${actionType}: ${error.shortMessage}`);
   const detail = error instanceof BaseError ? error.shortMessage : 'unexpected error';
@@ -44,7 +49,12 @@ function chainFailure(actionType: string, error: unknown): ServiceError {
 }
 
 /** A read step's output fields; config errors are 400s, chain failures 502s. */
-export async function readStep(actionType: string, step: Extract<Web3Step, { kind: 'read' }>, config: Record<string, unknown>, env: Web3Env): Promise<Record<string, unknown>> {
+export async function readStep(
+  actionType: string,
+  step: Extract<Web3Step, { kind: 'read' }>,
+  config: Record<string, unknown>,
+  env: Web3Env,
+): Promise<Record<string, unknown>> {
   try {
     return await step.read(config, env);
   } catch (error) {
@@ -53,7 +63,12 @@ export async function readStep(actionType: string, step: Extract<Web3Step, { kin
 }
 
 /** A write step's prepared transaction (nothing signed); errors as readStep. */
-export async function prepareStep(actionType: string, step: Extract<Web3Step, { kind: 'write' }>, config: Record<string, unknown>, env: Web3Env): Promise<PreparedWrite> {
+export async function prepareStep(
+  actionType: string,
+  step: Extract<Web3Step, { kind: 'write' }>,
+  config: Record<string, unknown>,
+  env: Web3Env,
+): Promise<PreparedWrite> {
   try {
     return await step.prepare(config, env);
   } catch (error) {
@@ -84,4 +99,6 @@ export function runnerOf(actionType: string, step: Web3Step): NodeRunner {
   };
 }
 
-export const web3Runners: Readonly<Record<string, NodeRunner>> = Object.fromEntries(Object.entries(web3Steps).map(([type, step]) => [type, runnerOf(type, step)]));
+export const web3Runners: Readonly<Record<string, NodeRunner>> = Object.fromEntries(
+  Object.entries(web3Steps).map(([type, step]) => [type, runnerOf(type, step)]),
+);

@@ -19,11 +19,14 @@ function contractOn(binding: ProtocolBinding, chain: ChainEntry): Address {
   const address = binding.addresses[chain.chainId];
   if (!address) {
     const supported = Object.keys(binding.addresses).join(', ');
-    throw badRequest('unsupported_chain', `${binding.protocolName} has no ${binding.contract} on ${chain.name} (${chain.chainId}); network must be one of ${supported}.`, { field: 'network', received: chain.chainId });
+    throw badRequest(
+      'unsupported_chain',
+      `${binding.protocolName} has no ${binding.contract} on ${chain.name} (${chain.chainId}); network must be one of ${supported}.`,
+      { field: 'network', received: chain.chainId },
+    );
   }
   return address;
 }
-
 
 /** An ABI argument from its textual value, exactly: integers as base-10 digits, addresses checksummed. */
 function encodeArg(arg: ProtocolArg, raw: unknown, field: string): unknown {
@@ -32,7 +35,10 @@ function encodeArg(arg: ProtocolArg, raw: unknown, field: string): unknown {
   const int = /^(u?)int(\d*)$/.exec(arg.type);
   if (int) {
     if (typeof text !== 'string' || !(int[1] ? /^\d+$/ : /^-?\d+$/).test(text.trim())) {
-      throw badRequest('invalid_config', `${field} must be a whole number in raw units as a string, e.g. "1000000" (got ${JSON.stringify(raw)}).`, { field, received: raw });
+      throw badRequest('invalid_config', `${field} must be a whole number in raw units as a string, e.g. "1000000" (got ${JSON.stringify(raw)}).`, {
+        field,
+        received: raw,
+      });
     }
     const value = BigInt(text.trim());
     const bits = BigInt(int[2] || '256');
@@ -57,7 +63,8 @@ async function argsOf(binding: ProtocolBinding, config: Record<string, unknown>,
     }
     let value = config[arg.field];
     if (isBlank(value)) {
-      if (arg.fallback === undefined) throw badRequest('invalid_config', `${arg.field} is required (${arg.type} ${arg.name} of ${binding.functionName}).`, { field: arg.field });
+      if (arg.fallback === undefined)
+        throw badRequest('invalid_config', `${arg.field} is required (${arg.type} ${arg.name} of ${binding.functionName}).`, { field: arg.field });
       value = arg.fallback === 'wallet' ? await walletAddress(env) : arg.fallback;
     }
     args.push(encodeArg(arg, value, arg.field));
@@ -75,9 +82,16 @@ export function protocolStep(actionType: string, binding: ProtocolBinding): Web3
         const args = await argsOf(binding, config, env);
         let result: unknown;
         try {
-          result = await env.services.chainClients.publicClient(chain.chainId).readContract({ address, abi: [binding.abi], functionName: binding.functionName, args });
+          result = await env.services.chainClients
+            .publicClient(chain.chainId)
+            .readContract({ address, abi: [binding.abi], functionName: binding.functionName, args });
         } catch (error) {
-          throw new ServiceError(400, 'read_reverted', `${actionType}: reading ${binding.functionName} on ${address} failed: ${revertReason(error, [binding.abi])}`, { functionName: binding.functionName });
+          throw new ServiceError(
+            400,
+            'read_reverted',
+            `${actionType}: reading ${binding.functionName} on ${address} failed: ${revertReason(error, [binding.abi])}`,
+            { functionName: binding.functionName },
+          );
         }
         const values = binding.abi.outputs.length > 1 ? (result as readonly unknown[]) : [result];
         const named = Object.fromEntries(binding.abi.outputs.map((o, i) => [o.name || `output${i}`, jsonSafe(values[i])]));

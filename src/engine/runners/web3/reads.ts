@@ -21,8 +21,17 @@ export const checkTokenBalance: Web3Step = {
     const chain = chainOf(env, config);
     const address = parseEvmAddress(config.address, 'address');
     const token = await tokenOf(env, chain, config);
-    const raw = await env.services.chainClients.publicClient(chain.chainId).readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
-    return { balance: formatUnits(raw, token.decimals), balanceRaw: raw.toString(), symbol: token.symbol, decimals: token.decimals, address, tokenAddress: token.address };
+    const raw = await env.services.chainClients
+      .publicClient(chain.chainId)
+      .readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+    return {
+      balance: formatUnits(raw, token.decimals),
+      balanceRaw: raw.toString(),
+      symbol: token.symbol,
+      decimals: token.decimals,
+      address,
+      tokenAddress: token.address,
+    };
   },
 };
 
@@ -33,7 +42,17 @@ export const checkAllowance: Web3Step = {
     const owner = parseEvmAddress(config.ownerAddress, 'ownerAddress');
     const spender = parseEvmAddress(config.spenderAddress, 'spenderAddress');
     const token = await tokenOf(env, chain, config);
-    const raw = await env.services.chainClients.publicClient(chain.chainId).readContract({ address: token.address, abi: erc20Abi, functionName: 'allowance', args: [owner, spender] });
-    return { allowance: formatUnits(raw, token.decimals), allowanceRaw: raw.toString(), symbol: token.symbol, decimals: token.decimals, ownerAddress: owner, spenderAddress: spender, tokenAddress: token.address };
+    const raw = await env.services.chainClients
+      .publicClient(chain.chainId)
+      .readContract({ address: token.address, abi: erc20Abi, functionName: 'allowance', args: [owner, spender] });
+    return {
+      allowance: formatUnits(raw, token.decimals),
+      allowanceRaw: raw.toString(),
+      symbol: token.symbol,
+      decimals: token.decimals,
+      ownerAddress: owner,
+      spenderAddress: spender,
+      tokenAddress: token.address,
+    };
   },
 };

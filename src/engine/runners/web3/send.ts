@@ -35,7 +35,10 @@ export async function sendFromWorkflow(write: PreparedWrite, ctx: NodeRunContext
       throw new NodeError(`${error.message}.${detail} Nothing was sent.`, { code: error.code });
     }
     const code = error instanceof RpcUnavailableError || isRpcUnreachable(error) ? 'rpc_unavailable' : 'chain_unavailable';
-    throw new NodeError(`${write.chain.name} (${chainId}) could not be reached to send this transaction; nothing was signed (${error instanceof BaseError ? error.shortMessage : 'RPC unreachable'}). This is not a revert.`, { code });
+    throw new NodeError(
+      `${write.chain.name} (${chainId}) could not be reached to send this transaction; nothing was signed (${error instanceof BaseError ? error.shortMessage : 'RPC unreachable'}). This is not a revert.`,
+      { code },
+    );
   }
 
   if (outcome.kind === 'refused') throw new NodeError(outcome.error, { code: outcome.code });

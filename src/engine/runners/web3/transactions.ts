@@ -1,4 +1,14 @@
-import { BaseError, decodeFunctionData, getAddress, toFunctionSelector, TransactionNotFoundError, TransactionReceiptNotFoundError, type Abi, type AbiFunction, type Hex } from 'viem';
+import {
+  BaseError,
+  decodeFunctionData,
+  getAddress,
+  toFunctionSelector,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Abi,
+  type AbiFunction,
+  type Hex,
+} from 'viem';
 import { badRequest } from '../../../errors.ts';
 import { jsonSafe } from '../../../execute/direct.ts';
 import { parseAbiDocument, parseEvmAddress } from '../../../execute/money-inputs.ts';
@@ -16,14 +26,18 @@ export const getTransaction: Web3Step = {
     const chain = chainOf(env, config);
     const hash = typeof config.transactionHash === 'string' ? config.transactionHash.trim() : config.transactionHash;
     if (typeof hash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hash)) {
-      throw badRequest('invalid_config', `transactionHash must be a 0x-prefixed 32-byte hash (got ${JSON.stringify(config.transactionHash ?? null)}).`, { field: 'transactionHash', received: config.transactionHash });
+      throw badRequest('invalid_config', `transactionHash must be a 0x-prefixed 32-byte hash (got ${JSON.stringify(config.transactionHash ?? null)}).`, {
+        field: 'transactionHash',
+        received: config.transactionHash,
+      });
     }
     const client = env.services.chainClients.publicClient(chain.chainId);
     let tx;
     try {
       tx = await client.getTransaction({ hash: hash as Hex });
     } catch (error) {
-      if (isNotFound(error, TransactionNotFoundError)) throw badRequest('transaction_not_found', `Transaction ${hash} was not found on ${chain.name} (${chain.chainId}).`, { field: 'transactionHash' });
+      if (isNotFound(error, TransactionNotFoundError))
+        throw badRequest('transaction_not_found', `Transaction ${hash} was not found on ${chain.name} (${chain.chainId}).`, { field: 'transactionHash' });
       throw error;
     }
     let receipt;
@@ -51,7 +65,11 @@ export const getTransaction: Web3Step = {
 async function abiForDecoding(config: Record<string, unknown>, env: Web3Env): Promise<Abi> {
   if (config.abi !== undefined && config.abi !== null && config.abi !== '') return parseAbiDocument(config.abi);
   if (!config.contractAddress) {
-    throw badRequest('invalid_config', 'abi is required to decode calldata (a JSON ABI array string), or give contractAddress and network to fetch the verified ABI.', { field: 'abi' });
+    throw badRequest(
+      'invalid_config',
+      'abi is required to decode calldata (a JSON ABI array string), or give contractAddress and network to fetch the verified ABI.',
+      { field: 'abi' },
+    );
   }
   const chain = chainOf(env, config);
   const contract = parseEvmAddress(config.contractAddress, 'contractAddress');
@@ -65,7 +83,10 @@ export const decodeCalldata: Web3Step = {
   async read(config, env) {
     const calldata = typeof config.calldata === 'string' ? config.calldata.trim() : config.calldata;
     if (typeof calldata !== 'string' || !/^0x([0-9a-fA-F]{2})*$/.test(calldata) || calldata.length < 10) {
-      throw badRequest('invalid_config', `calldata must be 0x-prefixed hex starting with a 4-byte selector (got ${JSON.stringify(config.calldata ?? null)}).`, { field: 'calldata', received: config.calldata });
+      throw badRequest('invalid_config', `calldata must be 0x-prefixed hex starting with a 4-byte selector (got ${JSON.stringify(config.calldata ?? null)}).`, {
+        field: 'calldata',
+        received: config.calldata,
+      });
     }
     const abi = await abiForDecoding(config, env);
     const selector = calldata.slice(0, 10).toLowerCase();
@@ -75,7 +96,9 @@ export const decodeCalldata: Web3Step = {
     try {
       decoded = decodeFunctionData({ abi: [fn], data: calldata as Hex });
     } catch (error) {
-      throw badRequest('invalid_calldata', `calldata does not decode as ${signatureOf(fn)}: ${(error as BaseError).shortMessage ?? (error as Error).message}`, { field: 'calldata' });
+      throw badRequest('invalid_calldata', `calldata does not decode as ${signatureOf(fn)}: ${(error as BaseError).shortMessage ?? (error as Error).message}`, {
+        field: 'calldata',
+      });
     }
     const values = decoded.args ?? [];
     const args = Object.fromEntries(fn.inputs.map((input, i) => [input.name || `arg${i}`, jsonSafe(values[i])]));

@@ -58,7 +58,14 @@ export const approveToken: Web3Step = {
       request: { to: token.address, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, raw] }), value: 0n },
       abi: erc20Abi,
       gasLimitMultiplier: parseGasLimitMultiplier(config.gasLimitMultiplier),
-      result: { spenderAddress: spender, token: token.address, symbol: token.symbol, decimals: token.decimals, amount: String(config.amount).trim(), amountRaw: raw.toString() },
+      result: {
+        spenderAddress: spender,
+        token: token.address,
+        symbol: token.symbol,
+        decimals: token.decimals,
+        amount: String(config.amount).trim(),
+        amountRaw: raw.toString(),
+      },
     };
   },
 };
