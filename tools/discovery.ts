@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { KEY_SCOPES } from '../src/auth/keys.ts';
 import { buildAgentCard } from '../src/discovery/agent-card.ts';
 import { buildAgentRegistration } from '../src/discovery/agent-registration.ts';
-import { discoveryUrls } from '../src/discovery/identity.ts';
+import { discoveryUrls, MCP_PROTOCOL_VERSIONS } from '../src/discovery/identity.ts';
 import { buildServerCard } from '../src/discovery/server-card.ts';
 import { ServiceError } from '../src/errors.ts';
-import { MCP_PROTOCOL_VERSIONS } from '../src/mcp/sdk.ts';
 import { defineTool, type AnyTool } from './define.ts';
 import { TOOL_FAMILIES } from './families.ts';
 

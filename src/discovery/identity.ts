@@ -9,6 +9,9 @@ export const LONG_DESCRIPTION =
   'Flowgate is an MCP-first gateway for onchain workflow automation. Agents build workflows (a trigger plus action nodes), run them and follow their verified transactions, ' +
   'search and call published workflows, and read the action, protocol and chain catalogs. Every operation is an MCP tool at /mcp and a REST route described at /openapi.json.';
 
+/** The MCP protocol versions this deployment speaks (the SDK's), as every card states them. */
+export { MCP_PROTOCOL_VERSIONS } from '../mcp/sdk.ts';
+
 /** What an MCP client is told at initialize (HTTP and stdio alike). */
 export const MCP_INSTRUCTIONS =
   'Flowgate runs onchain workflows and direct transactions for an organization. Call tools_documentation first for the safe-usage recipe; read list_action_schemas before building workflows; simulate writes before sending them.';
