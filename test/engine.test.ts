@@ -201,6 +201,32 @@ describe('idempotency, legacy path, webhooks', () => {
     expect(conflict.body).toMatchObject({ code: 'idempotency_conflict', retryable: false, originalExecutionId: first.body.executionId });
   });
 
+  it('one key rule on both paths: a header and an argument are trimmed alike, and bad keys are invalid_idempotency_key', async () => {
+    const key = `shared-${Date.now()}`;
+    const rest = await api(`/api/workflows/${simple}/execute`, {
+      method: 'POST',
+      body: JSON.stringify({ input: { b: 1 } }),
+      headers: { 'Idempotency-Key': `  ${key}\t` },
+    });
+    expect(rest.status).toBe(200);
+    const client = await connectMcp(gw.url, gw.ownerKey);
+    try {
+      // The same intent over MCP, the key padded differently: the same run, not a second one.
+      const mcp = await callTool(client, 'execute_workflow', { workflowId: simple, input: { b: 1 }, idempotency_key: ` ${key} ` });
+      expect(mcp.isError).toBe(false);
+      expect(mcp.body.executionId).toBe(rest.body.executionId);
+      for (const bad of ['   ', 'k'.repeat(256)]) {
+        const overMcp = await callTool(client, 'execute_workflow', { workflowId: simple, idempotency_key: bad });
+        expect(overMcp.body.code).toBe('invalid_idempotency_key');
+        const overRest = await api(`/api/workflows/${simple}/execute`, { method: 'POST', body: '{}', headers: { 'Idempotency-Key': bad } });
+        expect(overRest.status).toBe(400);
+        expect(overRest.body.code).toBe('invalid_idempotency_key');
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('answers the legacy singular path the same, with deprecation headers', async () => {
     const res = await api(`/api/workflow/${simple}/execute`, { method: 'POST', body: JSON.stringify({}) });
     expect(res.status).toBe(200);

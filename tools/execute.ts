@@ -16,7 +16,7 @@ import { refreshRecord } from '../src/execute/records.ts';
 import { spendCapData } from '../src/guards/spend-cap.ts';
 import { defineTool, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
-import { booleanish } from './inputs.ts';
+import { booleanish, idempotencyKeyArgument } from './inputs.ts';
 
 /**
  * Direct execution (SPEC "Direct execution"): REST routes in camelCase and
@@ -270,16 +270,9 @@ const getSpendingLimits = defineTool({
 
 // ---- MCP (snake_case arguments, REFERENCE "MCP tools an agent expects") ----------
 
-const idempotencyKey = z
-  .string()
-  .trim()
-  .min(1)
-  .max(255)
-  .optional()
-  .describe('Reuse the same key on every retry of the same intent; a new key for a new intent');
 const snakeChain = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
 /** Every MCP write tool: dry-run switch and idempotency key; callable with mcp:read (simulate only) and rate-limited per key. */
-const dryRunAndKey = { simulate: booleanish.optional(), idempotency_key: idempotencyKey };
+const dryRunAndKey = { simulate: booleanish.optional(), idempotency_key: idempotencyKeyArgument };
 const MCP_WRITE = { scope: 'mcp:read', rateLimit: 'executePerKey', mcp: { annotations: WRITE_ANNOTATIONS } } as const;
 
 const executeTransferMcp = defineTool({

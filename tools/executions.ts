@@ -18,6 +18,7 @@ import { truncateLarge } from '../src/engine/truncate.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
+import { idempotencyKeyArgument } from './inputs.ts';
 import { LEGACY_EXECUTE_PATH, LEGACY_EXECUTION_PATH } from './deprecations.ts';
 
 /** Starting runs and following them: execute, webhook, status, wait, logs, cancel. */
@@ -90,7 +91,7 @@ async function execute(workflowId: string, input: Record<string, unknown> | unde
 const executeInput = z.object({
   workflowId: workflowIdParam,
   input: z.record(z.string(), z.unknown()).optional(),
-  idempotency_key: z.string().trim().min(1).max(255).optional(),
+  idempotency_key: idempotencyKeyArgument,
 });
 
 export const executeWorkflowTool = defineTool({

@@ -11,3 +11,12 @@ export const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0
 
 /** A chain reference: numeric id (number or decimal string) or a name alias such as `base`. */
 export const chainRef = z.union([z.number().int().positive(), z.string().trim().min(1, 'expected a chain id or chain name')]);
+
+/**
+ * The MCP `idempotency_key` argument. Its bounds (trimmed, 1-255 characters)
+ * are the one rule `parseIdempotencyKey` applies to header and argument alike.
+ */
+export const idempotencyKeyArgument = z
+  .string()
+  .optional()
+  .describe('Reuse the same key on every retry of the same intent; a new key for a new intent (1-255 characters)');

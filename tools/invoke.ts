@@ -3,6 +3,7 @@ import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
 import { rateLimitedError, rateLimitHeaders } from '../src/guards/rate-limit.ts';
+import { parseIdempotencyKey } from '../src/guards/idempotency.ts';
 import { signalDeprecations } from './deprecations.ts';
 
 /**
@@ -54,6 +55,8 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
 
   const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));
+  // One rule for the key on every path (header or argument): trimmed, 1-255 characters.
+  if (ctx.idempotencyKey !== undefined) ctx = { ...ctx, idempotencyKey: parseIdempotencyKey(ctx.idempotencyKey) };
 
   const output = await tool.handler(parsed.data, ctx);
 

@@ -15,10 +15,8 @@ export async function startWorkflowRun(
   options: { userId: string | null; input: Record<string, unknown>; triggerType: string; idempotencyKey?: string },
 ): Promise<{ executionId: string; replayed: boolean; status: string }> {
   if (!workflow.organizationId) throw new ServiceError(409, 'conflict', 'An anonymous workflow cannot run; claim it into an organization first.');
-  const idempotencyKey = options.idempotencyKey?.trim();
-  if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
-    throw new ServiceError(400, 'invalid_input', 'Idempotency-Key must be 1 to 255 characters.');
-  }
+  // Already trimmed and bounded by the one rule (parseIdempotencyKey, applied by invokeTool).
+  const { idempotencyKey } = options;
   // With a free slot the row is written already claimed and runs at once: no second write to claim it.
   const admission = services.engine.admit(workflow.organizationId);
   let created;

@@ -46,15 +46,30 @@ export function replayBody(body: unknown): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), idempotentReplay: true } : body;
 }
 
+/**
+ * The one rule for an idempotency key, whichever path it arrives on (REST
+ * `Idempotency-Key` header, MCP `idempotency_key` argument): surrounding
+ * whitespace is trimmed; what remains must be 1 to 255 characters.
+ */
+export function parseIdempotencyKey(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'string')
+    throw new ServiceError(400, 'invalid_idempotency_key', `The idempotency key must be a string (got ${typeof raw}).`, { field: 'idempotency_key' });
+  const key = raw.trim();
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+    throw new ServiceError(400, 'invalid_idempotency_key', `The idempotency key must be 1-${MAX_KEY_LENGTH} characters after trimming (got ${key.length}).`, {
+      field: 'idempotency_key',
+    });
+  }
+  return key;
+}
+
 export async function reserveIdempotencyKey(
   store: Store,
   scope: IdempotencyScope,
   request: unknown,
   staleAfterMs = Number.POSITIVE_INFINITY,
 ): Promise<Reservation> {
-  if (scope.key.length === 0 || scope.key.length > MAX_KEY_LENGTH) {
-    throw new ServiceError(400, 'invalid_idempotency_key', `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters (got ${scope.key.length}).`);
-  }
   const hash = requestHash(request);
   // This key's record, as a where-clause every query below shares.
   const thisKey = (eb: ExpressionBuilder<Database, 'idempotency_records'>) =>

@@ -120,9 +120,10 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
           ),
         );
       }
-      // MCP callers pass the idempotency key as an argument; REST sends it as a header.
-      const idempotencyKey = typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
-      return callRegistryTool(tool, args, meta, { ...makeContext(), ...(idempotencyKey ? { idempotencyKey } : {}), notifyProgress: progress });
+      // MCP callers pass the idempotency key as an argument; REST sends it as a header. Passed on as sent:
+      // invokeTool applies the one rule (parseIdempotencyKey) to both.
+      const idempotencyKey = args.idempotency_key as string | undefined;
+      return callRegistryTool(tool, args, meta, { ...makeContext(), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), notifyProgress: progress });
     },
   };
 }
