@@ -92,9 +92,7 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
       const allowed = [...operations.methods].filter((method) => lookup(method, req.path));
       if (allowed.length === 0) return next(malformedEncoding(req.path));
       const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-      res.setHeader('Allow', allow);
-      res.status(405).json({ error: `Method ${req.method} is not allowed on ${req.path}; allowed: ${allow}.`, code: 'method_not_allowed' });
-      return;
+      return next(new ServiceError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}; allowed: ${allow}.`, {}, { Allow: allow }));
     }
     const { tool } = found;
     const rest = tool.rest!;

@@ -1,5 +1,6 @@
 import { MCP_MPP_REQUIRED } from '../payments/service.ts';
 import { JsonRpcToolError, type McpToolSet } from './sdk.ts';
+import { serviceErrorOf } from './toolset.ts';
 
 /**
  * The MPP error form over MCP: a payment challenge as JSON-RPC error -32042
@@ -41,8 +42,7 @@ export function withMppErrorForm(tools: McpToolSet): McpToolSet {
       if (!required?.challenges?.length) return result;
       const body = (result.structuredContent ?? {}) as Record<string, unknown>;
       const refused = typeof body.reason === 'string';
-      const text = (result.content[0] as { text?: string } | undefined)?.text;
-      const message = text ? ((JSON.parse(text) as { error?: string }).error ?? 'Payment Required') : 'Payment Required';
+      const message = serviceErrorOf(result)?.message ?? 'Payment Required';
       // data keeps everything the result form carried: the MPP challenges plus the x402 PaymentRequired and offers.
       throw new JsonRpcToolError(refused ? MPP_PAYMENT_REFUSED_CODE : MPP_PAYMENT_REQUIRED_CODE, message, {
         httpStatus: 402,

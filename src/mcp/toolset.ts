@@ -36,13 +36,19 @@ interface McpShapedError {
 const hasMcpShape = (error: unknown): error is McpShapedError =>
   typeof error === 'object' && error !== null && 'mcp' in error && typeof (error as McpShapedError).mcp?.structuredContent === 'object';
 
+/** The ServiceError behind an error result, for wrappers that re-shape it (the MPP error form) without re-parsing its text. */
+const failures = new WeakMap<McpCallResult, ServiceError>();
+export const serviceErrorOf = (result: McpCallResult): ServiceError | undefined => failures.get(result);
+
 export function errorResult(error: unknown): McpCallResult {
   const body = isServiceError(error) ? error.toBody() : { error: 'The gateway failed to complete this call; it has been logged.', code: 'internal_error' };
   if (!isServiceError(error)) console.error('[flowgate] MCP tool failed:', error);
-  if (isServiceError(error) && hasMcpShape(error)) {
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: error.mcp.structuredContent, _meta: error.mcp.meta };
-  }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+  const result: McpCallResult =
+    isServiceError(error) && hasMcpShape(error)
+      ? { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: error.mcp.structuredContent, _meta: error.mcp.meta }
+      : { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+  if (isServiceError(error)) failures.set(result, error);
+  return result;
 }
 
 /** MCP `_meta` keys that carry payment credentials (x402 and MPP conventions). */
