@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actions, triggers } from '../src/actions/index.ts';
 import { renderMarkdown } from '../src/docs/markdown.ts';
+import { ERROR_CODES } from '../src/errors.ts';
 import { ACTION_REFERENCE_SLUG, DOCS_DIR, PAGE_SLUGS } from '../src/docs/site.ts';
 import { DEPRECATIONS } from '../tools/deprecations.ts';
 import { registry } from '../tools/index.ts';
@@ -114,6 +115,11 @@ describe('generated content', () => {
     for (const tool of registry.filter((t) => t.mcp)) expect(mcp).toContain(`\`${tool.name}\``);
     const versioning = (await get('/docs/versioning.md')).body;
     for (const name of Object.keys(DEPRECATIONS)) expect(versioning).toContain(`\`${name}\``);
+  });
+
+  it('the errors page lists every error code of the catalogue with its status', async () => {
+    const markdown = (await get('/docs/errors', { Accept: 'text/markdown' })).body;
+    for (const [code, { status }] of Object.entries(ERROR_CODES)) expect(markdown).toContain(`| ${status} | \`${code}\` |`);
   });
 
   it('every deprecation Link target exists as an anchor of the versioning page', async () => {

@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../src/errors.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +32,8 @@ describe('/openapi.json', () => {
     expect(body.servers[0].url).toBe(gw.url);
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(body['x-api-versioning']).toMatchObject({ header: 'Service-Version', supported: ['1'] });
-    expect(body['x-error-model']).toBeTruthy();
+    expect(Object.keys(body['x-error-model'].codes).sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    expect(body['x-error-model'].codes.rpc_unavailable).toEqual({ status: 503, meaning: expect.stringContaining('RPC') });
     expect(body['x-rate-limits'].map((l: { name: string }) => l.name)).toEqual(
       expect.arrayContaining(['mcpPerOrganization', 'mcpPublicCallsPerIp', 'executePerKey']),
     );

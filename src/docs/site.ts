@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../errors.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,6 +108,14 @@ function generatedSections({ config, registry, families }: SiteInputs): Record<s
         ...Object.entries(RATE_LIMIT_VARIABLES).map(
           ([name, spec]) =>
             `| ${spec.describes} | ${config.rateLimits[name as keyof typeof RATE_LIMIT_VARIABLES].limit} | ${spec.windowSeconds} s | \`${spec.variable}\` |`,
+        ),
+      ].join('\n'),
+    'error-codes': () =>
+      [
+        '| Status | Code | When |',
+        '|---|---|---|',
+        ...(Object.entries(ERROR_CODES) as [string, { status: number; meaning: string }][]).map(
+          ([code, { status, meaning }]) => `| ${status} | \`${code}\` | ${meaning.replace(/\|/g, '\\|')} |`,
         ),
       ].join('\n'),
   };

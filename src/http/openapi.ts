@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../errors.ts';
 import type { AnyTool } from '../../tools/define.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
 import { DEPRECATIONS, describeDeprecations } from '../../tools/deprecations.ts';
@@ -149,18 +150,7 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
     },
     'x-error-model': {
       shape: '{error: string, code?: string, ...details}',
-      examples: {
-        invalid_input: 400,
-        invalid_json: 400,
-        unsupported_version: 400,
-        unauthorized: 401,
-        insufficient_scope: 403,
-        not_found: 404,
-        method_not_allowed: 405,
-        payload_too_large: 413,
-        unsupported_media_type: 415,
-        rate_limited: 429,
-      },
+      codes: ERROR_CODES,
       mcp: 'Tool failures resolve with isError: true and this JSON in content[0].text.',
     },
     'x-rate-limits': Object.entries(RATE_LIMIT_VARIABLES).map(([name, spec]) => ({
