@@ -3,7 +3,8 @@ import { executeNode } from '../src/execute/node.ts';
 import { GAS_TOP_UP_DEFAULT, GAS_TOP_UP_MAX, gasTopUp } from '../src/execute/gas-top-up.ts';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
-import { callerOf, directRecordSchema } from './execute.ts';
+import { directRecordSchema } from '../src/execute/records.ts';
+import { callerOf } from './execute.ts';
 
 /**
  * POST /api/execute/node (one registry action with `config`, outside a

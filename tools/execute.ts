@@ -12,8 +12,8 @@ import {
   type DirectResponse,
   type TransferInput,
 } from '../src/execute/direct.ts';
-import { refreshRecord } from '../src/execute/records.ts';
-import { spendCapData } from '../src/guards/spend-cap.ts';
+import { directRecordSchema, refreshRecord } from '../src/execute/records.ts';
+import { spendCapData, spendCapDataSchema } from '../src/guards/spend-cap.ts';
 import { defineTool, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish, idempotencyKeyArgument } from './inputs.ts';
@@ -28,38 +28,6 @@ const numberOrString = z.union([z.string(), z.number()]);
 const chainField = numberOrString.describe('EIP-155 chain id, number or numeric string (e.g. 8453); see GET /api/chains');
 const networkField = numberOrString.describe('Deprecated alias of chainId (a chain id or name); chainId wins when both are sent');
 const jsonText = (what: string) => z.union([z.string(), z.array(z.unknown())]).describe(what);
-
-const receiptSchema = z.object({
-  hash: z.string(),
-  verified: z.boolean(),
-  receiptStatus: z.enum(['success', 'reverted', 'not_found', 'timeout']).optional(),
-  blockNumber: z.number().optional(),
-  gasUsed: z.string().optional(),
-  effectiveGasPrice: z.string().optional(),
-  gasUsedWei: z.string().optional(),
-  verifiedAt: z.string(),
-});
-
-export const directRecordSchema = z.object({
-  executionId: z.string().describe('21-character opaque id; poll GET /api/execute/{executionId}/status'),
-  type: z.string(),
-  status: z.enum(['pending', 'completed', 'failed', 'unconfirmed']).describe('unconfirmed is not terminal: keep polling while pollIntervalHint > 0'),
-  chainId: z.number(),
-  from: z.string().nullable(),
-  to: z.string().nullable(),
-  value: z.string().describe('Native value in wei'),
-  transactionHash: z.string().optional(),
-  transactionLink: z.string().optional(),
-  sponsored: z.boolean(),
-  pollIntervalHint: z.number().describe('Seconds until the next useful poll; 0 means terminal'),
-  receipts: z.array(receiptSchema),
-  result: z.unknown().optional(),
-  error: z.string().optional(),
-  gasUsedWei: z.string().nullable(),
-  createdAt: z.string(),
-  completedAt: z.string().nullable(),
-  idempotentReplay: z.boolean().optional(),
-});
 
 /**
  * What a write route answers: the direct execution record (202), the
@@ -244,24 +212,13 @@ const getStatus = defineTool({
   },
 });
 
-const spendCapSchema = z.object({
-  dailyCapWei: z.string().nullable(),
-  dailyUsedWei: z.string(),
-  dailySolanaCapLamports: z.string().nullable(),
-  dailySolanaUsedLamports: z.string(),
-  effectiveDailyCapWei: z.string(),
-  effectiveDailySolanaCapLamports: z.string(),
-  usingDefaultDailyCap: z.boolean(),
-  usingDefaultDailySolanaCap: z.boolean(),
-});
-
 const getSpendingLimits = defineTool({
   name: 'get_spending_limits',
   title: 'Daily spending caps and usage',
   description:
     "Today's (UTC) native-value caps and usage, shared by direct execution and workflow runs (dailyUsedWei against effectiveDailyCapWei; gas does not count). Check before large transfers.",
   input: z.object({}),
-  output: spendCapSchema,
+  output: spendCapDataSchema,
   scope: 'mcp:read',
   rest: { method: 'GET', path: '/api/analytics/spend-cap' },
   mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },

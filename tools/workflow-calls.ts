@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { callListing, type CallOutcome } from '../src/catalog/call.ts';
+import { callListing, runAnswerSchema, type CallOutcome } from '../src/catalog/call.ts';
+import { calldataSchema } from '../src/catalog/calldata.ts';
 import { getListing, listListings } from '../src/catalog/listings.ts';
 
 import { listingView } from '../src/catalog/views.ts';
@@ -30,17 +31,7 @@ const listingSchema = z.object({
   mcpUrl: z.string(),
 });
 
-const calldataSchema = z.object({ type: z.literal('calldata'), to: z.string(), data: z.string(), value: z.string() });
-const runSchema = z.object({
-  executionId: z.string(),
-  status: z.string(),
-  output: z.object({ result: z.unknown() }).optional(),
-  error: z.string().nullable().optional(),
-  hint: z.string().optional(),
-  /** The payment was presented before: this is its original execution; nothing ran or was charged again. */
-  paymentReplay: z.literal(true).optional(),
-});
-export const callOutputSchema = z.union([calldataSchema, runSchema]);
+export const callOutputSchema = z.union([calldataSchema, runAnswerSchema]);
 
 /** Shared by REST and MCP: receipts go out as headers (REST) or result `_meta` (MCP). */
 export async function callForCaller(slug: string, inputs: Record<string, unknown>, ctx: ToolContext) {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { startWorkflowRun } from '../engine/run-workflow.ts';
@@ -21,14 +22,16 @@ import { first, prepared } from '../store/prepared.ts';
 /** How long a call waits for its run before answering `running` (MCP clients give up after about a minute). */
 export const CALL_WAIT_MS = 15_000;
 
-export interface RunAnswer {
-  executionId: string;
-  status: string;
-  output?: { result: unknown };
-  error?: string | null;
-  hint?: string;
-  paymentReplay?: true;
-}
+/** What a call of a read listing answers. */
+export const runAnswerSchema = z.object({
+  executionId: z.string(),
+  status: z.string().describe('"running" when the run outlasts the wait; a terminal status otherwise'),
+  output: z.object({ result: z.unknown() }).optional(),
+  error: z.string().nullable().optional(),
+  hint: z.string().optional(),
+  paymentReplay: z.literal(true).optional().describe('The payment was presented before; this is its original execution; nothing ran or was charged again'),
+});
+export type RunAnswer = z.output<typeof runAnswerSchema>;
 
 export type CallOutcome = { kind: 'calldata'; body: Calldata } | { kind: 'run'; body: RunAnswer; receipt?: PaymentReceipt };
 

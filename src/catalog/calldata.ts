@@ -1,4 +1,5 @@
 import { encodeFunctionData, getAddress, parseEther, type Abi, type AbiFunction, type AbiParameter } from 'viem';
+import { z } from 'zod';
 import { ServiceError } from '../errors.ts';
 import type { WorkflowNode } from '../engine/graph.ts';
 import { TEMPLATE_PATTERN } from '../engine/templates.ts';
@@ -9,12 +10,8 @@ import { TEMPLATE_PATTERN } from '../engine/templates.ts';
  * inputs substituted for the trigger templates in its functionArgs.
  */
 
-export interface Calldata {
-  type: 'calldata';
-  to: string;
-  data: string;
-  value: string;
-}
+export const calldataSchema = z.object({ type: z.literal('calldata'), to: z.string(), data: z.string(), value: z.string().describe('wei, decimal') });
+export type Calldata = z.output<typeof calldataSchema>;
 
 const misconfigured = (detail: string) =>
   new ServiceError(500, 'listing_misconfigured', `This write workflow cannot build its transaction: ${detail}. This is a listing bug; nothing was executed.`);

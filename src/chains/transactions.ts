@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   BaseError,
   decodeErrorResult,
@@ -26,21 +27,22 @@ export interface TransactionRequest {
   value: bigint;
 }
 
-export type ReceiptStatus = 'success' | 'reverted' | 'not_found' | 'timeout';
-
-export interface VerifiedReceipt {
-  hash: Hex;
-  /** True only when the receipt was read and the transaction succeeded. */
-  verified: boolean;
-  /** Absent when the chain could not be read conclusively (RPC failure): keep polling. */
-  receiptStatus?: ReceiptStatus;
-  blockNumber?: number;
-  gasUsed?: string;
-  effectiveGasPrice?: string;
-  /** gasUsed × effectiveGasPrice, in wei. */
-  gasUsedWei?: string;
-  verifiedAt: string;
-}
+/** A transaction's receipt as re-fetched from the chain: the shape every record and response carries. */
+export const verifiedReceiptSchema = z.object({
+  hash: z.templateLiteral(['0x', z.string()]),
+  verified: z.boolean().describe('True only when the receipt was read and the transaction succeeded'),
+  receiptStatus: z
+    .enum(['success', 'reverted', 'not_found', 'timeout'])
+    .optional()
+    .describe('Absent when the chain could not be read conclusively (RPC failure): keep polling'),
+  blockNumber: z.number().optional(),
+  gasUsed: z.string().optional(),
+  effectiveGasPrice: z.string().optional(),
+  gasUsedWei: z.string().optional().describe('gasUsed × effectiveGasPrice, in wei'),
+  verifiedAt: z.string(),
+});
+export type VerifiedReceipt = z.output<typeof verifiedReceiptSchema>;
+export type ReceiptStatus = NonNullable<VerifiedReceipt['receiptStatus']>;
 
 /** The chain refused the transaction before it was signed (estimate reverted, gas above a cap). */
 export class PreflightError extends Error {

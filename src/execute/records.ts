@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Hex } from 'viem';
-import { verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
+import { z } from 'zod';
+import { verifiedReceiptSchema, verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
 import { transactionLink, type ChainCatalog } from '../chains/catalog.ts';
 import { nowIso } from '../ids.ts';
 import type { Services } from '../services.ts';
@@ -10,28 +11,28 @@ import { notFoundExecution } from './money-inputs.ts';
 
 /** SPEC "Direct execution record": the row as every direct-execution route returns it. */
 
-export type DirectStatus = 'pending' | 'completed' | 'failed' | 'unconfirmed';
-
-export interface DirectExecutionRecord {
-  executionId: string;
-  type: string;
-  status: DirectStatus;
-  chainId: number;
-  from: string | null;
-  to: string | null;
-  value: string;
-  transactionHash?: string;
-  transactionLink?: string;
-  sponsored: boolean;
-  /** Seconds until the next useful poll; 0 means terminal. */
-  pollIntervalHint: number;
-  receipts: VerifiedReceipt[];
-  result?: unknown;
-  error?: string;
-  gasUsedWei: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
+export const directRecordSchema = z.object({
+  executionId: z.string().describe('21-character opaque id; poll GET /api/execute/{executionId}/status'),
+  type: z.string(),
+  status: z.enum(['pending', 'completed', 'failed', 'unconfirmed']).describe('unconfirmed is not terminal: keep polling while pollIntervalHint > 0'),
+  chainId: z.number(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  value: z.string().describe('Native value in wei'),
+  transactionHash: z.string().optional(),
+  transactionLink: z.string().optional(),
+  sponsored: z.boolean(),
+  pollIntervalHint: z.number().describe('Seconds until the next useful poll; 0 means terminal'),
+  receipts: z.array(verifiedReceiptSchema),
+  result: z.unknown().optional(),
+  error: z.string().optional(),
+  gasUsedWei: z.string().nullable(),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+  idempotentReplay: z.boolean().optional().describe('Present (true) only on a replay of a stored response'),
+});
+export type DirectExecutionRecord = z.output<typeof directRecordSchema>;
+export type DirectStatus = DirectExecutionRecord['status'];
 
 export const directPollHint = (status: string) => (status === 'unconfirmed' ? 5 : status === 'pending' ? 1 : 0);
 

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
@@ -15,16 +16,18 @@ import type { Database } from '../store/schema.ts';
 
 export type SpendAsset = 'evm-native' | 'solana-native';
 
-export interface SpendCapData {
-  dailyCapWei: string | null;
-  dailyUsedWei: string;
-  dailySolanaCapLamports: string | null;
-  dailySolanaUsedLamports: string;
-  effectiveDailyCapWei: string;
-  effectiveDailySolanaCapLamports: string;
-  usingDefaultDailyCap: boolean;
-  usingDefaultDailySolanaCap: boolean;
-}
+/** SPEC "Spend-cap data", as GET /api/analytics/spend-cap and get_spending_limits answer it. */
+export const spendCapDataSchema = z.object({
+  dailyCapWei: z.string().nullable(),
+  dailyUsedWei: z.string(),
+  dailySolanaCapLamports: z.string().nullable(),
+  dailySolanaUsedLamports: z.string(),
+  effectiveDailyCapWei: z.string(),
+  effectiveDailySolanaCapLamports: z.string(),
+  usingDefaultDailyCap: z.boolean(),
+  usingDefaultDailySolanaCap: z.boolean(),
+});
+export type SpendCapData = z.output<typeof spendCapDataSchema>;
 
 const utcDay = (date = new Date()) => date.toISOString().slice(0, 10);
 const COUNTED = ['reserved', 'spent'];

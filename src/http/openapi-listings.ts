@@ -1,3 +1,6 @@
+import { toJsonSchema } from '../../tools/json-schema.ts';
+import { runAnswerSchema } from '../catalog/call.ts';
+import { calldataSchema } from '../catalog/calldata.ts';
 import type { Listing } from '../catalog/listings.ts';
 import type { PaymentsService } from '../payments/service.ts';
 
@@ -9,18 +12,14 @@ import type { PaymentsService } from '../payments/service.ts';
  * empty security (SPEC Authentication rule 5).
  */
 
-const calldata = {
-  type: 'object',
-  required: ['type', 'to', 'data', 'value'],
-  properties: { type: { const: 'calldata' }, to: { type: 'string' }, data: { type: 'string' }, value: { type: 'string', description: 'wei, decimal' } },
-};
+// The answers' shapes are the zod schemas beside the call (src/catalog); only a listing's documented result fields are added here.
+const calldata = toJsonSchema(calldataSchema, 'output');
+const runAnswer = toJsonSchema(runAnswerSchema, 'output') as { properties: Record<string, unknown> };
 
 const runResult = (listing: Listing) => ({
-  type: 'object',
-  required: ['executionId', 'status'],
+  ...runAnswer,
   properties: {
-    executionId: { type: 'string' },
-    status: { type: 'string', description: '"running" when the run outlasts the wait; a terminal status otherwise' },
+    ...runAnswer.properties,
     output: {
       type: 'object',
       properties: {
@@ -31,8 +30,6 @@ const runResult = (listing: Listing) => ({
         },
       },
     },
-    error: { type: ['string', 'null'] },
-    paymentReplay: { const: true, description: 'The payment was presented before; this is its original execution' },
   },
 });
 
