@@ -3,7 +3,7 @@
  * downward, edge → registry → domain → store. Checked by `npm run lint`.
  */
 const EDGE = '^src/(http|mcp|cli|discovery|docs)/|^src/(cli|gateway)\\.ts$';
-const DOMAIN = '^src/(engine|actions|execute|guards|chains|wallets|payments|auth|org|catalog|net|sandbox|text)/|^src/[^/]+\\.ts$';
+const DOMAIN = '^src/(engine|actions|execute|onchain|guards|chains|wallets|payments|auth|org|catalog|net|sandbox|text)/|^src/[^/]+\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -41,6 +41,27 @@ module.exports = {
       severity: 'error',
       from: { path: DOMAIN, pathNot: '^src/(cli|gateway)\\.ts$' },
       to: { path: '^node_modules/(express|@modelcontextprotocol)/' },
+    },
+    {
+      name: 'execute-imports-no-engine',
+      comment: 'Direct execution and the workflow engine meet in src/onchain (preparation, the web3 step table, the one write path): engine → onchain ← execute.',
+      severity: 'error',
+      from: { path: '^src/execute/' },
+      to: { path: '^src/engine/' },
+    },
+    {
+      name: 'engine-imports-no-execute',
+      comment: 'The engine reaches the chain through src/onchain, never through direct execution.',
+      severity: 'error',
+      from: { path: '^src/engine/' },
+      to: { path: '^src/execute/' },
+    },
+    {
+      name: 'onchain-imports-no-engine-or-execute',
+      comment: 'src/onchain is shared by the engine and direct execution, so it imports neither.',
+      severity: 'error',
+      from: { path: '^src/onchain/' },
+      to: { path: '^src/(engine|execute)/' },
     },
     {
       name: 'bench-imports-no-tests',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { actions, getAction } from '../src/actions/index.ts';
 import { builtInRunners, EXECUTOR_ACTIONS } from '../src/engine/runners/index.ts';
-import { web3Steps } from '../src/engine/runners/web3/index.ts';
+import { web3Steps } from '../src/onchain/steps/index.ts';
 
 /**
  * The registry advertises what the engine runs, no more: an action reports

@@ -2,7 +2,9 @@ import { badRequest } from '../errors.ts';
 import { replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
-import { executeWrite, isRead, prepareContractCall, readCall, writeOf, type ContractCallInput, type DirectCaller, type DirectResponse } from './direct.ts';
+import { isRead, prepareContractCall, readCall, writeOf, type ContractCallInput } from '../onchain/contract-call.ts';
+import type { DirectCaller, DirectResponse } from './caller.ts';
+import { executeWrite } from './write.ts';
 import { finish, insertPending, loadRecord, toRecord } from './records.ts';
 
 /** Read a value, compare it with a condition, and write only when it holds. */

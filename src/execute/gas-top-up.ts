@@ -2,7 +2,7 @@ import { formatEther, parseEther } from 'viem';
 import { DEVNET_CHAIN_ID } from '../chains/devnet/test-usdc.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { parseAmount } from './money-inputs.ts';
+import { parseAmount } from '../onchain/money-inputs.ts';
 
 /**
  * POST /api/execute/gas-top-up: adds native token for gas to the organization

@@ -1,8 +1,9 @@
 import { getAction, suggestActionType } from '../actions/index.ts';
-import { prepareStep, readStep, web3Steps, type Web3Env } from '../engine/runners/web3/index.ts';
+import { prepareStep, readStep, web3Steps, type Web3Env } from '../onchain/steps/index.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { executeWrite, insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } from './direct.ts';
+import { insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } from './caller.ts';
+import { executeWrite } from './write.ts';
 
 /**
  * POST /api/execute/node: one web3 or protocol action from the registry, run

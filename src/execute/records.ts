@@ -4,10 +4,11 @@ import { z } from 'zod';
 import { verifiedReceiptSchema, verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
 import { transactionLink, type ChainCatalog } from '../chains/catalog.ts';
 import { nowIso } from '../ids.ts';
+import { receiptError } from '../onchain/receipts.ts';
 import type { Services } from '../services.ts';
 import type { Store } from '../store/db.ts';
 import type { Database, DirectExecutionsTable } from '../store/schema.ts';
-import { notFoundExecution } from './money-inputs.ts';
+import { ServiceError } from '../errors.ts';
 
 /** SPEC "Direct execution record": the row as every direct-execution route returns it. */
 
@@ -109,13 +110,7 @@ export function statusFromReceipts(receipts: readonly VerifiedReceipt[]): Direct
   return 'unconfirmed';
 }
 
-export function receiptError(receipts: readonly VerifiedReceipt[]): string | undefined {
-  const bad = receipts.find((r) => r.receiptStatus && r.receiptStatus !== 'success');
-  if (!bad) return undefined;
-  if (bad.receiptStatus === 'reverted') return `Transaction ${bad.hash} reverted on chain (block ${bad.blockNumber}).`;
-  if (bad.receiptStatus === 'not_found') return `Transaction ${bad.hash} was not found on chain; it was not mined. Check the wallet before sending again.`;
-  return `Transaction ${bad.hash} was not confirmed in time; it may still be mined. Poll the status before sending again.`;
-}
+const notFoundExecution = (id: string) => new ServiceError(404, 'not_found', `No direct execution ${id} in this organization.`);
 
 export async function finish(
   store: Store,

@@ -1,6 +1,6 @@
 import { getAddress, type AbiEvent, type Address, type PublicClient } from 'viem';
 import { addressLink, transactionLink, type ChainCatalog } from '../../chains/catalog.ts';
-import { jsonSafe } from '../../execute/direct.ts';
+import { jsonSafe } from '../../onchain/json-safe.ts';
 import { inChainOrder, type Occurrence } from './occurrence.ts';
 
 /** Event trigger: one run per log of the named event emitted by the contract. */

@@ -2,7 +2,7 @@ import { getAddress, isAddress, type AbiEvent, type Address } from 'viem';
 import type { ChainCatalog } from '../../chains/catalog.ts';
 import { isServiceError } from '../../errors.ts';
 import { bareName, isRecord } from '../config-checks.ts';
-import { chainOf, isBlank } from '../runners/web3/config.ts';
+import { chainOf, isBlank } from '../../onchain/steps/config.ts';
 
 /**
  * What an Event, Block or Transfer trigger watches, read from its node config.

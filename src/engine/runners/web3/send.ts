@@ -1,10 +1,10 @@
 import { BaseError } from 'viem';
 import { isRpcUnreachable, RpcUnavailableError } from '../../../chains/rpc-errors.ts';
 import { ServiceError } from '../../../errors.ts';
-import type { PreparedWrite } from '../../../execute/direct.ts';
-import { guardedSend, type WriteOutcome } from '../../../execute/guarded-send.ts';
+import type { PreparedWrite } from '../../../onchain/prepared-write.ts';
+import { guardedSend, type WriteOutcome } from '../../../onchain/guarded-send.ts';
 import { transactionLink } from '../../../chains/catalog.ts';
-import { receiptError } from '../../../execute/records.ts';
+import { receiptError } from '../../../onchain/receipts.ts';
 import { NodeError, type NodeResult, type NodeRunContext } from '../types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { erc20Abi, formatEther, formatUnits } from 'viem';
-import { parseEvmAddress } from '../../../execute/money-inputs.ts';
+import { parseEvmAddress } from '../money-inputs.ts';
 import { chainOf, tokenOf } from './config.ts';
 import type { Web3Step } from './types.ts';
 

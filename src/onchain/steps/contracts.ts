@@ -1,13 +1,13 @@
 import type { AbiFunction } from 'viem';
-import { badRequest, ServiceError } from '../../../errors.ts';
-import { isRead, prepareContractCall, readCall, writeOf, type ContractCallInput, type PreparedCall } from '../../../execute/direct.ts';
-import { parseAmount } from '../../../execute/money-inputs.ts';
+import { badRequest, ServiceError } from '../../errors.ts';
+import { isRead, prepareContractCall, readCall, writeOf, type ContractCallInput, type PreparedCall } from '../contract-call.ts';
+import { parseAmount } from '../money-inputs.ts';
 import { chainOf, checkWriteRouting, requireString } from './config.ts';
 import type { Web3Env, Web3Step } from './types.ts';
 
 /**
- * Generic contract steps. The call is prepared by direct execution's
- * contract-call code (ABI parsing, function lookup by name and argument
+ * Generic contract steps. The call is prepared by the shared
+ * contract-call code in ../contract-call.ts (ABI parsing, function lookup by name and argument
  * count, exact encoding), so a workflow step and a direct call agree.
  */
 

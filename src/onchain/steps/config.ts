@@ -1,9 +1,9 @@
 import { erc20Abi, type Address } from 'viem';
-import type { ChainEntry } from '../../../chains/catalog.ts';
-import { badRequest } from '../../../errors.ts';
-import { selectChain } from '../../../execute/direct.ts';
-import { parseTokenConfig } from '../../../execute/money-inputs.ts';
-import { organizationAccount } from '../../../wallets/signer.ts';
+import type { ChainEntry } from '../../chains/catalog.ts';
+import { badRequest } from '../../errors.ts';
+import { selectChain } from '../chain.ts';
+import { parseTokenConfig } from '../money-inputs.ts';
+import { organizationAccount } from '../../wallets/signer.ts';
 import type { Web3Env } from './types.ts';
 
 /** Config readers shared by the web3 steps: chain, token, wallet and routing fields. */

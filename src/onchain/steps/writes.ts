@@ -1,12 +1,12 @@
 import { encodeFunctionData, erc20Abi } from 'viem';
-import { prepareTransfer } from '../../../execute/direct.ts';
-import { parseAmount, parseEvmAddress, parseGasLimitMultiplier } from '../../../execute/money-inputs.ts';
+import { prepareTransfer } from '../transfer.ts';
+import { parseAmount, parseEvmAddress, parseGasLimitMultiplier } from '../money-inputs.ts';
 import { chainOf, checkWriteRouting, tokenOf } from './config.ts';
 import type { Web3Step } from './types.ts';
 
 /**
  * Token and native-value writes, prepared only. Transfers reuse direct
- * execution's preparation so the two paths parse amounts and recipients
+ * execution's preparation (../transfer.ts) so the two paths parse amounts and recipients
  * identically; the stablecoin limit and the daily cap apply when sent.
  */
 

@@ -9,9 +9,9 @@ import {
   type AbiFunction,
   type Hex,
 } from 'viem';
-import { badRequest } from '../../../errors.ts';
-import { jsonSafe } from '../../../execute/direct.ts';
-import { parseAbiDocument, parseEvmAddress } from '../../../execute/money-inputs.ts';
+import { badRequest } from '../../errors.ts';
+import { jsonSafe } from '../json-safe.ts';
+import { parseAbiDocument, parseEvmAddress } from '../money-inputs.ts';
 import { chainOf } from './config.ts';
 import type { Web3Env, Web3Step } from './types.ts';
 

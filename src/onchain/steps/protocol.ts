@@ -1,10 +1,11 @@
 import { encodeFunctionData, type Address } from 'viem';
-import type { ChainEntry } from '../../../chains/catalog.ts';
-import type { ProtocolArg, ProtocolBinding } from '../../../actions/types.ts';
-import { badRequest, ServiceError } from '../../../errors.ts';
-import { jsonSafe, type PreparedWrite } from '../../../execute/direct.ts';
-import { parseEvmAddress, parseGasLimitMultiplier } from '../../../execute/money-inputs.ts';
-import { revertReason } from '../../../chains/transactions.ts';
+import type { ChainEntry } from '../../chains/catalog.ts';
+import type { ProtocolArg, ProtocolBinding } from '../../actions/types.ts';
+import { badRequest, ServiceError } from '../../errors.ts';
+import { jsonSafe } from '../json-safe.ts';
+import type { PreparedWrite } from '../prepared-write.ts';
+import { parseEvmAddress, parseGasLimitMultiplier } from '../money-inputs.ts';
+import { revertReason } from '../../chains/transactions.ts';
 import { chainOf, checkWriteRouting, isBlank, walletAddress } from './config.ts';
 import type { Web3Env, Web3Step } from './types.ts';
 

@@ -1,6 +1,6 @@
 import { distance as editDistance } from 'fastest-levenshtein';
 import { getAddress, isAddress, type Abi, type AbiFunction, type Address } from 'viem';
-import { badRequest, ServiceError } from '../errors.ts';
+import { badRequest } from '../errors.ts';
 
 /**
  * Parsers for what callers send on money paths. Each refuses anything it
@@ -225,5 +225,3 @@ export function parseTokenConfig(value: unknown): TokenConfig {
   if (source.symbol !== undefined) out.symbol = String(source.symbol);
   return out;
 }
-
-export const notFoundExecution = (id: string) => new ServiceError(404, 'not_found', `No direct execution ${id} in this organization.`);

@@ -1,0 +1,118 @@
+import { isRpcUnreachable, rpcUnavailable, RpcUnavailableError } from '../chains/rpc-errors.ts';
+import { ServiceError } from '../errors.ts';
+import { concludeKey, replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
+import { newId } from '../ids.ts';
+import { guardedSend, type WriteOutcome } from '../onchain/guarded-send.ts';
+import type { PreparedWrite } from '../onchain/prepared-write.ts';
+import { receiptError } from '../onchain/receipts.ts';
+import type { Services } from '../services.ts';
+import { insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } from './caller.ts';
+import { finish, insertPending, loadRecord, statusFromReceipts, storeSigned, toRecord } from './records.ts';
+import { recoverInterrupted } from './recovery.ts';
+import { simulate } from './simulate.ts';
+
+/**
+ * Direct execution (SPEC "Direct execution"): transfers and contract calls
+ * signed by the organization wallet, through the one guarded write path.
+ * Order per DESIGN: (auth, scope, rate limit at the registry edge) →
+ * validation → wallet → simulate short-circuit → idempotency → spend cap
+ * with the execution row → stablecoin limit → sign/store/broadcast → verify.
+ */
+
+function outcomeStatus(outcome: WriteOutcome) {
+  if (outcome.kind === 'refused') return { status: 'failed' as const, error: outcome.error, receipts: [] };
+  const receipts = [outcome.receipt];
+  return { status: statusFromReceipts(receipts), error: receiptError(receipts) ?? null, receipts };
+}
+
+/**
+ * Broadcast a prepared write with idempotency. `endpoint` scopes the key;
+ * `canonicalRequest` is what the body hash covers.
+ */
+export async function executeWrite(
+  services: Services,
+  caller: DirectCaller,
+  endpoint: string,
+  canonicalRequest: unknown,
+  write: PreparedWrite,
+  simulateOnly: boolean,
+): Promise<DirectResponse> {
+  if (simulateOnly) return simulate(services, caller, write);
+  if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
+
+  const scope = caller.idempotencyKey ? { organizationId: caller.organizationId, endpoint, key: caller.idempotencyKey } : undefined;
+  let reservation = scope ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, staleAfterMs(services)) : undefined;
+  if (reservation?.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
+  if (reservation?.kind === 'stale') {
+    const recovered = await recoverInterrupted(services, caller, reservation);
+    if (recovered) return recovered;
+    reservation = await reserveIdempotencyKey(services.store, scope!, canonicalRequest);
+    if (reservation.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
+  }
+
+  const executionId = newId();
+  let outcome: WriteOutcome;
+  try {
+    outcome = await guardedSend(
+      services,
+      {
+        organizationId: caller.organizationId,
+        chainId: write.chain.chainId,
+        request: write.request,
+        abi: write.abi,
+        gasLimitMultiplier: write.gasLimitMultiplier,
+      },
+      {
+        source: 'direct',
+        executionId,
+        insertRecord: (trx, from) =>
+          insertPending(trx, {
+            id: executionId,
+            organizationId: caller.organizationId,
+            apiKeyId: caller.apiKeyId,
+            type: write.type,
+            chainId: write.chain.chainId,
+            from,
+            to: write.request.to,
+            valueWei: write.request.value,
+            result: write.result,
+          }),
+        onSigned: async (hash, raw) => {
+          await storeSigned(services.store, executionId, hash, raw);
+          await reservation?.attach(executionId);
+        },
+      },
+    );
+  } catch (error) {
+    await reservation?.release();
+    // The row exists only if the spend reservation committed; a failure after that ends it failed.
+    await services.store
+      .updateTable('direct_executions')
+      .set({ status: 'failed', error: (error as Error).message, completed_at: new Date().toISOString() })
+      .where('id', '=', executionId)
+      .where('status', '=', 'pending')
+      .execute();
+    if (error instanceof ServiceError) throw error;
+    if (error instanceof RpcUnavailableError || isRpcUnreachable(error)) throw rpcUnavailable(write.chain, 'nothing was signed');
+    throw new ServiceError(
+      502,
+      'chain_unavailable',
+      `The chain ${write.chain.name} (${write.chain.chainId}) could not be reached to send this transaction; nothing was signed. Retry later.`,
+      { chainId: write.chain.chainId },
+    );
+  }
+
+  const settled = outcomeStatus(outcome);
+  await finish(services.store, executionId, settled);
+  const record = toRecord(services.chains, await loadRecord(services.store, caller.organizationId, executionId));
+  const response: DirectResponse = { status: 202, body: record };
+
+  if (reservation) {
+    const released = outcome.kind === 'refused' || outcome.receipt.receiptStatus === 'reverted';
+    await concludeKey(reservation, released ? 'released' : settled.status === 'completed' ? 'completed' : 'held', executionId, response);
+  }
+  return response;
+}
+
+/** A request can take at most the receipt wait plus estimation and signing; an in-progress key older than this lost its process. */
+const staleAfterMs = (services: Services) => services.config.receiptTimeoutMs + 120_000;
