@@ -6,9 +6,9 @@ import {
   INTEGRATION_NAME_MAX,
   INTEGRATION_TYPE_NAMES,
   listIntegrations,
-  testIntegration,
   updateIntegration,
 } from '../src/org/integrations.ts';
+import { testIntegration } from '../src/org/integration-tester.ts';
 import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
