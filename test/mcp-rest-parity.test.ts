@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { erc20Abi, type Address } from 'viem';
 import { TEST_USDC_ADDRESS } from '../src/chains/devnet/test-usdc.ts';
 import { registry } from '../tools/index.ts';
-import type { AnyTool, TwinFields } from '../tools/define.ts';
+import { z } from 'zod';
+import { defineTool, type AnyTool, type TwinFields } from '../tools/define.ts';
+import { mcpTwin } from '../tools/mcp-twin.ts';
 import { inputJsonSchema } from '../tools/json-schema.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
@@ -106,6 +108,23 @@ describe('every MCP tool takes exactly the inputs of its REST operation', () => 
         for (const [inner, to] of Object.entries(rename.fields))
           expect(withoutText(mcpProps[rename.as].properties[newName(to)])).toEqual(withoutText(restProps[key].properties[inner]));
     }
+  });
+
+  test('a REST field added without an MCP name or a REST-only declaration stops the gateway from starting', () => {
+    const rest = defineTool({
+      name: 'rest_op',
+      title: 'x',
+      description: 'x',
+      input: z.object({ chainId: z.number(), memo: z.string().optional() }),
+      output: z.object({}),
+      scope: 'mcp:read',
+      rest: { method: 'POST', path: '/x' },
+      handler: () => ({}),
+    });
+    const twin = { name: 'mcp_op', title: 'x', description: 'x', mcp: { annotations: {} } };
+    expect(() => mcpTwin(rest, { ...twin, fields: { chainId: 'chain_id' } })).toThrow(/memo have no MCP name/);
+    expect(() => mcpTwin(rest, { ...twin, fields: { chainId: 'chain_id' }, restOnly: ['memo', 'network'] })).toThrow(/network declared REST-only/);
+    expect(() => mcpTwin(rest, { ...twin, fields: { chainId: 'chain_id' }, restOnly: ['memo'] })).not.toThrow();
   });
 
   test('a tool bound to both transports takes the same names on both', () => {

@@ -243,6 +243,7 @@ const executeTransferMcp = mcpTwin(executeTransferRest, {
   title: 'Transfer tokens',
   description:
     'Sends native token (omit token_address) or an ERC-20 from the organization wallet. First call with simulate:true and continue only if success && !wouldRevert; then send with a fresh idempotency_key and poll get_direct_execution_status while pollIntervalHint > 0. amount is in human units ("0.01"), never wei.',
+  restOnly: ['network'],
   fields: {
     chainId: 'chain_id',
     recipientAddress: 'to_address',
@@ -260,6 +261,7 @@ const executeContractCallMcp = mcpTwin(executeContractCallRest, {
   title: 'Call a contract',
   description:
     'Calls a contract function on chain_id. View/pure functions return {type:"read", result} without signing. Writes are signed by the organization wallet: simulate first (simulate:true), then send with an idempotency_key and poll get_direct_execution_status.',
+  restOnly: ['network', 'abiFunction'],
   fields: {
     ...CALL_FIELDS,
     chainId: 'chain_id',
@@ -276,6 +278,7 @@ const executeCheckAndExecuteMcp = mcpTwin(checkAndExecuteRest, {
   title: 'Read, compare, then write',
   description:
     'Reads function_name on contract_address, compares the result with condition {operator: eq|neq|gt|lt|gte|lte, value}, and sends action only when it holds. Returns an execution id either way (result.conditionMet).',
+  restOnly: ['network', 'abiFunction', 'gasLimitMultiplier'],
   fields: {
     ...CALL_FIELDS,
     chainId: 'chain_id',

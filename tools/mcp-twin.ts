@@ -20,6 +20,8 @@ export interface TwinSpec {
   mcp: McpBinding;
   /** REST field → MCP argument; every REST field not listed must be in `restOnly`. */
   fields: TwinFields;
+  /** REST fields the MCP tool does not take (the deprecated `network`, the `abiFunction` alias). */
+  restOnly?: readonly string[];
   /** REST-optional fields (REST names) the MCP tool requires: chainId, whose REST alternative `network` is REST-only. */
   require?: readonly string[];
   /** Arguments only MCP takes, read by the edge rather than the handler (idempotency_key: REST sends a header). */
@@ -56,6 +58,8 @@ function twinShape(
 ) {
   const missing = Object.keys(object.shape).filter((key) => !(key in fields) && !restOnly.includes(key));
   if (missing.length > 0) throw new Error(`${where}: REST fields ${missing.join(', ')} have no MCP name and are not declared REST-only`);
+  const stale = restOnly.filter((key) => !(key in object.shape));
+  if (stale.length > 0) throw new Error(`${where}: ${stale.join(', ')} declared REST-only but not REST fields`);
   const shape: Record<string, z.ZodType> = {};
   for (const [key, rename] of Object.entries(fields)) {
     let field = object.shape[key] as z.ZodType | undefined;
@@ -90,7 +94,7 @@ function toRestInput(args: Record<string, unknown>, fields: TwinFields): Record<
 export function mcpTwin(rest: AnyTool, spec: TwinSpec): AnyTool {
   const where = `MCP twin ${spec.name} of ${rest.name}`;
   const object = objectOf(rest.input, where);
-  const restOnly = Object.keys(object.shape).filter((key) => !(key in spec.fields));
+  const restOnly = spec.restOnly ?? [];
   const names = allNames(spec.fields);
   const shape = {
     ...twinShape(object, spec.fields, restOnly, names, where, spec.require),
