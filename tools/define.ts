@@ -116,7 +116,24 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
    * and Link headers; /openapi.json lists them under x-api-versioning.
    */
   deprecations?: readonly DeprecationName[];
+  /** Set by mcpTwin (tools/mcp-twin.ts): this MCP tool is generated from the REST entry `twin.of`. */
+  twin?: TwinDeclaration;
   handler(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
+}
+
+/** REST input field → MCP argument name; a nested object renames its own fields (and may leave some REST-only). */
+export type TwinFields = { [restField: string]: string | { as: string; fields: TwinFields; restOnly?: readonly string[] } };
+
+export interface TwinDeclaration {
+  /** The REST entry this MCP tool is generated from. */
+  of: string;
+  fields: TwinFields;
+  /** Top-level REST fields the MCP tool does not take. */
+  restOnly: readonly string[];
+  /** Arguments only the MCP tool takes. */
+  mcpOnly: readonly string[];
+  /** The MCP argument that carries the REST body's free-form fields, if any. */
+  catchall?: string;
 }
 
 export type AnyTool = ToolDefinition<z.ZodType, z.ZodType>;

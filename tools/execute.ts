@@ -17,15 +17,16 @@ import { spendCapData, spendCapDataSchema } from '../src/guards/spend-cap.ts';
 import { defineTool, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish, idempotencyKeyArgument } from './inputs.ts';
+import { mcpTwin } from './mcp-twin.ts';
 
 /**
  * Direct execution (SPEC "Direct execution"): REST routes in camelCase and
- * MCP tools in snake_case, both calling the same services in src/execute.
+ * their MCP twins in snake_case, generated from the same inputs (tools/mcp-twin.ts).
  * Every entry is rate-limited per API key (X-RateLimit-* on every response).
  */
 
 const numberOrString = z.union([z.string(), z.number()]);
-const chainField = numberOrString.describe('EIP-155 chain id, number or numeric string (e.g. 8453); see GET /api/chains');
+const chainField = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
 const networkField = numberOrString.describe('Deprecated alias of chainId (a chain id or name); chainId wins when both are sent');
 const jsonText = (what: string) => z.union([z.string(), z.array(z.unknown())]).describe(what);
 
@@ -101,24 +102,24 @@ const WRITE_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempote
 const transferBody = z.object({
   chainId: chainField.optional(),
   network: networkField.optional(),
-  recipientAddress: z.string().describe('All-lowercase or exact EIP-55 checksummed address'),
-  amount: numberOrString.describe('Human units as a decimal string, e.g. "0.01" (not wei)'),
+  recipientAddress: z.string().describe('Recipient: all-lowercase or exact EIP-55 checksum'),
+  amount: numberOrString.describe('Human units, e.g. "0.01"'),
   tokenAddress: z.string().optional().describe('ERC-20 to send; omit for the native token'),
   tokenConfig: z
     .union([z.string(), z.record(z.string(), z.unknown())])
     .optional()
-    .describe('JSON string with decimals and symbol, e.g. {"decimals":6,"symbol":"USDC"}'),
+    .describe('{"decimals":6,"symbol":"USDC"} when the token cannot be read'),
   gasLimitMultiplier: numberOrString.optional().describe('Gas limit = estimate × this (default 2; 1.5 on chain 999)'),
-  simulate: booleanish.optional().describe('Dry run: returns the Simulation response and reserves nothing'),
+  simulate: booleanish.optional(),
 });
 
 const contractCallFields = {
   contractAddress: z.string(),
-  functionName: z.string().optional().describe('Function to call (alias abiFunction); or send raw calldata in data'),
+  functionName: z.string().optional().describe('Function to call, e.g. "balanceOf"; or pass data'),
   abiFunction: z.string().optional().describe('Alias of functionName; when both are sent they must agree'),
-  functionArgs: jsonText('JSON array string of arguments, e.g. \'["0xabc…", "1000"]\'').optional(),
-  abi: jsonText('ABI as a JSON string; fetched from the chain explorer when omitted').optional(),
-  value: numberOrString.optional().describe('Native value in ether units, e.g. "0.01" (payable functions only)'),
+  functionArgs: jsonText('JSON array (or JSON array string) of arguments').optional(),
+  abi: jsonText('ABI JSON; fetched from the explorer when omitted').optional(),
+  value: numberOrString.optional().describe('Native value in ether units'),
 };
 
 const contractCallBody = z.object({
@@ -131,7 +132,7 @@ const contractCallBody = z.object({
     .describe('Up to 4 ABI documents (16 KB each) whose errors decode reverts; cannot change calldata'),
   gasLimitMultiplier: numberOrString.optional(),
   simulate: booleanish.optional(),
-  data: z.string().optional().describe('Raw calldata in place of functionName + functionArgs; decoded against the ABI'),
+  data: z.string().optional().describe('Raw calldata instead of functionName + functionArgs'),
 });
 
 const conditionSchema = z.object({
@@ -139,7 +140,7 @@ const conditionSchema = z.object({
   value: z.union([z.string(), z.number(), z.boolean()]),
 });
 
-const checkAndExecuteBody = contractCallBody.omit({ data: true, errorAbis: true, value: true }).extend({
+const checkAndExecuteBody = contractCallBody.omit({ data: true, errorAbis: true }).extend({
   condition: conditionSchema.describe('Compared with the read result; the action runs only when it holds'),
   action: z.object(contractCallFields).describe('The write to send when the condition holds (same chain)'),
 });
@@ -225,107 +226,67 @@ const getSpendingLimits = defineTool({
   handler: (_input, ctx) => spendCapData(ctx.services.store, ctx.services.config, requirePrincipal(ctx).organizationId),
 });
 
-// ---- MCP (snake_case arguments, REFERENCE "MCP tools an agent expects") ----------
+// ---- MCP twins (snake_case arguments, REFERENCE "MCP tools an agent expects"), generated from the REST inputs ----
 
-const snakeChain = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
-/** Every MCP write tool: dry-run switch and idempotency key; callable with mcp:read (simulate only) and rate-limited per key. */
-const dryRunAndKey = { simulate: booleanish.optional(), idempotency_key: idempotencyKeyArgument };
-const MCP_WRITE = { scope: 'mcp:read', rateLimit: 'executePerKey', mcp: { annotations: WRITE_ANNOTATIONS } } as const;
+/** Every MCP write tool: the dry-run switch plus an idempotency key argument; callable with mcp:read (simulate only). */
+const MCP_WRITE = { mcp: { annotations: WRITE_ANNOTATIONS }, require: ['chainId'], mcpOnly: { idempotency_key: idempotencyKeyArgument } } as const;
+const CALL_FIELDS = {
+  contractAddress: 'contract_address',
+  functionName: 'function_name',
+  functionArgs: 'function_args',
+  abi: 'abi',
+  value: 'value',
+} as const;
 
-const executeTransferMcp = defineTool({
+const executeTransferMcp = mcpTwin(executeTransferRest, {
   name: 'execute_transfer',
   title: 'Transfer tokens',
   description:
     'Sends native token (omit token_address) or an ERC-20 from the organization wallet. First call with simulate:true and continue only if success && !wouldRevert; then send with a fresh idempotency_key and poll get_direct_execution_status while pollIntervalHint > 0. amount is in human units ("0.01"), never wei.',
-  input: z.object({
-    chain_id: snakeChain,
-    to_address: z.string().describe('Recipient: all-lowercase or exact EIP-55 checksum'),
-    amount: numberOrString.describe('Human units, e.g. "0.01"'),
-    token_address: z.string().optional(),
-    token_config: z
-      .union([z.string(), z.record(z.string(), z.unknown())])
-      .optional()
-      .describe('{"decimals":6,"symbol":"USDC"} when the token cannot be read'),
-    gas_limit_multiplier: numberOrString.optional(),
-    ...dryRunAndKey,
-  }),
-  output: writeResponse,
+  restOnly: ['network'],
+  fields: {
+    chainId: 'chain_id',
+    recipientAddress: 'to_address',
+    amount: 'amount',
+    tokenAddress: 'token_address',
+    tokenConfig: 'token_config',
+    gasLimitMultiplier: 'gas_limit_multiplier',
+    simulate: 'simulate',
+  },
   ...MCP_WRITE,
-  handler: (a, ctx) =>
-    transfer(
-      {
-        chainId: a.chain_id,
-        recipientAddress: a.to_address,
-        amount: a.amount,
-        tokenAddress: a.token_address,
-        tokenConfig: a.token_config,
-        gasLimitMultiplier: a.gas_limit_multiplier,
-        simulate: a.simulate,
-      },
-      ctx,
-    ),
 });
 
-const snakeCallFields = {
-  contract_address: z.string(),
-  function_name: z.string().optional().describe('Function to call, e.g. "balanceOf"; or pass data'),
-  function_args: jsonText('JSON array (or JSON array string) of arguments').optional(),
-  abi: jsonText('ABI JSON; fetched from the explorer when omitted').optional(),
-  value: numberOrString.optional().describe('Native value in ether units'),
-};
-
-const toCallInput = (a: {
-  contract_address: string;
-  function_name?: string;
-  function_args?: string | unknown[];
-  abi?: string | unknown[];
-  value?: string | number;
-}) => ({
-  contractAddress: a.contract_address,
-  functionName: a.function_name,
-  functionArgs: a.function_args,
-  abi: a.abi,
-  value: a.value,
-});
-
-const executeContractCallMcp = defineTool({
+const executeContractCallMcp = mcpTwin(executeContractCallRest, {
   name: 'execute_contract_call',
   title: 'Call a contract',
   description:
     'Calls a contract function on chain_id. View/pure functions return {type:"read", result} without signing. Writes are signed by the organization wallet: simulate first (simulate:true), then send with an idempotency_key and poll get_direct_execution_status.',
-  input: z.object({
-    ...snakeCallFields,
-    chain_id: snakeChain,
-    error_abis: z.union([z.string(), z.array(z.unknown())]).optional(),
-    gas_limit_multiplier: numberOrString.optional(),
-    data: z.string().optional().describe('Raw calldata instead of function_name + function_args'),
-    ...dryRunAndKey,
-  }),
-  output: readOrWriteResponse,
+  restOnly: ['network', 'abiFunction'],
+  fields: {
+    ...CALL_FIELDS,
+    chainId: 'chain_id',
+    errorAbis: 'error_abis',
+    gasLimitMultiplier: 'gas_limit_multiplier',
+    data: 'data',
+    simulate: 'simulate',
+  },
   ...MCP_WRITE,
-  handler: (a, ctx) =>
-    contractCall(
-      { ...toCallInput(a), chainId: a.chain_id, errorAbis: a.error_abis, gasLimitMultiplier: a.gas_limit_multiplier, simulate: a.simulate, data: a.data },
-      ctx,
-    ),
 });
 
-const executeCheckAndExecuteMcp = defineTool({
+const executeCheckAndExecuteMcp = mcpTwin(checkAndExecuteRest, {
   name: 'execute_check_and_execute',
   title: 'Read, compare, then write',
   description:
     'Reads function_name on contract_address, compares the result with condition {operator: eq|neq|gt|lt|gte|lte, value}, and sends action only when it holds. Returns an execution id either way (result.conditionMet).',
-  input: z.object({
-    ...snakeCallFields,
-    chain_id: snakeChain,
-    condition: conditionSchema,
-    action: z.object(snakeCallFields),
-    ...dryRunAndKey,
-  }),
-  output: writeResponse,
+  restOnly: ['network', 'abiFunction', 'gasLimitMultiplier'],
+  fields: {
+    ...CALL_FIELDS,
+    chainId: 'chain_id',
+    condition: 'condition',
+    action: { as: 'action', fields: CALL_FIELDS, restOnly: ['abiFunction'] },
+    simulate: 'simulate',
+  },
   ...MCP_WRITE,
-  handler: (a, ctx) =>
-    conditional({ ...toCallInput(a), chainId: a.chain_id, condition: a.condition, action: toCallInput(a.action), simulate: a.simulate }, ctx),
 });
 
 export const executeTools = [

@@ -9,6 +9,7 @@ import { publishListing, unlistListing, MAX_PUBLISHED_PRICE_USD } from '../src/c
 import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { workflowIdParam } from './workflow-schemas.ts';
+import { mcpTwin } from './mcp-twin.ts';
 
 /** The pay-per-call surface: listings and calls by slug (REST and MCP), free or paid with x402 / MPP. */
 
@@ -72,18 +73,6 @@ export const getListingTool = defineTool({
   handler: async ({ slug }, ctx) => listingView(await getListing(ctx.services.store, slug), ctx.services.payments, ctx.services.config.baseUrl),
 });
 
-export const callWorkflowTool = defineTool({
-  name: 'call_workflow',
-  title: 'Call a listed workflow',
-  description:
-    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} ("running": wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: an isError challenge (x402 PaymentRequired as structuredContent, MPP in _meta["org.paymentauth/payment-required"]); pay in _meta["x402/payment"] or _meta["org.paymentauth/credential"] and retry.',
-  scope: 'public',
-  input: z.object({ slug: slugParam, inputs: z.record(z.string(), z.unknown()).default({}) }),
-  output: callOutputSchema,
-  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }, outputSchema: false },
-  handler: ({ slug, inputs }, ctx) => callForCaller(slug, inputs, ctx),
-});
-
 export const callWorkflowRestTool = defineTool({
   name: 'call_workflow_by_slug',
   title: 'Call a listed workflow (REST)',
@@ -95,6 +84,17 @@ export const callWorkflowRestTool = defineTool({
   rest: { method: 'POST', path: '/api/mcp/workflows/:slug/call', summary: 'Call a listed workflow (free, paid with x402 or MPP, or calldata)' },
   mcp: false,
   handler: ({ slug, ...body }, ctx) => callForCaller(slug, body, ctx),
+});
+
+/** The MCP twin: the REST body's fields arrive as the one `inputs` argument. */
+export const callWorkflowTool = mcpTwin(callWorkflowRestTool, {
+  name: 'call_workflow',
+  title: 'Call a listed workflow',
+  description:
+    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} ("running": wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: an isError challenge (x402 PaymentRequired as structuredContent, MPP in _meta["org.paymentauth/payment-required"]); pay in _meta["x402/payment"] or _meta["org.paymentauth/credential"] and retry.',
+  fields: { slug: 'slug' },
+  catchall: { as: 'inputs', schema: z.record(z.string(), z.unknown()).default({}) },
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }, outputSchema: false },
 });
 
 export const x402DirectoryTool = defineTool({
