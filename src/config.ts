@@ -50,6 +50,18 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 3600,
     describes: 'anonymous (unclaimed) workflow creations per IP per hour',
   },
+  siweNoncePerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP',
+    default: 20,
+    windowSeconds: 3600,
+    describes: 'wallet sign-in nonce requests per IP per hour',
+  },
+  siweVerifyPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP',
+    default: 10,
+    windowSeconds: 3600,
+    describes: 'wallet sign-in verifications per IP per hour',
+  },
 } as const;
 
 export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
@@ -105,6 +117,8 @@ export interface Config {
   allowedHosts: string[];
   /** Browser origins (besides the base URL's) allowed on /mcp and in CORS answers of authenticated routes (FLOWGATE_ALLOWED_ORIGINS). */
   allowedOrigins: string[];
+  /** Domain of the synthetic e-mail of wallet accounts, `<address>@<domain>` (never delivered to). */
+  walletEmailDomain: string;
   /** Time a client has to send a whole request, headers and body; then 408 and the socket is closed. */
   requestTimeoutMs: number;
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
@@ -332,6 +346,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'FLOWGATE_REQUEST_TIMEOUT_MS',
       positiveInt.refine((n) => n >= 100, 'must be at least 100'),
       '10000',
+    ),
+    walletEmailDomain: read(
+      env,
+      'FLOWGATE_WALLET_EMAIL_DOMAIN',
+      z
+        .string()
+        .trim()
+        .toLowerCase()
+        .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/, 'must be a domain name such as wallet.example.invalid'),
+      'wallet.flowgate.invalid',
     ),
     agentRegistration: agentRegistration(env),
   };

@@ -48,6 +48,19 @@ export const ERROR_CODES = {
   bad_request: { status: 400, meaning: 'a request the HTTP layer refused before any operation saw it' },
   unauthorized: { status: 401, meaning: 'missing, malformed, unknown or revoked credential; carries `WWW-Authenticate`' },
   session_required: { status: 401, meaning: 'the route needs a signed-in browser session' },
+  siwe_invalid: {
+    status: 401,
+    meaning: 'a wallet sign-in was refused; the message says which check failed (domain, URI, nonce, expiry, chain, signer)',
+  },
+  signature_required: {
+    status: 401,
+    meaning: 'step-up: sign `challenge` with your primary wallet and repeat the request with `signature` (`required` lists factors)',
+  },
+  factors_required: { status: 401, meaning: 'step-up: the wallet signature is fine but `required` factors (`code`, `emailOtp`) are missing or wrong' },
+  wallet_signature_invalid: {
+    status: 401,
+    meaning: 'step-up: the signature is not from your primary wallet or its challenge is used or expired; no new challenge',
+  },
   payment_required: {
     status: 402,
     meaning: 'a paid workflow call without a valid payment; the x402 and MPP challenges say how to pay (`reason` when a payment was refused)',
@@ -56,6 +69,12 @@ export const ERROR_CODES = {
   daily_spending_cap_exceeded: { status: 403, meaning: "the native value would pass the organization's daily cap" },
   not_original_creator: { status: 403, meaning: 'only the creator of an anonymous workflow may claim it' },
   listing_managed_by_catalog: { status: 403, meaning: 'a catalog listing cannot be published over or unlisted' },
+  not_admin_or_owner: { status: 403, meaning: 'the operation needs the organization role admin or owner (checked before any step-up challenge)' },
+  MISSING_OR_NULL_ORIGIN: { status: 403, meaning: 'a state-changing request to `/api/auth/*` without an `Origin` header (or `Origin: null`)' },
+  invalid_origin: {
+    status: 403,
+    meaning: '`Invalid origin`: a state-changing cookie request whose `Origin` (or `Referer`) is not the gateway or an allowed origin',
+  },
   origin_not_allowed: { status: 403, meaning: 'a browser `Origin` the MCP endpoint does not trust' },
   not_found: { status: 404, meaning: "no such resource in this organization (another organization's id answers the same)" },
   chain_not_found: { status: 404, meaning: 'no chain with that id or name' },

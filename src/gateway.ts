@@ -1,3 +1,4 @@
+import { createSessionService } from './auth/sessions.ts';
 import type { AddressInfo } from 'node:net';
 import type { AnyTool } from '../tools/define.ts';
 import { registry } from '../tools/index.ts';
@@ -59,6 +60,7 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     chains,
     abiLookup: createAbiLookup({ store, chains, config }),
     keys: createKeyService(store),
+    sessions: createSessionService(store),
     organizations: createOrganizationService(store, box),
     rateLimiter: createRateLimiter(config, sqlite),
     secrets: box,

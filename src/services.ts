@@ -3,6 +3,7 @@ import type { Store } from './store/db.ts';
 import type { ChainCatalog } from './chains/catalog.ts';
 import type { AbiLookup } from './chains/abi-lookup.ts';
 import type { KeyService } from './auth/keys.ts';
+import type { SessionService } from './auth/sessions.ts';
 import type { OrganizationService } from './org/organizations.ts';
 import type { RateLimiter } from './guards/rate-limit.ts';
 import type { Engine } from './engine/engine.ts';
@@ -20,6 +21,8 @@ export interface Services {
   chains: ChainCatalog;
   abiLookup: AbiLookup;
   keys: KeyService;
+  /** Browser sessions (the session cookie). */
+  sessions: SessionService;
   organizations: OrganizationService;
   rateLimiter: RateLimiter;
   /** AES-256-GCM under the master key, for credentials at rest (bind ciphertexts to their owner with `aad`). */

@@ -291,18 +291,18 @@ describe('no claims of what does not exist', () => {
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
   });
 
-  it('x-rate-limits and /docs/limits list only the enforced limits: no sign-in or step-up', async () => {
+  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in is enforced: test/siwe-sessions.test.ts)', async () => {
     const { body } = await fetchJson(`${gw.url}/openapi.json`);
     expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual([
       'anonymousWorkflowsPerIp',
       'executePerKey',
       'mcpPerOrganization',
       'mcpPublicCallsPerIp',
+      'siweNoncePerIp',
+      'siweVerifyPerIp',
     ]);
     const limits = (await rawGet(`${gw.url}/docs/limits.md`)).body;
-    for (const text of [JSON.stringify(body['x-rate-limits']), limits]) {
-      expect(text).not.toMatch(/sign-in|step-up|SIWE|STEP_UP/i);
-    }
+    expect(limits).toContain('FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP');
   });

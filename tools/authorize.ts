@@ -19,6 +19,7 @@ export function canUse(principal: Principal | null, tool: Pick<AnyTool, 'scope' 
   if (tool.scope === 'public') return true;
   if (principal === null) return tool.anonymous === true;
   if (principal.kind === 'user_key') return tool.scope === 'webhook';
+  if (tool.scope === 'session') return principal.kind === 'session';
   return scopeAllows(principal.scope, tool.scope);
 }
 
@@ -53,7 +54,12 @@ export function authorize(caller: Caller, tool: Pick<AnyTool, 'scope' | 'anonymo
   }
   if (!principal && tool.anonymous) return;
   if (required === 'session') {
-    throw new ServiceError(401, 'session_required', 'This operation needs a signed-in browser session; API keys cannot call it.');
+    if (principal?.kind === 'session') return;
+    throw new ServiceError(
+      401,
+      'session_required',
+      'This operation needs a signed-in browser session (the session cookie from POST /api/auth/siwe/verify); API keys cannot call it.',
+    );
   }
   if (!principal) throw unauthorized(resourceMetadataUrl);
   if (principal.kind === 'user_key') {

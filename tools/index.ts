@@ -1,5 +1,6 @@
 import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
+import { authTools } from './auth.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -28,6 +29,7 @@ export const registry: readonly AnyTool[] = [
   ...chainTools,
   ...featureTools,
   ...accountTools,
+  ...authTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,

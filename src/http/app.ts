@@ -7,7 +7,8 @@ import { ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { MCP_INSTRUCTIONS } from '../discovery/identity.ts';
 import { GATEWAY_VERSION } from '../version.ts';
-import { bearerAuth } from './auth.ts';
+import { requestAuth } from './auth.ts';
+import { originRules } from './csrf.ts';
 import { renderErrors, sendError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
 import { mcpRouter } from './mcp-route.ts';
@@ -84,7 +85,8 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   app.use(serviceVersion);
 
   const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
-  app.use(bearerAuth(services.keys, services.store, resourceMetadataUrl));
+  app.use(requestAuth({ keys: services.keys, sessions: services.sessions, store: services.store, baseUrl: config.baseUrl, resourceMetadataUrl }));
+  app.use(originRules(origins, config.baseUrl));
 
   const contextFor =
     (transport: ToolContext['transport']) =>

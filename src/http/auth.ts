@@ -1,8 +1,10 @@
 import type { RequestHandler } from 'express';
 import type { Principal } from '../auth/principal.ts';
 import type { KeyService } from '../auth/keys.ts';
+import type { SessionService } from '../auth/sessions.ts';
 import { unauthorized } from '../../tools/authorize.ts';
 import { authenticateUserKey, USER_KEY_PREFIX } from '../auth/user-keys.ts';
+import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import type { Store } from '../store/db.ts';
 
 /** A `wfb_` key as a principal that only webhook-scoped operations accept (see tools/authorize.ts). */
@@ -12,9 +14,11 @@ async function userKeyPrincipal(store: Store, token: string): Promise<Principal 
 }
 
 /**
- * Optional bearer authentication: anonymous requests pass through (public
- * routes and the public MCP surface), a presented but unknown token is a 401
- * so a misconfigured client finds out at once.
+ * Optional authentication: anonymous requests pass through (public routes
+ * and the public MCP surface). A bearer token wins over a session cookie; a
+ * presented but unknown bearer is a 401 so a misconfigured client finds out
+ * at once, while a stale session cookie is ignored (the browser simply is not
+ * signed in any more).
  */
 
 declare module 'express-serve-static-core' {
@@ -23,26 +27,37 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function bearerAuth(keys: KeyService, store: Store, resourceMetadataUrl: string): RequestHandler {
+export function requestAuth(deps: { keys: KeyService; sessions: SessionService; store: Store; baseUrl: string; resourceMetadataUrl: string }): RequestHandler {
   return async (req, _res, next) => {
     req.principal = null;
     const header = req.headers.authorization;
-    if (!header) return next();
-    // `Authorization: Payment <credential>` is an MPP payment for a paid workflow call, not an identity: the caller stays anonymous.
-    if (/^Payment\s/i.test(header)) return next();
+    // `Authorization: Payment <credential>` is an MPP payment for a paid workflow call, not an identity.
+    if (!header || /^Payment\s/i.test(header)) {
+      const token = sessionTokenFrom(req.headers.cookie, deps.baseUrl);
+      if (!token) return next();
+      try {
+        req.principal = await deps.sessions.authenticate(token);
+      } catch (error) {
+        return next(error);
+      }
+      return next();
+    }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      return next(unauthorized(resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
+      return next(unauthorized(deps.resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
     }
     try {
       const token = match[1]!;
-      req.principal = token.startsWith(USER_KEY_PREFIX) ? await userKeyPrincipal(store, token) : await keys.authenticate(token);
+      req.principal = token.startsWith(USER_KEY_PREFIX) ? await userKeyPrincipal(deps.store, token) : await deps.keys.authenticate(token);
     } catch (error) {
       return next(error);
     }
     if (!req.principal) {
       return next(
-        unauthorized(resourceMetadataUrl, 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'),
+        unauthorized(
+          deps.resourceMetadataUrl,
+          'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.',
+        ),
       );
     }
     next();

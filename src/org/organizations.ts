@@ -1,4 +1,6 @@
+import type { Insertable } from 'kysely';
 import type { Store } from '../store/db.ts';
+import type { UsersTable } from '../store/schema.ts';
 import type { SecretBox } from '../wallets/crypto.ts';
 import { getWalletAddresses, provisionWallet, type WalletAddresses } from '../wallets/wallets.ts';
 import { newId, nowIso } from '../ids.ts';
@@ -29,6 +31,27 @@ export interface OrganizationService {
   wallet(organizationId: string): Promise<WalletAddresses | undefined>;
 }
 
+/**
+ * A new organization with `user` as its owner and a fresh wallet, as the
+ * first start does for the local owner and the first sign-in for a new user.
+ * Run it inside a transaction: a crash never leaves an organization without
+ * its owner or wallet. The user row is inserted unless `user.existing`.
+ */
+export async function createOrganizationWithOwner(
+  trx: Store,
+  box: SecretBox,
+  input: { slug: string; name: string; user: Insertable<UsersTable> & { existing?: boolean } },
+): Promise<Organization> {
+  const now = nowIso();
+  const organization = { id: newId(), slug: input.slug, name: input.name, created_at: now };
+  const { existing, ...user } = input.user;
+  await trx.insertInto('organizations').values(organization).execute();
+  if (!existing) await trx.insertInto('users').values(user).execute();
+  await trx.insertInto('memberships').values({ organization_id: organization.id, user_id: user.id, role: 'owner', created_at: now }).execute();
+  await provisionWallet(trx, box, organization.id);
+  return { id: organization.id, slug: organization.slug, name: organization.name, createdAt: now };
+}
+
 export function createOrganizationService(store: Store, box: SecretBox): OrganizationService {
   const toOrganization = (row: { id: string; slug: string; name: string; created_at: string }): Organization => ({
     id: row.id,
@@ -54,21 +77,11 @@ export function createOrganizationService(store: Store, box: SecretBox): Organiz
       const existing = await store.selectFrom('organizations').selectAll().where('slug', '=', slug).executeTakeFirst();
       if (existing) return { organization: toOrganization(existing), owner: await owner(existing.id), created: false };
 
-      const now = nowIso();
-      const organization = { id: newId(), slug, name: slug === DEFAULT_ORGANIZATION_SLUG ? 'Default organization' : slug, created_at: now };
-      const user = { id: newId(), email: null, provider_id: 'local', created_at: now };
-      // One transaction: a crash never leaves an organization without its owner or wallet.
-      await store.transaction().execute(async (trx) => {
-        await trx.insertInto('organizations').values(organization).execute();
-        await trx.insertInto('users').values(user).execute();
-        await trx.insertInto('memberships').values({ organization_id: organization.id, user_id: user.id, role: 'owner', created_at: now }).execute();
-        await provisionWallet(trx, box, organization.id);
-      });
-      return {
-        organization: toOrganization(organization),
-        owner: { id: user.id, email: user.email, providerId: user.provider_id, createdAt: user.created_at },
-        created: true,
-      };
+      const user = { id: newId(), email: null, provider_id: 'local', created_at: nowIso() };
+      const organization = await store
+        .transaction()
+        .execute((trx) => createOrganizationWithOwner(trx, box, { slug, name: slug === DEFAULT_ORGANIZATION_SLUG ? 'Default organization' : slug, user }));
+      return { organization, owner: { id: user.id, email: user.email, providerId: user.provider_id, createdAt: user.created_at }, created: true };
     },
 
     async get(organizationId) {

@@ -17,6 +17,14 @@ export interface UsersTable {
   email: string | null;
   provider_id: string;
   created_at: string;
+  /** The user's primary linked wallet (EIP-55), signs SIWE and step-up challenges. */
+  wallet_address: string | null;
+  email_verified_at: string | null;
+  /** scrypt, see src/auth/passwords.ts. */
+  password_hash: string | null;
+  /** Sealed with the master key (aad: user id). */
+  totp_secret_encrypted: string | null;
+  totp_enabled_at: string | null;
 }
 
 export interface MembershipsTable {
@@ -307,6 +315,87 @@ export interface PaymentsTable {
   updated_at: string;
 }
 
+export interface SessionsTable {
+  id: string;
+  /** SHA-256 of the cookie's token. */
+  token_hash: string;
+  user_id: string;
+  /** The active organization; switching rewrites it. */
+  organization_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface SiweNoncesTable {
+  nonce_hash: string;
+  wallet_address: string;
+  chain_id: number;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface StepUpChallengesTable {
+  id: string;
+  challenge_hash: string;
+  user_id: string;
+  action: string;
+  email_code_hash: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface InvitationsTable {
+  id: string;
+  organization_id: string;
+  token_hash: string;
+  role: 'owner' | 'admin' | 'member';
+  email: string | null;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: string | null;
+  revoked_at: string | null;
+}
+
+export interface EmailTokensTable {
+  token_hash: string;
+  user_id: string;
+  purpose: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  organization_id: string | null;
+  actor_user_id: string | null;
+  actor_kind: string;
+  actor_key_id: string | null;
+  action: string;
+  target: string | null;
+  outcome: 'success' | 'failure';
+  ip: string | null;
+  /** JSON; never a secret. */
+  details: string | null;
+  created_at: string;
+}
+
+export interface OrganizationChainCapsTable {
+  organization_id: string;
+  chain_id: number;
+  daily_cap_wei: string;
+  updated_at: string;
+  updated_by: string | null;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -331,6 +420,13 @@ export interface Database {
   spend_reservations: SpendReservationsTable;
   workflow_listings: WorkflowListingsTable;
   payments: PaymentsTable;
+  sessions: SessionsTable;
+  siwe_nonces: SiweNoncesTable;
+  step_up_challenges: StepUpChallengesTable;
+  invitations: InvitationsTable;
+  email_tokens: EmailTokensTable;
+  audit_log: AuditLogTable;
+  organization_chain_caps: OrganizationChainCapsTable;
 }
 
 export type { Generated };

@@ -41,6 +41,9 @@ export async function startTestGateway(options: { env?: Record<string, string>; 
     FLOWGATE_DATA_DIR: dataDir,
     FLOWGATE_BASE_URL: `http://127.0.0.1:${port}`,
     FLOWGATE_DEVNET: 'off',
+    // Tests sign in many wallets from one IP; the limits themselves are tested with their own values (test/siwe-sessions.test.ts).
+    FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP: '1000',
+    FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP: '1000',
     ...options.env,
   });
   const gateway = await createGateway(config, { tools: options.tools });

@@ -9,6 +9,7 @@ import * as directExecution from './007_direct_execution.ts';
 import * as listingsPayments from './008_listings_payments.ts';
 import * as chainTriggers from './009_chain_triggers.ts';
 import * as partialRunIndexes from './010_partial_run_indexes.ts';
+import * as identity from './011_identity.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '008_listings_payments': listingsPayments,
   '009_chain_triggers': chainTriggers,
   '010_partial_run_indexes': partialRunIndexes,
+  '011_identity': identity,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,32 @@
+import { parse, serialize } from 'cookie';
+import { SESSION_TTL_MS } from './sessions.ts';
+
+/**
+ * The session cookie: HttpOnly, SameSite=Lax, Path=/, and Secure with the
+ * `__Host-` prefix when the gateway is served over HTTPS (browsers then refuse
+ * it from any other scheme, host or path).
+ */
+
+const isHttps = (baseUrl: string) => baseUrl.startsWith('https:');
+
+export const sessionCookieName = (baseUrl: string) => (isHttps(baseUrl) ? '__Host-flowgate_session' : 'flowgate_session');
+
+export function sessionCookie(baseUrl: string, token: string): string {
+  return serialize(sessionCookieName(baseUrl), token, {
+    httpOnly: true,
+    secure: isHttps(baseUrl),
+    sameSite: 'lax',
+    path: '/',
+    maxAge: Math.floor(SESSION_TTL_MS / 1000),
+  });
+}
+
+export function clearedSessionCookie(baseUrl: string): string {
+  return serialize(sessionCookieName(baseUrl), '', { httpOnly: true, secure: isHttps(baseUrl), sameSite: 'lax', path: '/', maxAge: 0 });
+}
+
+/** The session token a `Cookie` header carries, if any. */
+export function sessionTokenFrom(cookieHeader: string | undefined, baseUrl: string): string | undefined {
+  if (!cookieHeader) return undefined;
+  return parse(cookieHeader)[sessionCookieName(baseUrl)] || undefined;
+}
