@@ -2,8 +2,7 @@ import type { Services } from '../services.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { TransactionHashEntry } from './executions.ts';
 import type { ResolveScope } from './resolve.ts';
-import type { RunGraph, NodeState } from './run-graph.ts';
-import { labelOf } from './run-graph.ts';
+import { labelOf, type NodeState, type RunGraph } from './run-graph.ts';
 import type { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 

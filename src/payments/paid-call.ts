@@ -64,5 +64,6 @@ export class PaymentRequiredError extends ServiceError {
   }
 }
 
+/** Small readers the charge modules share for credentials of unknown shape. */
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
