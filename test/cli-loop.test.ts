@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSandbox } from '../src/sandbox/quickjs.ts';
@@ -73,6 +75,26 @@ function positions(text: string, fragments: string[]): number[] {
 }
 
 const ascending = (numbers: number[]) => numbers.every((n, i) => i === 0 || n > numbers[i - 1]!);
+
+/** Forwards every request to the gateway and records its path, so a test can count what one CLI command asked for. */
+async function countingForwarder(target: string) {
+  const paths: string[] = [];
+  const server = http.createServer(async (req, res) => {
+    paths.push(new URL(req.url ?? '/', 'http://x').pathname);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection')) as Record<string, string>;
+    const answer = await fetch(target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    res.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-encoding' && name !== 'content-length')));
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    paths,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 let sumFlow: string;
 let slowFlow: string;
@@ -176,6 +198,18 @@ describe('flowgate workflows list / run / executions logs', { timeout: 120_000 }
     expect(res.stdout).not.toContain(`Execution ${executionId}: `);
     const waited = await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/wait?timeoutMs=20000`, { key: gw.ownerKey });
     expect(waited.body.status).toBe('success');
+  });
+
+  it('reads the gateway’s /openapi.json once per command, however many calls the command makes', async () => {
+    const forwarder = await countingForwarder(gw.url);
+    try {
+      const res = await cli(['run', sumFlow, '--watch', '--url', forwarder.url]);
+      expect(res.code, res.stderr + res.stdout).toBe(0);
+      expect(forwarder.paths.filter((p) => p !== '/openapi.json').length).toBeGreaterThanOrEqual(3); // run, status, logs
+      expect(forwarder.paths.filter((p) => p === '/openapi.json')).toHaveLength(1);
+    } finally {
+      await forwarder.close();
+    }
   });
 
   it('run --watch exits 1 and shows the failing node and error when the run fails', async () => {

@@ -42,6 +42,23 @@ describe('POST /api/execute/node', () => {
     expect(res.headers.get('x-ratelimit-limit')).toBe('60');
   });
 
+  test('a tokenConfig.decimals the token disagrees with is the same 400 as a direct transfer, naming the field and the value', async () => {
+    const wrong = JSON.stringify({ mode: 'custom', customToken: { address: TEST_USDC_ADDRESS, symbol: 'USDC', decimals: 18 } });
+    const read = await post('/api/execute/node', { actionType: 'web3/check-token-balance', config: { network: '31337', address: wallet, tokenConfig: wrong } });
+    const transfer = await post('/api/execute/transfer', {
+      chainId: 31337,
+      recipientAddress: randomAddress(),
+      amount: '1',
+      tokenAddress: TEST_USDC_ADDRESS,
+      tokenConfig: '{"decimals":18,"symbol":"USDC"}',
+    });
+    for (const res of [read, transfer]) {
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'token_decimals_mismatch', field: 'tokenConfig.decimals', received: 18, configured: 18, onChain: 6 });
+      expect(res.body.error).toMatch(/tokenConfig\.decimals is 18 but token 0x[0-9a-fA-F]{40} reports decimals\(\) = 6 on chain 31337/);
+    }
+  });
+
   // The default daily cap (0.02 ETH) applies here: amounts stay small.
   test('a write is a direct execution of type node: 202, completed, on chain, readable by status', async () => {
     const to = randomAddress();

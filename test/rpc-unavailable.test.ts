@@ -28,6 +28,7 @@ function expectRpcUnavailable(res: { status: number; body: any; headers: Headers
   expect(res.body.code).toBe('rpc_unavailable');
   expect(res.body.chainId).toBe(31337);
   expect(res.body.error).toMatch(/31337/);
+  expect(res.body.error).toContain('Flowgate Devnet');
   expect(res.headers.get('retry-after')).toBe('5');
   const text = JSON.stringify(res.body);
   expect(text).not.toMatch(/would revert|simulation_failed/i);
@@ -50,6 +51,10 @@ describe('unreachable RPC', () => {
     expectRpcUnavailable(await post('/api/execute/contract-call', { chainId: 31337, contractAddress: randomAddress(), functionName: 'totalSupply', abi }));
   });
 
+  test('a web3 read through POST /api/execute/node is 503 rpc_unavailable naming the chain', async () => {
+    expectRpcUnavailable(await post('/api/execute/node', { actionType: 'web3/check-balance', config: { network: '31337', address: randomAddress() } }));
+  });
+
   test('over MCP the tool result carries rpc_unavailable', async () => {
     const client = await connectMcp(gw.url, gw.ownerKey);
     try {
@@ -68,6 +73,7 @@ describe('unreachable RPC', () => {
     const step = run.step('bal');
     expect(step.status).toBe('error');
     expect(step.error).toMatch(/could not be reached/);
+    expect(step.error).toContain('Flowgate Devnet (chain 31337)');
     expect(step.error).not.toMatch(/would revert|reverted/i);
 
     const send = await runWorkflow(

@@ -1,17 +1,9 @@
 import { z } from 'zod';
 import { checkAndExecute, CONDITION_OPERATORS, type CheckAndExecuteInput } from '../src/execute/check-and-execute.ts';
-import {
-  executeWrite,
-  isRead,
-  prepareContractCall,
-  prepareTransfer,
-  readCall,
-  writeOf,
-  type ContractCallInput,
-  type DirectCaller,
-  type DirectResponse,
-  type TransferInput,
-} from '../src/execute/direct.ts';
+import type { DirectCaller, DirectResponse } from '../src/execute/caller.ts';
+import { executeWrite } from '../src/execute/write.ts';
+import { isRead, prepareContractCall, readCall, writeOf, type ContractCallInput } from '../src/onchain/contract-call.ts';
+import { prepareTransfer, type TransferInput } from '../src/onchain/transfer.ts';
 import { directRecordSchema, refreshRecord } from '../src/execute/records.ts';
 import { spendCapData, spendCapDataSchema } from '../src/guards/spend-cap.ts';
 import { defineTool, type ToolContext } from './define.ts';

@@ -5,7 +5,7 @@ import { startWorkflowRun } from '../engine/run-workflow.ts';
 import { abandonGatedRun, prepareGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';
 import { executionNotFound, isTerminal } from '../engine/executions.ts';
 import { toWorkflowRecord, type WorkflowRecord } from '../engine/workflows.ts';
-import type { PaymentCredentials, PaymentReceipt } from '../payments/service.ts';
+import type { PaymentCredentials, PaymentReceipt } from '../payments/paid-call.ts';
 import { buildCalldata, type Calldata } from './calldata.ts';
 import { validateCallInput } from './input.ts';
 import { getListing, type Listing } from './listings.ts';

@@ -1,4 +1,4 @@
-import { MCP_MPP_REQUIRED } from '../payments/service.ts';
+import { MCP_MPP_REQUIRED } from '../payments/paid-call.ts';
 import { JsonRpcToolError, type McpToolSet } from './sdk.ts';
 import { serviceErrorOf } from './toolset.ts';
 

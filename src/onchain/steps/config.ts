@@ -3,6 +3,7 @@ import type { ChainEntry } from '../../chains/catalog.ts';
 import { badRequest } from '../../errors.ts';
 import { selectChain } from '../chain.ts';
 import { parseTokenConfig } from '../money-inputs.ts';
+import { tokenDecimals } from '../token-decimals.ts';
 import { organizationAccount } from '../../wallets/signer.ts';
 import type { Web3Env } from './types.ts';
 
@@ -48,8 +49,8 @@ export interface Token {
 
 /**
  * The ERC-20 named by `tokenConfig` (`{"mode":"custom","customToken":{address, symbol, decimals}}`
- * or `{address, symbol, decimals}`): decimals and symbol from the config, else
- * the stablecoin registry, else the token itself.
+ * or `{address, symbol, decimals}`): decimals checked by tokenDecimals (the token's own
+ * first); symbol from the config, else the stablecoin registry, else the token itself.
  */
 export async function tokenOf(env: Web3Env, chain: ChainEntry, config: Record<string, unknown>): Promise<Token> {
   if (isBlank(config.tokenConfig)) {
@@ -72,27 +73,7 @@ export async function tokenOf(env: Web3Env, chain: ChainEntry, config: Record<st
   const address = parsed.address;
   const known = env.services.stablecoins.lookup(chain.chainId, address);
   const client = env.services.chainClients.publicClient(chain.chainId);
-  // The token's own decimals() wins over a typed-in value: a wrong tokenConfig.decimals would
-  // scale every amount by powers of ten, so a disagreement is refused rather than trusted.
-  const onChain = await client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => undefined);
-  const configured = parsed.decimals ?? known?.decimals;
-  if (onChain !== undefined && parsed.decimals !== undefined && parsed.decimals !== onChain) {
-    throw badRequest(
-      'invalid_token_config',
-      `tokenConfig.decimals is ${parsed.decimals} but token ${address} reports decimals() = ${onChain}; fix or drop tokenConfig.decimals.`,
-      {
-        field: 'tokenConfig.decimals',
-        received: parsed.decimals,
-      },
-    );
-  }
-  const decimals = onChain ?? configured;
-  if (decimals === undefined) {
-    throw badRequest('token_decimals_unknown', `Could not read decimals() from token ${address} on chain ${chain.chainId}; add "decimals" to tokenConfig.`, {
-      field: 'tokenConfig',
-      tokenAddress: address,
-    });
-  }
+  const decimals = await tokenDecimals(env.services, chain, address, parsed.decimals);
   let symbol = parsed.symbol ?? known?.symbol;
   if (symbol === undefined) {
     // The symbol is cosmetic: a token without symbol() still works.

@@ -1,12 +1,13 @@
 import { protocolActions } from '../../actions/protocols.ts';
 import { BaseError, ContractFunctionExecutionError } from 'viem';
-import { isRpcUnreachable } from '../../chains/rpc-errors.ts';
+import { isRpcUnreachable, rpcUnavailable, RpcUnavailableError } from '../../chains/rpc-errors.ts';
 import { ServiceError } from '../../errors.ts';
 import { approveToken, transferFunds, transferToken } from './writes.ts';
 import { checkAllowance, checkBalance, checkTokenBalance } from './reads.ts';
 import { readContract, writeContract } from './contracts.ts';
 import { decodeCalldata, getTransaction } from './transactions.ts';
 import { protocolStep } from './protocol.ts';
+import { chainOf } from './config.ts';
 import type { Web3Env, Web3Step } from './types.ts';
 import type { PreparedWrite } from '../prepared-write.ts';
 
@@ -36,14 +37,10 @@ export const web3Steps: Readonly<Record<string, Web3Step>> = {
  * chain (RPC down, timeout). Only viem's short message is kept: the long one
  * names the RPC URL, which may carry a provider key and is never returned.
  */
-function chainFailure(actionType: string, error: unknown): ServiceError {
+function chainFailure(actionType: string, error: unknown, config: Record<string, unknown>, env: Web3Env): ServiceError {
   // viem wraps a transport failure in ContractFunctionExecutionError too: check reachability first.
-  if (isRpcUnreachable(error))
-    return new ServiceError(
-      503,
-      'rpc_unavailable',
-      `${actionType}: the chain's RPC node could not be reached; nothing was sent. Retry later; this is not a revert.`,
-    );
+  // The step got as far as the RPC, so its chain config was already read without error.
+  if (error instanceof RpcUnavailableError || isRpcUnreachable(error)) return rpcUnavailable(chainOf(env, config));
   // A contract that reverted or returned nothing is the caller's problem, not the chain's.
   if (error instanceof ContractFunctionExecutionError) return new ServiceError(400, 'read_failed', `${actionType}: ${error.shortMessage}`);
   const detail = error instanceof BaseError ? error.shortMessage : 'unexpected error';
@@ -60,7 +57,7 @@ export async function readStep(
   try {
     return await step.read(config, env);
   } catch (error) {
-    throw error instanceof ServiceError ? error : chainFailure(actionType, error);
+    throw error instanceof ServiceError ? error : chainFailure(actionType, error, config, env);
   }
 }
 
@@ -74,6 +71,6 @@ export async function prepareStep(
   try {
     return await step.prepare(config, env);
   } catch (error) {
-    throw error instanceof ServiceError ? error : chainFailure(actionType, error);
+    throw error instanceof ServiceError ? error : chainFailure(actionType, error, config, env);
   }
 }

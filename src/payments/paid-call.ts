@@ -1,0 +1,69 @@
+import type { SettleResponse } from '@x402/core/types';
+import type { Receipt } from 'mppx';
+import { ServiceError } from '../errors.ts';
+
+/**
+ * What a paid call exchanges with the payments service: the resource it pays
+ * for, the credentials as they arrived, the gate that holds its run until
+ * settlement, the receipt, the 402 it gets instead, and the MCP `_meta` keys
+ * both protocols use.
+ */
+
+export const MCP_X402_PAYMENT = 'x402/payment';
+export const MCP_X402_RESPONSE = 'x402/payment-response';
+export const MCP_MPP_CREDENTIAL = 'org.paymentauth/credential';
+export const MCP_MPP_RECEIPT = 'org.paymentauth/receipt';
+export const MCP_MPP_REQUIRED = 'org.paymentauth/payment-required';
+
+export interface PaidResource {
+  slug: string;
+  title: string;
+  description: string;
+  /** Decimal USD. */
+  price: string;
+  payTo: `0x${string}`;
+  /** Absolute URL of the call (x402 `resource.url`). */
+  url: string;
+  inputSchema: Record<string, unknown>;
+  outputFields: Record<string, string>;
+}
+
+/** Credentials as they arrived: header strings over REST, `_meta` objects over MCP. */
+export interface PaymentCredentials {
+  x402?: unknown;
+  mpp?: unknown;
+}
+
+export interface RunGate {
+  /** Creates the execution without letting it run; throws when the run cannot start. */
+  prepare(): Promise<string>;
+  /** Payment settled: the run may start. */
+  release(executionId: string): Promise<void>;
+  /** Settlement failed: the run never starts. */
+  abandon(executionId: string, reason: string): Promise<void>;
+}
+
+export type PaymentReceipt = { protocol: 'x402'; settlement: SettleResponse } | { protocol: 'mpp'; receipt: Receipt.Receipt };
+
+export interface ChargeResult {
+  executionId: string;
+  /** The same payment was presented before: its original execution, nothing run or charged again. */
+  replayed: boolean;
+  receipt: PaymentReceipt;
+}
+
+/** A 402 that carries what each edge needs: headers (REST), structured content and `_meta` (MCP). */
+export class PaymentRequiredError extends ServiceError {
+  constructor(
+    message: string,
+    details: Record<string, unknown>,
+    headers: Record<string, string>,
+    readonly mcp: { structuredContent: Record<string, unknown>; meta: Record<string, unknown> },
+  ) {
+    super(402, 'payment_required', message, details, headers);
+  }
+}
+
+/** Small readers the charge modules share for credentials of unknown shape. */
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));

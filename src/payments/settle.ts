@@ -1,0 +1,73 @@
+import { ServiceError } from '../errors.ts';
+import { paymentRequired } from './challenge.ts';
+import type { PaymentContext } from './context.ts';
+import { errorText, type ChargeResult, type PaidResource, type PaymentReceipt, type RunGate } from './paid-call.ts';
+import { attachExecution, claimPayment, findPayment, markFailed, markSettled, releasePayment } from './records.ts';
+
+/**
+ * From a verified payment to a started run, through the payment record
+ * (records.ts): replays get their original execution, and a payment is
+ * claimed before its run is prepared and settled before the run may start.
+ */
+
+/** The record of an authorization seen before: its original execution, or a clear refusal. */
+export async function replay(ctx: PaymentContext, resource: PaidResource, key: string, sigHash: string): Promise<ChargeResult | undefined> {
+  const existing = await findPayment(ctx.store, key);
+  if (!existing) return undefined;
+  // Payer and nonce are public once settled; only the holder of the exact signed payment gets its execution back.
+  if (existing.signature_hash !== sigHash) throw await paymentRequired(ctx, resource, 'this authorization (payer and nonce) was already used');
+  if (existing.listing_slug !== resource.slug) {
+    const why =
+      existing.status === 'released'
+        ? `this payment was presented for ${existing.listing_slug} first and can only pay for that workflow`
+        : `this payment was already used for a call to ${existing.listing_slug}`;
+    throw await paymentRequired(ctx, resource, why);
+  }
+  // Verified earlier but never settled (the run could not start): verify again and take the record back.
+  if (existing.status === 'released') return undefined;
+  if (existing.status === 'failed') throw await paymentRequired(ctx, resource, `this payment failed to settle earlier (${existing.error ?? 'unknown reason'})`);
+  if (existing.status !== 'settled' || !existing.execution_id || !existing.receipt) {
+    throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment to get its executionId.', {
+      retryable: true,
+    });
+  }
+  const receipt = JSON.parse(existing.receipt) as PaymentReceipt;
+  return { executionId: existing.execution_id, replayed: true, receipt };
+}
+
+/** Claim → prepare run → settle → release; undoes exactly what happened when a step fails. */
+export async function settleAndRun(
+  ctx: PaymentContext,
+  resource: PaidResource,
+  claim: Parameters<typeof claimPayment>[1],
+  run: RunGate,
+  settle: () => Promise<{ transaction: string; receipt: PaymentReceipt }>,
+): Promise<ChargeResult> {
+  const { store } = ctx;
+  const claimed = await claimPayment(store, claim);
+  if (!claimed) {
+    const replayed = await replay(ctx, resource, claim.key, claim.signatureHash);
+    if (replayed) return replayed;
+    throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment.', { retryable: true });
+  }
+  let executionId: string;
+  try {
+    executionId = await run.prepare();
+  } catch (error) {
+    await releasePayment(store, claimed.id);
+    throw error;
+  }
+  await attachExecution(store, claimed.id, executionId);
+  let settled: { transaction: string; receipt: PaymentReceipt };
+  try {
+    settled = await settle();
+  } catch (error) {
+    const reason = errorText(error);
+    await markFailed(store, claimed.id, reason);
+    await run.abandon(executionId, `Payment settlement failed: ${reason}`);
+    throw await paymentRequired(ctx, resource, `settlement failed (${reason})`);
+  }
+  await markSettled(store, claimed.id, settled.transaction, settled.receipt);
+  await run.release(executionId);
+  return { executionId, replayed: false, receipt: settled.receipt };
+}
