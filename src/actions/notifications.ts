@@ -57,7 +57,8 @@ export const notificationActions: readonly PluginActionSpec[] = [
       message: hint.templated('message text'),
     },
     optionalFields: {
-      slackChannel: "string (channel id or #channel-name; needed with a bot token unless the integration sets channel; an incoming webhook posts to its own channel)",
+      slackChannel:
+        'string (channel id or #channel-name; needed with a bot token unless the integration sets channel; an incoming webhook posts to its own channel)',
     },
     outputFields: delivered,
     requiresCredentials: true,

@@ -40,7 +40,8 @@ const email = z.email();
 /** `a@x.io, b@y.io` or an array: each a plain address. */
 export function parseRecipients(to: string | string[], max: number): string[] {
   const list = (Array.isArray(to) ? to : to.split(/[,;]/)).map((s) => s.trim()).filter(Boolean);
-  if (list.length === 0) throw badRequest('invalid_config', 'emailTo is empty: give one recipient address, or several separated by commas.', { field: 'emailTo' });
+  if (list.length === 0)
+    throw badRequest('invalid_config', 'emailTo is empty: give one recipient address, or several separated by commas.', { field: 'emailTo' });
   const bad = list.filter((address) => !email.safeParse(address).success);
   if (bad.length) {
     throw badRequest('invalid_config', `emailTo has ${bad.length === 1 ? 'an address' : 'addresses'} that is not valid: ${bad.slice(0, 5).join(', ')}.`, {
@@ -48,7 +49,8 @@ export function parseRecipients(to: string | string[], max: number): string[] {
       received: bad.slice(0, 5),
     });
   }
-  if (list.length > max) throw badRequest('invalid_config', `emailTo has ${list.length} recipients; this provider takes at most ${max} per message.`, { field: 'emailTo' });
+  if (list.length > max)
+    throw badRequest('invalid_config', `emailTo has ${list.length} recipients; this provider takes at most ${max} per message.`, { field: 'emailTo' });
   return list;
 }
 
@@ -67,7 +69,14 @@ export function prepareEmail(provider: EmailProvider, message: SendEmailInput['m
       field: 'emailBody',
     });
   }
-  return { from: { email: from.email, ...(from.name ? { name: from.name } : {}) }, to, subject: subject.text, text: message.text, ...(message.html ? { html: message.html } : {}), truncated: subject.truncated };
+  return {
+    from: { email: from.email, ...(from.name ? { name: from.name } : {}) },
+    to,
+    subject: subject.text,
+    text: message.text,
+    ...(message.html ? { html: message.html } : {}),
+    truncated: subject.truncated,
+  };
 }
 
 export async function sendEmail(input: SendEmailInput): Promise<{ messageId?: string; delivery: AttemptLog }> {

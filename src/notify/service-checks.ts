@@ -30,9 +30,13 @@ export async function checkSafe(config: { apiKey: string; chainId?: number; apiB
   const chainId = config.chainId ?? 1;
   const short = SAFE_CHAINS[chainId];
   if (!short) {
-    throw badRequest('invalid_config', `The Safe transaction service has no endpoint known here for chain ${chainId}; supported: ${Object.keys(SAFE_CHAINS).join(', ')}.`, {
-      field: 'chainId',
-    });
+    throw badRequest(
+      'invalid_config',
+      `The Safe transaction service has no endpoint known here for chain ${chainId}; supported: ${Object.keys(SAFE_CHAINS).join(', ')}.`,
+      {
+        field: 'chainId',
+      },
+    );
   }
   const res = await deliver(
     {

@@ -39,7 +39,8 @@ export async function sendSlackMessage(
   const secrets = secretsOf(config);
   const channel = message.channel || config.channel;
   if (config.botToken) {
-    if (!channel) throw badRequest('invalid_config', 'slackChannel is required with a Slack bot token: the channel id or #name to post to.', { field: 'slackChannel' });
+    if (!channel)
+      throw badRequest('invalid_config', 'slackChannel is required with a Slack bot token: the channel id or #name to post to.', { field: 'slackChannel' });
     const res = await deliver(
       {
         method: 'POST',

@@ -60,7 +60,10 @@ export async function sendTelegramMessage(
 
 /** `getMe`: checks the token, sends nothing. */
 export async function checkTelegram(config: TelegramConfig, options: SendOptions): Promise<string> {
-  const res = await deliver({ method: 'GET', url: methodUrl(config, 'getMe') }, { ...options, provider: 'Telegram', secrets: [config.botToken], maxAttempts: 1 });
+  const res = await deliver(
+    { method: 'GET', url: methodUrl(config, 'getMe') },
+    { ...options, provider: 'Telegram', secrets: [config.botToken], maxAttempts: 1 },
+  );
   checkOk(res.body, res.log, config);
   const username = (res.body as { result?: { username?: unknown } }).result?.username;
   return `Telegram getMe passed (bot ${typeof username === 'string' ? `@${username}` : 'unknown'}).`;
