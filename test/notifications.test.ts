@@ -272,6 +272,59 @@ describe('delivery semantics', () => {
     expect(log.output.delivery).toMatchObject({ attempts: 1, lastStatus: null });
   });
 
+  it('a wait the provider asks for beyond the time budget fails the step at once instead of hanging', async () => {
+    const id = await integration('discord', configs().discord);
+    fakes.discord.failNext({ status: 429, body: { message: 'You are being rate limited.', retry_after: 600, global: true } });
+    const started = Date.now();
+    const { run, log } = await runStep({ actionType: 'discord/send-message', integrationId: id, message: 'later' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.status).toBe('error');
+    expect(log.error).toContain('did not accept the message within 60 s');
+    expect(log.output.delivery).toMatchObject({ attempts: 1, lastStatus: 429 });
+  });
+
+  it('no answer after sending: Resend is asked again with the same Idempotency-Key; Discord, which has none, is not repeated', async () => {
+    const resend = await integration('resend', configs().resend);
+    fakes.resend.failNext({ reset: true });
+    const mail = await runStep({ actionType: 'resend/send-email', integrationId: resend, emailTo: 'a@example.org', emailSubject: 's', emailBody: 'b' });
+    expect(mail.run.status, JSON.stringify(mail.log)).toBe('success');
+    expect(fakes.resend.received).toHaveLength(2);
+    const keys = fakes.resend.received.map((r) => r.headers['idempotency-key']);
+    expect(keys[0]).toBe(keys[1]);
+    expect(mail.log.output.delivery).toMatchObject({ attempts: 2, lastStatus: 200 });
+
+    const discord = await integration('discord', configs().discord);
+    fakes.discord.failNext({ reset: true });
+    const chat = await runStep({ actionType: 'discord/send-message', integrationId: discord, message: 'maybe' });
+    expect(chat.run.status).toBe('error');
+    expect(fakes.discord.received).toHaveLength(1);
+    expect(chat.log.error).toContain('not repeated');
+    expect(chat.log.output.delivery).toMatchObject({ attempts: 1, lastStatus: null });
+  });
+
+  it("another organization's integration id is not found, and nothing is sent", async () => {
+    const id = await integration('discord', configs().discord);
+    const otherKey = await gw.createKey({ org: 'other-tenant' });
+    const created = await fetchJson(`${gw.url}/api/workflows/create`, {
+      method: 'POST',
+      key: otherKey,
+      body: JSON.stringify({
+        name: 'steal',
+        nodes: [
+          { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
+          { id: 'n', type: 'action', data: { label: 'Notify', config: { actionType: 'discord/send-message', integrationId: id, message: 'x' } } },
+        ],
+        edges: [{ id: 'e', source: 't', target: 'n' }],
+      }),
+    });
+    expect(created.status).toBe(200);
+    const started = await fetchJson(`${gw.url}/api/workflows/${created.body.id}/execute`, { method: 'POST', key: otherKey, body: '{}' });
+    const run = (await fetchJson(`${gw.url}/api/workflows/executions/${started.body.executionId}/wait?timeoutMs=20000`, { key: otherKey })).body;
+    expect(run.status).toBe('error');
+    expect(run.error).toContain('not found');
+    expect(fakes.discord.received).toHaveLength(0);
+  });
+
   it('a step names a wrong integration type instead of sending', async () => {
     const id = await integration('resend', configs().resend);
     const { run, log } = await runStep({ actionType: 'discord/send-message', integrationId: id, message: 'hi' });

@@ -35,7 +35,9 @@ export interface Received {
 }
 
 interface Answer {
-  status: number;
+  /** Drop the connection without answering, after reading the whole request (as a provider that took the message and then lost the socket). */
+  reset?: true;
+  status?: number;
   headers?: Record<string, string>;
   body?: unknown;
 }
@@ -153,7 +155,8 @@ async function startOne(provider: Provider): Promise<ProviderServer> {
       const entry: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
       received.push(entry);
       const next = queued.shift();
-      if (next) return json(res, next.status, next.body ?? {}, next.headers);
+      if (next?.reset) return void req.socket.destroy();
+      if (next) return json(res, next.status ?? 500, next.body ?? {}, next.headers);
       handlers[provider](entry, res);
     });
   });
