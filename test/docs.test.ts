@@ -26,7 +26,19 @@ describe('docs pages', () => {
       .map((f) => f.replace(/\.md$/, ''))
       .sort();
     expect(files).toEqual([...PAGE_SLUGS].sort());
-    for (const area of ['quick-start', 'authentication', 'workflows', 'executions', 'direct-execution', 'payments', 'mcp', 'limits', 'errors', 'versioning'])
+    for (const area of [
+      'quick-start',
+      'authentication',
+      'workflows',
+      'executions',
+      'notifications',
+      'direct-execution',
+      'payments',
+      'mcp',
+      'limits',
+      'errors',
+      'versioning',
+    ])
       expect(files).toContain(area);
   });
 

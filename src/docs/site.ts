@@ -25,6 +25,7 @@ export const PAGE_SLUGS = [
   'authentication',
   'workflows',
   'executions',
+  'notifications',
   'direct-execution',
   'payments',
   'mcp',
