@@ -3,6 +3,7 @@ import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
 import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
+import { sessionTools } from './sessions.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -34,6 +35,7 @@ export const registry: readonly AnyTool[] = [
   ...authTools,
   ...keyTools,
   ...totpTools,
+  ...sessionTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,
