@@ -127,6 +127,8 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
   const issuedAt = new Date(now).toISOString();
   const expiresAt = isoIn(STEP_UP_CHALLENGE_TTL_MS, now);
   const text = challengeText({ id, action, user, organization: await organizationOf(services, principal.organizationId), issuedAt, expiresAt });
+  // Expired rows have no use left (a used one is never matched again either way).
+  await store.deleteFrom('step_up_challenges').where('user_id', '=', user.id).where('expires_at', '<', issuedAt).execute();
   // One live challenge per user and action: a new one supersedes the last.
   await store
     .updateTable('step_up_challenges')
