@@ -56,7 +56,10 @@ export interface StepUpProof {
 }
 
 export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter'>;
-type StepUpUser = Pick<UsersTable, 'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'email_verified_at'>;
+type StepUpUser = Pick<
+  UsersTable,
+  'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'totp_last_step' | 'email_verified_at'
+>;
 type ChallengeRow = StepUpChallengesTable;
 
 /**
@@ -74,13 +77,28 @@ export interface StepUpFactor {
   check(services: StepUpServices, user: StepUpUser, value: string, challenge: ChallengeRow): Promise<boolean>;
 }
 
-/** TOTP (RFC 6238, 30 s steps, ±1 step of clock drift). */
-export async function totpMatches(secret: string, code: string): Promise<boolean> {
+/**
+ * TOTP (RFC 6238, 30 s steps, ±1 step of clock drift): the time step the
+ * code belongs to, or null. Codes of `afterStep` or earlier are refused.
+ */
+export async function totpStep(secret: string, code: string, afterStep?: number | null): Promise<number | null> {
   try {
-    return (await verifyTotp({ secret, token: code, epochTolerance: 30 })).valid;
+    const result = await verifyTotp({ secret, token: code, epochTolerance: 30, ...(afterStep != null ? { afterTimeStep: afterStep } : {}) });
+    return result.valid && 'timeStep' in result ? result.timeStep : null;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** Spends the code's time step: true for the one request that moved the user's last step forward. */
+export async function spendTotpStep(store: Services['store'], userId: string, step: number): Promise<boolean> {
+  const result = await store
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 const totpFactor: StepUpFactor = {
@@ -88,7 +106,9 @@ const totpFactor: StepUpFactor = {
   proofField: 'code',
   enrolled: (user) => user.totp_enabled_at !== null && user.totp_secret_encrypted !== null,
   async check(services, user, value) {
-    return totpMatches(services.secrets.open(user.totp_secret_encrypted!, user.id), value);
+    const step = await totpStep(services.secrets.open(user.totp_secret_encrypted!, user.id), value, user.totp_last_step);
+    // A code is good once: a replay of it (or of an older one) is a wrong code.
+    return step !== null && (await spendTotpStep(services.store, user.id, step));
   },
 };
 
@@ -174,7 +194,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
 
   const user = await store
     .selectFrom('users')
-    .select(['id', 'email', 'wallet_address', 'totp_secret_encrypted', 'totp_enabled_at', 'email_verified_at'])
+    .select(['id', 'email', 'wallet_address', 'totp_secret_encrypted', 'totp_enabled_at', 'totp_last_step', 'email_verified_at'])
     .where('id', '=', principal.userId)
     .executeTakeFirst();
   if (!user) throw new ServiceError(401, 'session_required', 'This session has ended; sign in again.');
