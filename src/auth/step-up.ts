@@ -55,7 +55,7 @@ export interface StepUpProof {
   emailOtp?: string;
 }
 
-export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter'>;
+export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter' | 'chainClients'>;
 type StepUpUser = Pick<
   UsersTable,
   'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'totp_last_step' | 'email_verified_at'
@@ -168,6 +168,34 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
   return text;
 }
 
+/**
+ * personal_sign of `message` by `wallet`: an EOA's signature recovers to it;
+ * a contract wallet (EIP-1271, as wallet sign-in accepts) is asked on the
+ * chain of its latest wallet sign-in, through viem.
+ */
+async function signedByPrimaryWallet(services: StepUpServices, wallet: `0x${string}`, message: string, signature: Hex): Promise<boolean> {
+  try {
+    if (getAddress(await recoverMessageAddress({ message, signature })) === wallet) return true;
+  } catch {
+    // Not a 65-byte ECDSA signature: perhaps a contract wallet's.
+  }
+  const lastSignIn = await services.store
+    .selectFrom('siwe_nonces')
+    .select('chain_id')
+    .where('wallet_address', '=', wallet)
+    .where('used_at', 'is not', null)
+    .orderBy('used_at', 'desc')
+    .executeTakeFirst();
+  if (!lastSignIn) return false;
+  try {
+    const client = services.chainClients.publicClient(lastSignIn.chain_id);
+    if (!(await client.getCode({ address: wallet }))) return false; // an EOA: recovery above was the whole check
+    return await client.verifyMessage({ address: wallet, message, signature });
+  } catch {
+    return false; // a chain this gateway cannot reach: only plain wallet signatures can be checked
+  }
+}
+
 const requiredFactors = (user: StepUpUser) => ['wallet', ...EXTRA_FACTORS.filter((f) => f.enrolled(user)).map((f) => f.name)];
 
 /**
@@ -255,13 +283,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     expiresAt: row.expires_at,
   });
   if (tokenHash(text) !== row.challenge_hash) throw await invalid('the challenge no longer matches this account or organization');
-  let signer: string | undefined;
-  try {
-    signer = await recoverMessageAddress({ message: text, signature: proof.signature as Hex });
-  } catch {
-    signer = undefined;
-  }
-  if (!signer || getAddress(signer) !== getAddress(user.wallet_address)) {
+  if (!(await signedByPrimaryWallet(services, getAddress(user.wallet_address), text, proof.signature as Hex))) {
     throw await invalid(`the signature is not a personal_sign of the challenge by your primary wallet ${user.wallet_address}`);
   }
 
