@@ -1,6 +1,9 @@
 import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
+import { keyTools } from './keys.ts';
+import { totpTools } from './totp.ts';
+import { sessionTools } from './sessions.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -30,6 +33,9 @@ export const registry: readonly AnyTool[] = [
   ...featureTools,
   ...accountTools,
   ...authTools,
+  ...keyTools,
+  ...totpTools,
+  ...sessionTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,

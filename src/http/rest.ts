@@ -7,6 +7,7 @@ import { ServiceError } from '../errors.ts';
 /** Mounts every registry entry that has a REST binding; nothing else defines routes. */
 
 const BODY_METHODS: ReadonlySet<HttpMethod> = new Set(['POST', 'PUT', 'PATCH']);
+const METHOD_ORDER: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 const asRecord = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
 
@@ -22,7 +23,8 @@ function hasBody(req: Request): boolean {
 function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   const method = tool.rest!.method;
   const query = asRecord(req.query);
-  if (!BODY_METHODS.has(method)) return { ...query, ...req.params };
+  const deleteBody = method === 'DELETE' ? tool.rest!.body : undefined;
+  if (!BODY_METHODS.has(method) && !deleteBody) return { ...query, ...req.params };
 
   let body: Record<string, unknown> = {};
   if (req.body === undefined) {
@@ -38,6 +40,7 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   } else {
     body = req.body as Record<string, unknown>;
   }
+  if (deleteBody) return { ...pick(body, deleteBody), ...query, ...req.params };
   return { ...body, ...pick(query, tool.rest!.query ?? []), ...req.params };
 }
 
@@ -66,12 +69,14 @@ export interface OperationLookup {
 
 export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
   const routes = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
-  const methods = new Set<string>();
+  const registered = new Set<HttpMethod>();
   for (const tool of registry) {
     if (!tool.rest) continue;
     routes.on(tool.rest.method, tool.rest.path, () => {}, { tool });
-    methods.add(tool.rest.method);
+    registered.add(tool.rest.method);
   }
+  // One fixed order (an `Allow` header lists them so), whatever order the registry's families come in.
+  const methods = new Set<string>(METHOD_ORDER.filter((m) => registered.has(m)));
   return {
     methods,
     find(method, path) {
