@@ -1,6 +1,8 @@
 import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
+import { memberTools } from './members.ts';
+import { auditLogTools } from './audit-log.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -30,6 +32,8 @@ export const registry: readonly AnyTool[] = [
   ...featureTools,
   ...accountTools,
   ...authTools,
+  ...memberTools,
+  ...auditLogTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,
