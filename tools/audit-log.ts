@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../src/org/audit-log.ts';
 import { auditRowSchema, queryAuditLog } from '../src/org/audit-log-query.ts';
 import { requireRole } from '../src/org/roles.ts';
-import { defineTool, READ_ONLY_LOCAL } from './define.ts';
+import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /**
@@ -28,7 +28,8 @@ const listAuditLogTool = defineTool({
   }),
   output: z.object({ rows: z.array(auditRowSchema), nextCursor: z.string().nullable() }),
   rest: { method: 'GET', path: '/api/audit-log' },
-  mcp: { annotations: READ_ONLY_LOCAL },
+  // REST only: tools/list is near its 40 KB budget (test/context-budget.test.ts), which the key tools need more.
+  mcp: false,
   async handler(input, ctx) {
     const principal = requirePrincipal(ctx);
     await requireRole(ctx.services.store, principal, 'admin');

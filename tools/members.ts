@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { ROLES } from '../src/auth/principal.ts';
 import { changeMemberRole, listMembers, removeMember, switchOrganization } from '../src/org/members.ts';
 import { acceptInvitation, createInvitation, listInvitations, revokeInvitation } from '../src/org/invitations.ts';
-import { defineTool, READ_ONLY_LOCAL } from './define.ts';
+import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /**
  * Members, roles, invitations and the active organization (issue "Identity
  * and access" item 4). Changes are session only (a person decides them);
- * the member list is also readable by organization keys and over MCP.
+ * the member list is also readable by organization keys. REST only: the MCP
+ * tools/list budget (40 KB) is kept for operations agents run.
  */
 
 const role = z.enum(ROLES).describe('owner, admin or member');
@@ -45,7 +46,7 @@ const listMembersTool = defineTool({
   input: z.object({}),
   output: z.array(memberSchema),
   rest: { method: 'GET', path: '/api/organization/members' },
-  mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'members' },
+  mcp: false,
   handler: (_input, ctx) => listMembers(ctx.services.store, requirePrincipal(ctx).organizationId),
 });
 
