@@ -297,7 +297,7 @@ describe('organization switching', () => {
   it('switches to an organization the user belongs to; any other id answers 404 not_found like an unknown one', async () => {
     const a = await newSignedInUser(gw);
     const b = await newSignedInUser(gw);
-    await addMember(gw, b.ownOrganizationId, a.userId, 'member');
+    await addMember(gw, b.ownOrganizationId, a.account, 'member');
 
     const switched = await a.client.fetch('/api/auth/organization/switch', { method: 'POST', json: { organizationId: b.ownOrganizationId } });
     expect(switched.status).toBe(200);

@@ -1,6 +1,8 @@
 import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
+import { keyTools } from './keys.ts';
+import { totpTools } from './totp.ts';
 import { memberTools } from './members.ts';
 import { auditLogTools } from './audit-log.ts';
 import { chainTools } from './chains.ts';
@@ -32,6 +34,8 @@ export const registry: readonly AnyTool[] = [
   ...featureTools,
   ...accountTools,
   ...authTools,
+  ...keyTools,
+  ...totpTools,
   ...memberTools,
   ...auditLogTools,
   ...workflowTools,
