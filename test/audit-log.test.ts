@@ -66,7 +66,15 @@ describe('audit log', () => {
     const rows = res.body.rows as any[];
     const actions = rows.map((r) => r.action);
     expect(actions).toEqual(
-      expect.arrayContaining(['sign_up', 'invitation_created', 'invitation_accepted', 'organization_switched', 'invitation_revoked', 'role_changed', 'member_removed']),
+      expect.arrayContaining([
+        'sign_up',
+        'invitation_created',
+        'invitation_accepted',
+        'organization_switched',
+        'invitation_revoked',
+        'role_changed',
+        'member_removed',
+      ]),
     );
     const times = rows.map((r) => r.createdAt);
     expect([...times].sort().reverse()).toEqual(times);
@@ -80,9 +88,7 @@ describe('audit log', () => {
     });
     expect(rows.find((r) => r.action === 'member_removed')).toMatchObject({ target: member.userId, details: { role: 'admin', self: false } });
     expect(rows.find((r) => r.action === 'invitation_revoked')).toMatchObject({ target: revokedInvitationId });
-    expect(rows.filter((r) => r.action === 'invitation_accepted').map((r) => r.actor.userId)).toEqual(
-      expect.arrayContaining([admin.userId, member.userId]),
-    );
+    expect(rows.filter((r) => r.action === 'invitation_accepted').map((r) => r.actor.userId)).toEqual(expect.arrayContaining([admin.userId, member.userId]));
     expect(rows.find((r) => r.action === 'organization_switched' && r.actor.userId === admin.userId)).toMatchObject({ target: orgId });
   });
 

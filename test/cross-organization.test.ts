@@ -13,7 +13,7 @@ import { insertWorkflow } from './helpers/org-fixtures.ts';
 let gw: TestGateway;
 let a: SignedInUser;
 let b: SignedInUser;
-let bData: { workflowId: string; webhookKeyId: string; webhookKey: string; invitationId: string; tagId: string };
+let bData: { workflowId: string; webhookKeyId: string; webhookKey: string; invitationId: string; tagId: string; orgKeyId: string; orgKey: string };
 
 beforeAll(async () => {
   gw = await startTestGateway();
@@ -26,7 +26,16 @@ beforeAll(async () => {
   expect(invitation.status).toBe(201);
   const tag = await b.client.fetch('/api/tags', { method: 'POST', json: { name: 'b-tag', color: '#112233' } });
   expect(tag.status).toBe(201);
-  bData = { workflowId, webhookKeyId: key.body.id, webhookKey: key.body.key, invitationId: invitation.body.id, tagId: tag.body.id };
+  const orgKey = await gw.gateway.services.keys.create({ organizationId: b.ownOrganizationId, userId: b.userId, name: 'B key', scope: null });
+  bData = {
+    workflowId,
+    webhookKeyId: key.body.id,
+    webhookKey: key.body.key,
+    invitationId: invitation.body.id,
+    tagId: tag.body.id,
+    orgKeyId: orgKey.record.id,
+    orgKey: orgKey.key,
+  };
 });
 afterAll(async () => gw.close());
 
@@ -39,6 +48,7 @@ describe("a session of organization A against organization B's ids", () => {
       ['POST', `/api/workflows/${bData.workflowId}/execute`, {}],
       ['GET', `/api/workflows/${bData.workflowId}/executions`],
       ['DELETE', `/api/api-keys/${bData.webhookKeyId}`],
+      ['DELETE', `/api/keys/${bData.orgKeyId}`],
       ['PATCH', `/api/tags/${bData.tagId}`, { name: 'pwned' }],
       ['DELETE', `/api/tags/${bData.tagId}`],
       ['PATCH', `/api/organization/members/${b.userId}`, { role: 'member' }],
@@ -53,8 +63,16 @@ describe("a session of organization A against organization B's ids", () => {
   });
 
   it("shows none of B's data in A's listings", async () => {
-    const listings = ['/api/workflows', '/api/api-keys', '/api/tags', '/api/organization/members', '/api/organization/invitations', '/api/audit-log?limit=200'];
-    const bIds = [bData.workflowId, bData.webhookKeyId, bData.tagId, bData.invitationId, b.userId, b.ownOrganizationId];
+    const listings = [
+      '/api/workflows',
+      '/api/api-keys',
+      '/api/keys/list',
+      '/api/tags',
+      '/api/organization/members',
+      '/api/organization/invitations',
+      '/api/audit-log?limit=200',
+    ];
+    const bIds = [bData.workflowId, bData.webhookKeyId, bData.orgKeyId, bData.tagId, bData.invitationId, b.userId, b.ownOrganizationId];
     for (const path of listings) {
       const res = await a.client.fetch(path);
       expect(res.status).toBe(200);
@@ -72,6 +90,7 @@ describe("a session of organization A against organization B's ids", () => {
     const members = (await b.client.fetch('/api/organization/members')).body;
     expect(members).toEqual([expect.objectContaining({ userId: b.userId, role: 'owner' })]);
     expect((await a.client.fetch('/api/auth/session')).body.organization.id).toBe(a.ownOrganizationId);
+    expect((await fetchJson(`${gw.url}/api/workflows`, { key: bData.orgKey })).status).toBe(200);
     // B's webhook key still triggers B's workflows: A could not revoke it.
     const probe = await fetchJson(`${gw.url}/api/workflows/${bData.workflowId}/webhook`, { method: 'POST', key: bData.webhookKey, body: '{}' });
     expect(probe.status).not.toBe(401);

@@ -80,7 +80,7 @@ const removeMemberTool = defineTool({
   }),
   rest: { method: 'DELETE', path: '/api/organization/members/:userId' },
   mcp: false,
-  handler: (input, ctx) => removeMember(ctx.services.store, requirePrincipal(ctx), { ...input, ip: ctx.ip }),
+  handler: (input, ctx) => removeMember(ctx.services.store, ctx.services.keys, requirePrincipal(ctx), { ...input, ip: ctx.ip }),
 });
 
 const createInvitationTool = defineTool({

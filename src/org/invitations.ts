@@ -101,12 +101,20 @@ export async function revokeInvitation(store: Store, actor: Actor, input: { invi
     .where('organization_id', '=', actor.organizationId)
     .executeTakeFirst();
   if (!row) throw notFound(`No invitation ${input.invitationId} in this organization.`);
-  if (row.accepted_at) throw new ServiceError(409, 'conflict', 'This invitation was already accepted; remove the member instead (DELETE /api/organization/members/{userId}).');
+  if (row.accepted_at)
+    throw new ServiceError(409, 'conflict', 'This invitation was already accepted; remove the member instead (DELETE /api/organization/members/{userId}).');
   if (row.revoked_at) return toInvitation(row);
   const revokedAt = nowIso();
   await store.transaction().execute(async (trx) => {
     await trx.updateTable('invitations').set({ revoked_at: revokedAt }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
-    await recordAudit(trx, { organizationId: actor.organizationId, actor, action: 'invitation_revoked', target: row.id, ip: input.ip, details: { role: row.role } });
+    await recordAudit(trx, {
+      organizationId: actor.organizationId,
+      actor,
+      action: 'invitation_revoked',
+      target: row.id,
+      ip: input.ip,
+      details: { role: row.role },
+    });
   });
   return toInvitation({ ...row, revoked_at: revokedAt });
 }

@@ -1,6 +1,7 @@
 import type { Store } from '../store/db.ts';
 import type { Principal, Role } from '../auth/principal.ts';
 import type { SessionService } from '../auth/sessions.ts';
+import type { KeyService } from '../auth/keys.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { recordAudit } from './audit-log.ts';
@@ -95,6 +96,7 @@ export async function changeMemberRole(store: Store, actor: Actor, input: { user
  */
 export async function removeMember(
   store: Store,
+  keys: Pick<KeyService, 'revoke'>,
   actor: Actor,
   input: { userId: string; ip: string },
 ): Promise<{ userId: string; role: Role; sessionsEnded: number; keysRevoked: number }> {
@@ -102,7 +104,7 @@ export async function removeMember(
   const actorRole = self ? await targetRole(store, actor.organizationId, actor.userId) : await requireRole(store, actor, 'admin');
   const role = await targetRole(store, actor.organizationId, input.userId);
   if (role === 'owner' && actorRole !== 'owner') await requireRole(store, actor, 'owner');
-  return store.transaction().execute(async (trx) => {
+  const { result, keyIds } = await store.transaction().execute(async (trx) => {
     await trx.deleteFrom('memberships').where('organization_id', '=', actor.organizationId).where('user_id', '=', input.userId).execute();
     await assertOwnerRemains(trx, actor.organizationId);
     const now = nowIso();
@@ -113,13 +115,14 @@ export async function removeMember(
       .where('user_id', '=', input.userId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    const keys = await trx
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
+    const liveKeys = trx
+      .selectFrom('api_keys')
+      .select('id')
       .where('organization_id', '=', actor.organizationId)
       .where('user_id', '=', input.userId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+      .where('revoked_at', 'is', null);
+    const keyIds = (await liveKeys.execute()).map((k) => k.id);
+    if (keyIds.length > 0) await trx.updateTable('api_keys').set({ revoked_at: now }).where('id', 'in', keyIds).execute();
     const webhookKeys = await trx
       .updateTable('user_api_keys')
       .set({ revoked_at: now })
@@ -131,7 +134,7 @@ export async function removeMember(
       userId: input.userId,
       role,
       sessionsEnded: Number(sessions.numUpdatedRows),
-      keysRevoked: Number(keys.numUpdatedRows) + Number(webhookKeys.numUpdatedRows),
+      keysRevoked: keyIds.length + Number(webhookKeys.numUpdatedRows),
     };
     await recordAudit(trx, {
       organizationId: actor.organizationId,
@@ -141,8 +144,11 @@ export async function removeMember(
       ip: input.ip,
       details: { role, self, sessionsEnded: result.sessionsEnded, keysRevoked: result.keysRevoked },
     });
-    return result;
+    return { result, keyIds };
   });
+  // Already revoked in the store; this makes the key cache of this process forget them now rather than within KEY_RECHECK_MS.
+  for (const keyId of keyIds) await keys.revoke(actor.organizationId, keyId);
+  return result;
 }
 
 /** Makes another organization the session's active one; an organization the user is not a member of answers like an unknown one. */
