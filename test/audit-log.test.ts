@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { newSignedInUser, switchTo, type SignedInUser } from './helpers/members.ts';
+import { AUDIT_CSV_COLUMNS, auditRowsToCsv } from '../src/org/audit-log-query.ts';
 
 /** The audit log over real HTTP: rows for membership changes, who may read it, paging, append-only, no secrets. */
 
@@ -189,5 +190,77 @@ describe('audit log', () => {
       expect(table).not.toContain(secret);
       expect(answer).not.toContain(secret);
     }
+  });
+
+  describe('export', () => {
+    /** The gated call: the challenge, then the signed retry. */
+    async function exportAs(user: SignedInUser, json: Record<string, unknown>) {
+      const first = await user.client.fetch('/api/audit-log/export', { method: 'POST', json });
+      if (first.status !== 401 || first.body.code !== 'signature_required') return { first, done: first };
+      const signature = await user.account.signMessage({ message: first.body.challenge });
+      return { first, done: await user.client.fetch('/api/audit-log/export', { method: 'POST', json: { ...json, signature } }) };
+    }
+
+    it('is behind step-up audit_export: a challenge first, then every row as JSON lines, newest first, with no secret', async () => {
+      const { owner, secrets } = await history();
+      const { first, done } = await exportAs(owner, { format: 'jsonl' });
+      expect(first.status).toBe(401);
+      expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet'] });
+      expect(done.status).toBe(200);
+      expect(done.body).toMatchObject({ format: 'jsonl', contentType: 'application/x-ndjson', truncated: false });
+      const lines = (done.body.content as string)
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines).toHaveLength(done.body.rowCount);
+      const listed = await readAll(owner);
+      // The listing now also holds the export's own row and the step-up rows written while exporting.
+      const exportedIds = new Set(lines.map((r) => r.id));
+      expect(listed.filter((r) => exportedIds.has(r.id))).toEqual(lines);
+      expect(listed[0]).toMatchObject({ action: 'audit_log_exported', actor: { userId: owner.userId }, details: { format: 'jsonl', rowCount: lines.length } });
+      // The step-up that let the export through is its newest row.
+      expect(lines[0]).toMatchObject({ action: 'step_up_succeeded', target: 'audit_export', actor: { userId: owner.userId } });
+      for (const secret of secrets) expect(done.body.content).not.toContain(secret);
+    });
+
+    it('exports CSV with the filters applied', async () => {
+      const { owner } = await history();
+      const { done } = await exportAs(owner, { format: 'csv', action: 'invitation_created' });
+      expect(done.status).toBe(200);
+      const lines = (done.body.content as string).trimEnd().split('\r\n');
+      expect(lines[0]).toBe(AUDIT_CSV_COLUMNS.join(','));
+      expect(lines).toHaveLength(4);
+      expect(lines.slice(1).every((l) => l.split(',')[2] === 'invitation_created')).toBe(true);
+    });
+
+    it('refuses members with 403 not_admin_or_owner before any challenge', async () => {
+      const { owner, orgId } = await history();
+      const member = await newSignedInUser(gw);
+      const inv = await invite(owner, 'member');
+      await member.client.fetch('/api/invitations/accept', { method: 'POST', json: { token: inv.token } });
+      await switchTo(member, orgId);
+      const res = await member.client.fetch('/api/audit-log/export', { method: 'POST', json: {} });
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe('not_admin_or_owner');
+      expect(res.body).not.toHaveProperty('challenge');
+    });
+
+    it('CSV cells a spreadsheet would run as a formula are neutralised, quotes and commas escaped', () => {
+      const csv = auditRowsToCsv([
+        {
+          id: 'r1',
+          action: 'sign_in_failed',
+          actor: { kind: 'anonymous', userId: null, credentialId: null },
+          target: '=HYPERLINK("http://evil.example","x")',
+          outcome: 'failure',
+          ip: '127.0.0.1',
+          details: { reason: 'a, "quoted" reason' },
+          createdAt: '2026-01-01T00:00:00.000Z',
+        },
+      ]);
+      const row = csv.split('\r\n')[1]!;
+      expect(row).toContain(`"'=HYPERLINK(""http://evil.example"",""x"")"`);
+      expect(row).toContain('"{""reason"":""a, \\""quoted\\"" reason""}"');
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS } from '../src/org/audit-log.ts';
-import { auditRowSchema, queryAuditLog } from '../src/org/audit-log-query.ts';
+import { AUDIT_ACTIONS, recordAudit } from '../src/org/audit-log.ts';
+import { AUDIT_EXPORT_MAX_ROWS, exportAuditRows, auditRowSchema, auditRowsToCsv, auditRowsToJsonLines, queryAuditLog } from '../src/org/audit-log-query.ts';
+import { requireStepUp, stepUpProofFields } from '../src/auth/step-up.ts';
 import { requireRole } from '../src/org/roles.ts';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
@@ -37,4 +38,49 @@ const listAuditLogTool = defineTool({
   },
 });
 
-export const auditLogTools = [listAuditLogTool];
+const FORMATS = {
+  jsonl: { contentType: 'application/x-ndjson', render: auditRowsToJsonLines },
+  csv: { contentType: 'text/csv', render: auditRowsToCsv },
+} as const;
+
+const exportAuditLogTool = defineTool({
+  name: 'export_audit_log',
+  title: 'Export the audit log',
+  description: [
+    'Every audit row matching the filters, newest first, as JSON lines (one row object per line) or CSV, in `content` (admins and owners).',
+    'Step-up `audit_export`: the first call answers 401 signature_required with a `challenge`; personal_sign it with your wallet and repeat with `signature`.',
+  ].join(' '),
+  scope: 'mcp:admin',
+  input: z.object({ format: z.enum(['jsonl', 'csv']).default('jsonl').describe('jsonl (default) or csv'), ...filters, ...stepUpProofFields }),
+  output: z.object({
+    format: z.enum(['jsonl', 'csv']),
+    contentType: z.string(),
+    filename: z.string(),
+    rowCount: z.number().int(),
+    truncated: z.boolean().describe(`true when more rows matched than one export carries (${AUDIT_EXPORT_MAX_ROWS}, the newest): narrow it with since`),
+    content: z.string().describe('The export itself: JSON lines or CSV (a header line, then one line per row)'),
+  }),
+  rest: { method: 'POST', path: '/api/audit-log/export' },
+  mcp: false,
+  async handler(input, ctx) {
+    const principal = requirePrincipal(ctx);
+    const { store } = ctx.services;
+    await requireRole(store, principal, 'admin');
+    await requireStepUp(ctx.services, principal, 'audit_export', input, ctx.ip);
+    const { rows, truncated } = await exportAuditRows(store, principal.organizationId, { action: input.action, since: input.since });
+    // Recorded after the read: the export shows the log as it was when asked for.
+    await recordAudit(store, {
+      organizationId: principal.organizationId,
+      actor: principal,
+      action: 'audit_log_exported',
+      ip: ctx.ip,
+      details: { format: input.format, rowCount: rows.length, action: input.action ?? null, since: input.since ?? null },
+    });
+    const format = FORMATS[input.format];
+    const filename = `audit-log-${new Date().toISOString().slice(0, 10)}.${input.format}`;
+    ctx.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
+    return { format: input.format, contentType: format.contentType, filename, rowCount: rows.length, truncated, content: format.render(rows) };
+  },
+});
+
+export const auditLogTools = [listAuditLogTool, exportAuditLogTool];

@@ -87,16 +87,23 @@ export async function queryAuditLog(store: Store, organizationId: string, query:
   return { rows: page.map(toAuditRow), nextCursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]!) : null };
 }
 
-/** Every row matching the filters, newest first (the export), read page by page. */
-export async function allAuditRows(store: Store, organizationId: string, filters: Pick<AuditQuery, 'action' | 'since'>): Promise<AuditRow[]> {
-  const all: AuditRow[] = [];
+/** The most rows one export carries; narrow it with `since` (or `action`) for more. */
+export const AUDIT_EXPORT_MAX_ROWS = 100_000;
+
+/** The rows matching the filters, newest first (the export), read page by page up to AUDIT_EXPORT_MAX_ROWS. */
+export async function exportAuditRows(
+  store: Store,
+  organizationId: string,
+  filters: Pick<AuditQuery, 'action' | 'since'>,
+): Promise<{ rows: AuditRow[]; truncated: boolean }> {
+  const rows: AuditRow[] = [];
   let cursor: string | undefined;
   do {
-    const page = await queryAuditLog(store, organizationId, { ...filters, limit: 500, cursor });
-    all.push(...page.rows);
+    const page = await queryAuditLog(store, organizationId, { ...filters, limit: 1000, cursor });
+    rows.push(...page.rows);
     cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return all;
+  } while (cursor && rows.length < AUDIT_EXPORT_MAX_ROWS);
+  return { rows: rows.slice(0, AUDIT_EXPORT_MAX_ROWS), truncated: cursor !== undefined };
 }
 
 export const AUDIT_CSV_COLUMNS = ['id', 'createdAt', 'action', 'outcome', 'actorKind', 'actorUserId', 'actorCredentialId', 'target', 'ip', 'details'] as const;
