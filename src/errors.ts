@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   not_a_webhook_workflow: { status: 400, meaning: "the workflow's trigger is not Webhook" },
   integration_test_failed: { status: 400, meaning: 'an integration test reached the provider and failed (no secrets in the message)' },
   conflicting_payment_credentials: { status: 400, meaning: 'both an x402 and an MPP payment were sent on one request' },
+  cap_above_maximum: { status: 400, meaning: "a spend cap above the deployment's maximum (`maximum`, set by the operator with FLOWGATE_MAX_DAILY_*)" },
   invitation_invalid: { status: 400, meaning: 'an invitation token that is unknown, expired, already used or revoked (the message says which)' },
   request_aborted: { status: 400, meaning: 'the request body was not fully received' },
   bad_request: { status: 400, meaning: 'a request the HTTP layer refused before any operation saw it' },

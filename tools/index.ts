@@ -5,6 +5,7 @@ import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
 import { memberTools } from './members.ts';
 import { auditLogTools } from './audit-log.ts';
+import { spendCapTools } from './spend-caps.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -38,6 +39,7 @@ export const registry: readonly AnyTool[] = [
   ...totpTools,
   ...memberTools,
   ...auditLogTools,
+  ...spendCapTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,
