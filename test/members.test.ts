@@ -1,3 +1,4 @@
+import { KEY_RECHECK_MS } from '../src/auth/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { browserClient, signIn } from './helpers/session.ts';
@@ -286,6 +287,30 @@ describe('removing a member', () => {
     expect(fresh.signed.organization.id).toBe(member.ownOrganizationId);
     const back = await fresh.client.fetch('/api/auth/organization/switch', { method: 'POST', json: { organizationId: orgId } });
     expect(back.status).toBe(404);
+  });
+});
+
+describe('keys follow the membership', () => {
+  it("a key stops authenticating when its creator's membership is gone, whatever path removed it", async () => {
+    const { member, orgId } = await team();
+    const { services } = gw.gateway;
+    const { key: orgKey } = await services.keys.create({ organizationId: orgId, userId: member.userId, name: 'member key', scope: 'mcp:read' });
+    const hook = await member.client.fetch('/api/api-keys', { method: 'POST', json: { name: 'hook' } });
+    expect(hook.status).toBe(201);
+    const wf = await member.client.fetch('/api/workflows/create', {
+      method: 'POST',
+      json: { name: 'hooked', nodes: [{ id: 't', type: 'trigger', data: { label: 'T', config: { triggerType: 'Webhook' } } }], edges: [] },
+    });
+    expect(wf.status).toBe(200);
+    const callHook = () => fetchJson(`${gw.url}/api/workflows/${wf.body.id}/webhook`, { method: 'POST', key: hook.body.key, body: '{}' });
+    expect((await fetchJson(`${gw.url}/api/workflows`, { key: orgKey })).status).toBe(200);
+    expect((await callHook()).status).not.toBe(401);
+
+    // Not through DELETE /api/organization/members: the rows stay unrevoked, the membership check alone refuses them.
+    await services.store.deleteFrom('memberships').where('organization_id', '=', orgId).where('user_id', '=', member.userId).execute();
+    await new Promise((resolve) => setTimeout(resolve, KEY_RECHECK_MS + 200));
+    expect((await fetchJson(`${gw.url}/api/workflows`, { key: orgKey })).status).toBe(401);
+    expect((await callHook()).status).toBe(401);
   });
 });
 
