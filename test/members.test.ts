@@ -244,6 +244,43 @@ describe('who may do what', () => {
   });
 });
 
+describe('bad input', () => {
+  it('answers 400 invalid_input and changes nothing', async () => {
+    const { owner, member, orgId } = await team();
+    const before = await gw.gateway.services.store.selectFrom('memberships').selectAll().where('organization_id', '=', orgId).orderBy('user_id').execute();
+    const invitations = await gw.gateway.services.store.selectFrom('invitations').select('id').where('organization_id', '=', orgId).execute();
+    const cases: [string, string, unknown][] = [
+      ['PATCH', `/api/organization/members/${member.userId}`, { role: 'superadmin' }],
+      ['PATCH', `/api/organization/members/${member.userId}`, {}],
+      ['POST', '/api/organization/invitations', { role: 'owner ', email: 'not-an-address' }],
+      ['POST', '/api/organization/invitations', { role: 'member', email: 'x'.repeat(300) + '@example.com' }],
+      ['POST', '/api/invitations/accept', { token: 'x'.repeat(5000) }],
+      ['POST', '/api/invitations/accept', { token: 42 }],
+      ['POST', '/api/auth/organization/switch', { organizationId: ['a'] }],
+    ];
+    for (const [method, path, json] of cases) {
+      const res = await owner.client.fetch(path, { method, json });
+      expect({ path, json, status: res.status, code: res.body.code }).toEqual({ path, json, status: 400, code: 'invalid_input' });
+    }
+    const after = await gw.gateway.services.store.selectFrom('memberships').selectAll().where('organization_id', '=', orgId).orderBy('user_id').execute();
+    expect(after).toEqual(before);
+    expect(await gw.gateway.services.store.selectFrom('invitations').select('id').where('organization_id', '=', orgId).execute()).toEqual(invitations);
+  });
+
+  it('a cookie request from a foreign origin cannot change a role (403 Invalid origin)', async () => {
+    const { owner, member } = await team();
+    const res = await owner.client.fetch(`/api/organization/members/${member.userId}`, {
+      method: 'PATCH',
+      json: { role: 'admin' },
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('Invalid origin');
+    const roles = Object.fromEntries((await owner.client.fetch('/api/organization/members')).body.map((m: any) => [m.userId, m.role]));
+    expect(roles[member.userId]).toBe('member');
+  });
+});
+
 describe('removing a member', () => {
   it('ends their sessions in the organization and revokes the API keys they created there', async () => {
     const { owner, member, orgId } = await team();
