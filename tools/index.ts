@@ -6,6 +6,7 @@ import { totpTools } from './totp.ts';
 import { memberTools } from './members.ts';
 import { auditLogTools } from './audit-log.ts';
 import { spendCapTools } from './spend-caps.ts';
+import { walletExportTools } from './wallet-export.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -40,6 +41,7 @@ export const registry: readonly AnyTool[] = [
   ...memberTools,
   ...auditLogTools,
   ...spendCapTools,
+  ...walletExportTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,
