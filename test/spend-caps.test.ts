@@ -97,7 +97,7 @@ describe('spend caps', () => {
       dailyCapWei: parseEther('0.04').toString(),
       effectiveDailyCapWei: parseEther('0.04').toString(),
       usingDefaultDailyCap: false,
-      maxDailyCapWei: MAX.toString(),
+      maximum: { dailyCapWei: MAX.toString(), dailySolanaCapLamports: '500000000' },
     });
 
     const used = BigInt((await limits()).dailyUsedWei);

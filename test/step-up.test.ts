@@ -209,3 +209,48 @@ describe('TOTP as a further factor', () => {
     expect((await client.fetch('/api/user/totp', { method: 'DELETE' })).status).toBe(404);
   });
 });
+
+describe('sessions: list and revoke', () => {
+  it('lists live sessions with the current one marked; ending another needs step-up; ending the current one is sign-out', async () => {
+    const account = newAccount();
+    const laptop = browserClient(gw.url);
+    const phone = browserClient(gw.url);
+    const me = await signIn(laptop, gw.url, account);
+    const other = await signIn(phone, gw.url, account);
+
+    const listed = await laptop.fetch('/api/auth/sessions');
+    expect(listed.status).toBe(200);
+    const byId = Object.fromEntries(listed.body.map((s: { id: string }) => [s.id, s]));
+    expect(byId[me.session.id].current).toBe(true);
+    expect(byId[other.session.id].current).toBe(false);
+    expect(JSON.stringify(listed.body)).not.toMatch(/token/i);
+
+    // Another session: step-up first.
+    const first = await laptop.fetch(`/api/auth/sessions/${other.session.id}`, { method: 'DELETE' });
+    expect(first.status).toBe(401);
+    expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet'] });
+    expect(first.body.challenge).toContain('Action: session_revoke');
+    expect((await phone.fetch('/api/auth/session')).status).toBe(200);
+    const done = await laptop.fetch(`/api/auth/sessions/${other.session.id}`, {
+      method: 'DELETE',
+      json: { signature: await account.signMessage({ message: first.body.challenge }) },
+    });
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({ revoked: true, current: false });
+    expect((await phone.fetch('/api/auth/session')).status).toBe(401);
+    const [audit] = await auditRows(me.user.id, 'session_revoked');
+    expect(audit!.target).toBe(other.session.id);
+
+    // Someone else's session id is unknown here, and no challenge is minted for it.
+    const stranger = await signIn(browserClient(gw.url), gw.url, newAccount());
+    const foreign = await laptop.fetch(`/api/auth/sessions/${stranger.session.id}`, { method: 'DELETE' });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).not.toHaveProperty('challenge');
+
+    // The current session: no step-up, the cookie is cleared and the session is over.
+    const out = await laptop.fetch(`/api/auth/sessions/${me.session.id}`, { method: 'DELETE' });
+    expect(out.status).toBe(200);
+    expect(out.body).toEqual({ revoked: true, current: true });
+    expect((await laptop.fetch('/api/auth/session')).status).toBe(401);
+  });
+});

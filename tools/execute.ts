@@ -217,7 +217,7 @@ const getSpendingLimits = defineTool({
   name: 'get_spending_limits',
   title: 'Daily spending caps and usage',
   description:
-    "Today's (UTC) native-value caps and usage, shared by direct execution and workflow runs (dailyUsedWei against effectiveDailyCapWei; gas does not count). Check before large transfers.",
+    "Today's (UTC) native-value caps and usage shared by direct execution and workflow runs: dailyUsedWei vs effectiveDailyCapWei, gas not counted. Check before large transfers.",
   input: z.object({}),
   output: spendCapDataSchema,
   scope: 'mcp:read',

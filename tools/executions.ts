@@ -257,7 +257,7 @@ function monotonicProgress() {
 export const waitForExecutionTool = defineTool({
   name: 'wait_for_execution',
   title: 'Wait for execution',
-  description: `Blocks until the run reaches a terminal status (success, error, system_error, cancelled) or timeoutMs passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}; over MCP at most ${MCP_WAIT_MAX_MS}, below client request timeouts); on timeout it answers completed:false with the current status — call it again. Sends MCP progress notifications while waiting.`,
+  description: `Blocks until the run reaches a terminal status (success, error, system_error, cancelled) or timeoutMs passes (default ${WAIT_DEFAULT_MS}, max ${WAIT_MAX_MS}; ${MCP_WAIT_MAX_MS} over MCP, below client timeouts); on timeout it answers completed:false with the current status — call it again. Sends MCP progress notifications while waiting.`,
   scope: 'mcp:read',
   input: z.object({ executionId: executionIdParam, timeoutMs: decimalWholeNumber('timeoutMs', 1, WAIT_MAX_MS).optional() }),
   output: z.object({

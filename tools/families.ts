@@ -5,6 +5,7 @@ import { documentationTools } from './documentation.ts';
 import { executionTools } from './executions.ts';
 import { featureTools } from './features.ts';
 import { integrationTools } from './integrations.ts';
+import { keyTools } from './keys.ts';
 import { projectTools } from './projects.ts';
 import { publicTagTools } from './public-tags.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
@@ -99,8 +100,9 @@ export const TOOL_FAMILIES: readonly ToolFamily[] = [
   {
     id: 'organization',
     name: 'Organization resources',
-    description: 'Projects, tags, integrations (notification and service credentials), the feature snapshot, keys and the organization wallet.',
-    tags: ['organization', 'projects', 'tags', 'integrations', 'wallet'],
-    tools: [...projectTools, ...tagTools, ...integrationTools, ...featureTools, ...accountTools],
+    description:
+      'Projects, tags, integrations (notification and service credentials), the feature snapshot, API keys (list; revoke behind a wallet-signed step-up) and the organization wallet.',
+    tags: ['organization', 'projects', 'tags', 'integrations', 'wallet', 'api-keys'],
+    tools: [...projectTools, ...tagTools, ...integrationTools, ...featureTools, ...accountTools, ...keyTools],
   },
 ];

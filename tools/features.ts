@@ -16,10 +16,8 @@ const featureSchema = z.object({
 const getFeatures = defineTool({
   name: 'get_features',
   title: 'Get plan and features',
-  description: [
+  description:
     'The plan and every feature with the actions it gates (self-hosted: all enabled unless their actions cannot run here). Check it before using an action whose requiredPlan is not null.',
-    'Check it before using an action whose requiredPlan is not null.',
-  ].join(' '),
   input: z.object({}),
   output: z.object({
     plan: z.enum(['free', 'pro', 'enterprise']),

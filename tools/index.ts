@@ -3,6 +3,7 @@ import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
 import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
+import { sessionTools } from './sessions.ts';
 import { memberTools } from './members.ts';
 import { auditLogTools } from './audit-log.ts';
 import { spendCapTools } from './spend-caps.ts';
@@ -38,6 +39,7 @@ export const registry: readonly AnyTool[] = [
   ...authTools,
   ...keyTools,
   ...totpTools,
+  ...sessionTools,
   ...memberTools,
   ...auditLogTools,
   ...spendCapTools,

@@ -19,4 +19,4 @@ export const chainRef = z.union([z.number().int().positive(), z.string().trim().
 export const idempotencyKeyArgument = z
   .string()
   .optional()
-  .describe('Reuse the same key on every retry of the same intent; a new key for a new intent (1-255 characters)');
+  .describe('Same key on every retry of one intent, a new key per intent');

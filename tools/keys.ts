@@ -72,8 +72,8 @@ export const createApiKey = defineTool({
 
 export const listApiKeys = defineTool({
   name: 'list_api_keys',
-  title: 'List organization API keys',
-  description: "The organization's svc_ keys by prefix, with created, last-used and revoked dates (admin or owner).",
+  title: 'List API keys',
+  description: 'Organization svc_ keys by prefix, with dates.',
   scope: 'mcp:admin',
   input: z.object({}),
   output: z.array(keyView),
@@ -88,12 +88,11 @@ export const listApiKeys = defineTool({
 
 export const revokeApiKey = defineTool({
   name: 'revoke_api_key',
-  title: 'Revoke an organization API key',
-  description:
-    'Revokes an svc_ key by id (admin or owner). Step-up: the first call fails with a `challenge`; personal_sign it with your wallet and call again with `signature`.',
+  title: 'Revoke API key',
+  description: 'Revokes an svc_ key. Step-up: retry with `signature` of the error\'s `challenge`.',
   scope: 'mcp:admin',
-  input: z.object({ keyId: z.string().min(1).max(100).describe('The key id from list_api_keys'), ...stepUpProofFields }),
-  output: keyView,
+  input: z.object({ keyId: z.string().min(1).max(100), ...stepUpProofFields }),
+  output: z.object({ id: z.string(), revokedAt: z.string() }),
   rest: { method: 'DELETE', path: '/api/keys/:keyId', body: STEP_UP_PROOF_FIELDS },
   mcp: { annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   async handler(input, ctx) {
@@ -102,7 +101,7 @@ export const revokeApiKey = defineTool({
     await requireRole(services.store, principal, 'admin');
     const existing = (await services.keys.list(principal.organizationId, { includeRevoked: true })).find((k) => k.id === input.keyId);
     if (!existing) throw new ServiceError(404, 'not_found', `No API key ${JSON.stringify(input.keyId)} in this organization.`, { keyId: input.keyId });
-    if (existing.revokedAt) return view(existing);
+    if (existing.revokedAt) return { id: existing.id, revokedAt: existing.revokedAt };
     await requireStepUp(services, principal, 'org_api_key_manage', input, ctx.ip);
     const revoked = await services.keys.revoke(principal.organizationId, input.keyId);
     if (!revoked) throw new ServiceError(404, 'not_found', `No API key ${JSON.stringify(input.keyId)} in this organization.`, { keyId: input.keyId });
@@ -114,7 +113,7 @@ export const revokeApiKey = defineTool({
       ip: ctx.ip,
       details: { name: revoked.name, prefix: revoked.prefix, via: ctx.transport },
     });
-    return view(revoked);
+    return { id: revoked.id, revokedAt: revoked.revokedAt! };
   },
 });
 

@@ -27,7 +27,7 @@ const tagName = z
   .min(1, 'must not be empty')
   .max(TAG_NAME_MAX, `must be at most ${TAG_NAME_MAX} characters`)
   .describe('Tag name, unique in the organization (case-insensitive)');
-const tagColor = hexColorSchema.describe('Hex color, "#rgb" or "#rrggbb", for example "#3b82f6"');
+const tagColor = hexColorSchema.describe('Hex color, "#rgb" or "#rrggbb"');
 const tagId = z.string().min(1).max(100).describe('Tag id from list_tags');
 
 const listTagsTool = defineTool({

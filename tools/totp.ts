@@ -52,7 +52,7 @@ export const confirmTotp = defineTool({
   title: 'Confirm authenticator enrolment',
   description: 'Finishes TOTP enrolment with a current 6-digit code; from now on step-up also asks for `code`.',
   scope: 'session',
-  input: z.object({ code: stepUpProofFields.code.unwrap() }),
+  input: z.object({ code: z.string().trim().min(1).max(16).describe('The current 6-digit code of the authenticator app') }),
   output: z.object({ enabled: z.literal(true), enabledAt: z.string() }),
   rest: { method: 'POST', path: '/api/user/totp/confirm' },
   mcp: false,

@@ -20,9 +20,9 @@ const validateWorkflow = defineTool({
     'Returns every error (blocks saving) and warning with nodeId, path and suggestion. Fix, validate again, then create_workflow or update_workflow.',
   ].join(' '),
   input: z.object({
-    workflowId: workflowIdParam.optional().describe('A stored workflow of your organization to validate'),
-    nodes: nodesInputSchema.optional().describe('Draft nodes to validate (instead of workflowId)'),
-    edges: edgesInputSchema.optional().describe('Draft edges; default none'),
+    workflowId: workflowIdParam.optional().describe('A stored workflow to validate'),
+    nodes: nodesInputSchema.optional().describe('Or a draft: nodes'),
+    edges: edgesInputSchema.optional().describe('Draft edges (default none)'),
   }),
   output: z.object({
     valid: z.boolean().describe('True when there are no errors; warnings do not count'),

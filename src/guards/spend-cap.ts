@@ -29,8 +29,7 @@ export const spendCapDataSchema = z.object({
   chainCaps: z
     .array(z.object({ chainId: z.number().int(), dailyCapWei: z.string(), effectiveDailyCapWei: z.string(), dailyUsedWei: z.string() }))
     .describe('Per-chain EVM caps: value moved on that chain per UTC day, within the organization-wide cap'),
-  maxDailyCapWei: z.string().describe('The most an owner may set (deployment maximum)'),
-  maxDailySolanaCapLamports: z.string(),
+  maximum: z.object({ dailyCapWei: z.string(), dailySolanaCapLamports: z.string() }).describe('The most an owner may set (the deployment maximum)'),
 });
 export type SpendCapData = z.output<typeof spendCapDataSchema>;
 
@@ -94,8 +93,7 @@ export async function spendCapData(store: Store, config: Config, organizationId:
         dailyUsedWei: (await usedToday(store, organizationId, 'evm-native', chain.chainId)).toString(),
       })),
     ),
-    maxDailyCapWei: config.spend.maxDailyValueCapWei.toString(),
-    maxDailySolanaCapLamports: config.spend.maxDailySolanaValueCapLamports.toString(),
+    maximum: { dailyCapWei: config.spend.maxDailyValueCapWei.toString(), dailySolanaCapLamports: config.spend.maxDailySolanaValueCapLamports.toString() },
   };
 }
 
