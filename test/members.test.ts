@@ -116,6 +116,16 @@ describe('invitations', () => {
     expect(members).not.toContain(b.userId);
   });
 
+  it('one token accepted by two users at once admits exactly one', async () => {
+    const owner = await newSignedInUser(gw);
+    const [x, y] = [await newSignedInUser(gw), await newSignedInUser(gw)];
+    const inv = (await invite(owner, 'member')).body;
+    const results = await Promise.all([accept(x, inv.token), accept(y, inv.token)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    const members = (await owner.client.fetch('/api/organization/members')).body.map((m: any) => m.userId);
+    expect(members.filter((id: string) => id === x.userId || id === y.userId)).toHaveLength(1);
+  });
+
   it('an invitation bound to an e-mail address is refused to a user without that verified address, and stays usable', async () => {
     const owner = await newSignedInUser(gw);
     const other = await newSignedInUser(gw);
