@@ -36,7 +36,7 @@ const jsonText = (what: string) => z.union([z.string(), z.array(z.unknown())]).d
  * `{success, type:'read', result}`. One object schema, because MCP output
  * schemas must be objects; `status` tells which it is.
  */
-const writeResponse = directRecordSchema
+export const writeResponse = directRecordSchema
   .partial()
   .extend({
     status: z.string().describe('completed | failed | unconfirmed (record), simulated (dry run); absent on reads'),
@@ -66,7 +66,7 @@ export function callerOf(ctx: ToolContext): DirectCaller {
   };
 }
 
-function respond(ctx: ToolContext, response: DirectResponse) {
+export function respond(ctx: ToolContext, response: DirectResponse) {
   ctx.setStatus(response.status);
   return response.body as z.input<typeof writeResponse>;
 }

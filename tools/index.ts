@@ -8,6 +8,7 @@ import { memberTools } from './members.ts';
 import { auditLogTools } from './audit-log.ts';
 import { spendCapTools } from './spend-caps.ts';
 import { walletExportTools } from './wallet-export.ts';
+import { walletWithdrawTools } from './wallet-withdraw.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -44,6 +45,7 @@ export const registry: readonly AnyTool[] = [
   ...auditLogTools,
   ...spendCapTools,
   ...walletExportTools,
+  ...walletWithdrawTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,
