@@ -177,6 +177,16 @@ describe('who may do what', () => {
     expect(roles[admin.userId]).toBe('admin');
   });
 
+  it('a member session cannot use admin-scope operations (webhook keys): 403 not_admin_or_owner; an admin can', async () => {
+    const { admin, member } = await team();
+    const refused = await member.client.fetch('/api/api-keys', { method: 'POST', json: { name: 'hook' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'not_admin_or_owner', role: 'member' });
+    expect((await admin.client.fetch('/api/api-keys', { method: 'POST', json: { name: 'hook' } })).status).toBe(201);
+    // Ordinary work stays open to members.
+    expect((await member.client.fetch('/api/workflows')).status).toBe(200);
+  });
+
   it('admins manage members and admins but not owners; only owners grant or take owner', async () => {
     const { owner, admin, member } = await team();
     // Admin may promote a member to admin and back.
@@ -339,7 +349,7 @@ describe('removing a member', () => {
 
 describe('keys follow the membership', () => {
   it("a key stops authenticating when its creator's membership is gone, whatever path removed it", async () => {
-    const { member, orgId } = await team();
+    const { admin: member, orgId } = await team();
     const { services } = gw.gateway;
     const { key: orgKey } = await services.keys.create({ organizationId: orgId, userId: member.userId, name: 'member key', scope: 'mcp:read' });
     const hook = await member.client.fetch('/api/api-keys', { method: 'POST', json: { name: 'hook' } });
