@@ -1,13 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { isKeyScope, KEY_SCOPES } from './auth/keys.ts';
+import { KEY_RECHECK_MS } from './auth/keys.ts';
 import { DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import { GATEWAY_VERSION } from './version.ts';
 import { mcpClientConfigs } from './mcp/client-config.ts';
 import type { Services } from './services.ts';
-import { databaseFile } from './store/db.ts';
 import { dataDirPrefix, UsageError } from './cli/usage.ts';
 
 const HELP = `flowgate ${GATEWAY_VERSION} — MCP-first agent gateway for onchain workflow automation
@@ -18,6 +15,11 @@ Usage:
                                       Create an organization API key in the data directory;
                                       the key is the last line of output. --org names another
                                       organization, created (with owner and wallet) if missing.
+  flowgate keys list [--org SLUG] [--json]
+                                      Organization API keys (id, prefix, name, scope, dates,
+                                      revoked ones too), read from the data directory.
+  flowgate keys revoke KEY_ID         Revoke a key in the data directory (audited as the CLI); a
+                                      running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.
   flowgate devnet fund ADDRESS [--eth N] [--usdc N]
                                       Top up ADDRESS on the devnet (chain 31337) with ETH and test
                                       USDC (default 100 ETH and 10000 USDC when neither is given).
@@ -44,18 +46,6 @@ Usage:
 Configuration is read from the environment (see README.md): PORT, HOST, FLOWGATE_DATA_DIR,
 FLOWGATE_BASE_URL, FLOWGATE_RPC_URL_<chainId>, FLOWGATE_DEVNET, FLOWGATE_MASTER_KEY,
 FLOWGATE_RATE_LIMITS, EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI, ...`;
-
-/**
- * Commands that act on a running deployment's data must never create a second,
- * empty database (its keys would be unknown to the gateway).
- */
-function requireExistingDatabase(config: Config): void {
-  if (fs.existsSync(databaseFile(config.dataDir))) return;
-  throw new UsageError(
-    `No Flowgate database in ${config.dataDir} (looked for ${path.basename(databaseFile(config.dataDir))}). ` +
-      'Set FLOWGATE_DATA_DIR to the data directory of your gateway, or start the gateway once there with `flowgate serve`.',
-  );
-}
 
 async function serve(config: Config) {
   // Loaded on demand so `--help` stays instant.
@@ -101,33 +91,6 @@ async function serve(config: Config) {
     setInterval(() => {
       if (process.ppid !== parent) void stop(`parent process ${parent} exited`);
     }, 1_000).unref();
-  }
-}
-
-async function createKey(config: Config, args: string[]) {
-  const { values } = parseArgs({
-    args,
-    options: { name: { type: 'string' }, scope: { type: 'string' }, org: { type: 'string' } },
-    strict: true,
-  });
-  if (!values.name?.trim()) throw new UsageError('keys create needs --name NAME');
-  const scope = values.scope ?? null;
-  if (scope !== null && !isKeyScope(scope))
-    throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')} (got "${scope}"); omit it for an unrestricted key`);
-  const slug = (values.org ?? DEFAULT_ORGANIZATION_SLUG).trim();
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) throw new UsageError(`--org must be a lowercase slug of letters, digits and dashes (got "${slug}")`);
-
-  requireExistingDatabase(config);
-  const { openRuntime } = await import('./gateway.ts');
-  const runtime = await openRuntime(config);
-  try {
-    const { organization, owner, created } = await runtime.services.organizations.ensure(slug);
-    const { record, key } = await runtime.services.keys.create({ organizationId: organization.id, userId: owner.id, name: values.name.trim(), scope });
-    console.log(`${created ? 'Created organization' : 'Organization'}: ${organization.slug} (${organization.id})`);
-    console.log(`Key ${record.id} "${record.name}", scope ${record.scope ?? 'unrestricted'}; shown once:`);
-    console.log(key);
-  } finally {
-    await runtime.close();
   }
 }
 
@@ -199,8 +162,10 @@ export async function main(argv: string[]): Promise<number> {
       }
       process.exit(0); // the client closed stdin; open handles (engine timers, sockets) must not keep us alive
     }
-    if (command === 'keys' && rest[0] === 'create') {
-      await createKey(loadConfig(), rest.slice(1));
+    if (command === 'keys' && (rest[0] === 'create' || rest[0] === 'list' || rest[0] === 'revoke')) {
+      const keys = await import('./cli/keys.ts');
+      const run = { create: keys.keysCreate, list: keys.keysList, revoke: keys.keysRevoke }[rest[0]];
+      await run(loadConfig(), rest.slice(1));
       return 0;
     }
     if (command === 'workflows' && rest[0] === 'list') {

@@ -143,6 +143,9 @@ describe('step-up with the wallet factor', () => {
   });
 });
 
+/** The code of the time step `offset` steps from now (step-up refuses a step already spent, e.g. by the confirmation). */
+const codeAt = (secret: string, offset: number) => totpCode({ secret, epoch: Math.floor(Date.now() / 1000) + 30 * offset });
+
 async function enrolTotp(client: BrowserClient) {
   const started = await client.fetch('/api/user/totp', { method: 'POST' });
   expect(started.status).toBe(200);
@@ -183,13 +186,22 @@ describe('TOTP as a further factor', () => {
     expect(noCode.body.challenge).toBeTruthy();
     expect(noCode.body.challenge).not.toBe(first.body.challenge);
 
-    const current = await totpCode({ secret });
-    const wrongCode = current === '123456' ? '654321' : '123456';
+    const next = await codeAt(secret, 1);
+    const wrongCode = next === '123456' ? '654321' : '123456';
     const badCode = await createKey(client, { signature: await account.signMessage({ message: noCode.body.challenge }), code: wrongCode });
     expect(badCode.body.code).toBe('factors_required');
 
-    const ok = await createKey(client, { signature: await account.signMessage({ message: badCode.body.challenge }), code: await totpCode({ secret }) });
+    // The confirmation spent the current code: replaying it is a wrong code.
+    const replayedConfirmation = await createKey(client, { signature: await account.signMessage({ message: badCode.body.challenge }), code: await codeAt(secret, 0) });
+    expect(replayedConfirmation.body).toMatchObject({ code: 'factors_required', missing: ['totp'] });
+
+    const ok = await createKey(client, { signature: await account.signMessage({ message: replayedConfirmation.body.challenge }), code: next });
     expect(ok.status).toBe(201);
+
+    // A spent code does not pass again, even with a fresh wallet signature.
+    const again = await createKey(client);
+    const replay = await createKey(client, { signature: await account.signMessage({ message: again.body.challenge }), code: next });
+    expect(replay.body).toMatchObject({ code: 'factors_required', missing: ['totp'] });
   });
 
   it('removing TOTP needs step-up (wallet + code); afterwards step-up asks for the wallet only', async () => {
@@ -201,7 +213,7 @@ describe('TOTP as a further factor', () => {
     expect(first.body.challenge).toContain('Action: totp_remove');
     const removed = await client.fetch('/api/user/totp', {
       method: 'DELETE',
-      json: { signature: await account.signMessage({ message: first.body.challenge }), code: await totpCode({ secret }) },
+      json: { signature: await account.signMessage({ message: first.body.challenge }), code: await codeAt(secret, 1) },
     });
     expect(removed.status).toBe(200);
     expect((await auditRows(me.user.id, 'totp_removed')).length).toBe(1);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { generateSecret, generateURI } from 'otplib';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
-import { requireStepUp, STEP_UP_PROOF_FIELDS, stepUpProofFields, totpMatches } from '../src/auth/step-up.ts';
+import { requireStepUp, spendTotpStep, STEP_UP_PROOF_FIELDS, stepUpProofFields, totpStep } from '../src/auth/step-up.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { ServiceError } from '../src/errors.ts';
 import { nowIso } from '../src/ids.ts';
@@ -41,7 +41,7 @@ export const enrolTotp = defineTool({
     }
     const secret = generateSecret();
     // Pending until confirmed: a replaced pending secret only discards an unfinished enrolment.
-    await store.updateTable('users').set({ totp_secret_encrypted: secrets.seal(secret, user.id), totp_enabled_at: null }).where('id', '=', user.id).execute();
+    await store.updateTable('users').set({ totp_secret_encrypted: secrets.seal(secret, user.id), totp_enabled_at: null, totp_last_step: null }).where('id', '=', user.id).execute();
     const label = user.email ?? user.wallet_address ?? user.id;
     return { secret, otpauthUri: generateURI({ issuer: TOTP_ISSUER, label, secret }), confirmed: false as const };
   },
@@ -62,7 +62,9 @@ export const confirmTotp = defineTool({
     const user = await totpState(ctx, principal.userId);
     if (user.totp_enabled_at) throw new ServiceError(409, 'conflict', 'The authenticator is already active.');
     if (!user.totp_secret_encrypted) throw new ServiceError(404, 'not_found', 'No enrolment is pending; start one with POST /api/user/totp.');
-    if (!(await totpMatches(secrets.open(user.totp_secret_encrypted, user.id), input.code))) {
+    const step = await totpStep(secrets.open(user.totp_secret_encrypted, user.id), input.code);
+    // The confirming code is spent: it cannot also answer the next step-up.
+    if (step === null || !(await spendTotpStep(store, user.id, step))) {
       throw new ServiceError(400, 'invalid_input', 'That code does not match the enrolled secret; check the clock of the device and send the current code.', {
         issues: [{ path: 'code', message: 'wrong or expired TOTP code' }],
       });
@@ -91,7 +93,7 @@ export const removeTotp = defineTool({
     if (!user.totp_secret_encrypted) throw new ServiceError(404, 'not_found', 'No authenticator is enrolled.');
     // A pending (unconfirmed) enrolment protects nothing yet: dropping it needs no step-up.
     if (user.totp_enabled_at) await requireStepUp(ctx.services, principal, 'totp_remove', input, ctx.ip);
-    await store.updateTable('users').set({ totp_secret_encrypted: null, totp_enabled_at: null }).where('id', '=', user.id).execute();
+    await store.updateTable('users').set({ totp_secret_encrypted: null, totp_enabled_at: null, totp_last_step: null }).where('id', '=', user.id).execute();
     if (user.totp_enabled_at) {
       await recordAudit(store, { organizationId: principal.organizationId, actor: principal, action: 'totp_removed', target: user.id, ip: ctx.ip });
     }

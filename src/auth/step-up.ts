@@ -55,8 +55,11 @@ export interface StepUpProof {
   emailOtp?: string;
 }
 
-export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter'>;
-type StepUpUser = Pick<UsersTable, 'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'email_verified_at'>;
+export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter' | 'chainClients'>;
+type StepUpUser = Pick<
+  UsersTable,
+  'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'totp_last_step' | 'email_verified_at'
+>;
 type ChallengeRow = StepUpChallengesTable;
 
 /**
@@ -74,13 +77,28 @@ export interface StepUpFactor {
   check(services: StepUpServices, user: StepUpUser, value: string, challenge: ChallengeRow): Promise<boolean>;
 }
 
-/** TOTP (RFC 6238, 30 s steps, ±1 step of clock drift). */
-export async function totpMatches(secret: string, code: string): Promise<boolean> {
+/**
+ * TOTP (RFC 6238, 30 s steps, ±1 step of clock drift): the time step the
+ * code belongs to, or null. Codes of `afterStep` or earlier are refused.
+ */
+export async function totpStep(secret: string, code: string, afterStep?: number | null): Promise<number | null> {
   try {
-    return (await verifyTotp({ secret, token: code, epochTolerance: 30 })).valid;
+    const result = await verifyTotp({ secret, token: code, epochTolerance: 30, ...(afterStep != null ? { afterTimeStep: afterStep } : {}) });
+    return result.valid && 'timeStep' in result ? result.timeStep : null;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** Spends the code's time step: true for the one request that moved the user's last step forward. */
+export async function spendTotpStep(store: Services['store'], userId: string, step: number): Promise<boolean> {
+  const result = await store
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 const totpFactor: StepUpFactor = {
@@ -88,7 +106,9 @@ const totpFactor: StepUpFactor = {
   proofField: 'code',
   enrolled: (user) => user.totp_enabled_at !== null && user.totp_secret_encrypted !== null,
   async check(services, user, value) {
-    return totpMatches(services.secrets.open(user.totp_secret_encrypted!, user.id), value);
+    const step = await totpStep(services.secrets.open(user.totp_secret_encrypted!, user.id), value, user.totp_last_step);
+    // A code is good once: a replay of it (or of an older one) is a wrong code.
+    return step !== null && (await spendTotpStep(services.store, user.id, step));
   },
 };
 
@@ -127,6 +147,8 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
   const issuedAt = new Date(now).toISOString();
   const expiresAt = isoIn(STEP_UP_CHALLENGE_TTL_MS, now);
   const text = challengeText({ id, action, user, organization: await organizationOf(services, principal.organizationId), issuedAt, expiresAt });
+  // Expired rows have no use left (a used one is never matched again either way).
+  await store.deleteFrom('step_up_challenges').where('user_id', '=', user.id).where('expires_at', '<', issuedAt).execute();
   // One live challenge per user and action: a new one supersedes the last.
   await store
     .updateTable('step_up_challenges')
@@ -144,6 +166,34 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
     .values({ id, challenge_hash: tokenHash(text), user_id: user.id, action, email_code_hash: emailCodeHash, created_at: issuedAt, expires_at: expiresAt, used_at: null })
     .execute();
   return text;
+}
+
+/**
+ * personal_sign of `message` by `wallet`: an EOA's signature recovers to it;
+ * a contract wallet (EIP-1271, as wallet sign-in accepts) is asked on the
+ * chain of its latest wallet sign-in, through viem.
+ */
+async function signedByPrimaryWallet(services: StepUpServices, wallet: `0x${string}`, message: string, signature: Hex): Promise<boolean> {
+  try {
+    if (getAddress(await recoverMessageAddress({ message, signature })) === wallet) return true;
+  } catch {
+    // Not a 65-byte ECDSA signature: perhaps a contract wallet's.
+  }
+  const lastSignIn = await services.store
+    .selectFrom('siwe_nonces')
+    .select('chain_id')
+    .where('wallet_address', '=', wallet)
+    .where('used_at', 'is not', null)
+    .orderBy('used_at', 'desc')
+    .executeTakeFirst();
+  if (!lastSignIn) return false;
+  try {
+    const client = services.chainClients.publicClient(lastSignIn.chain_id);
+    if (!(await client.getCode({ address: wallet }))) return false; // an EOA: recovery above was the whole check
+    return await client.verifyMessage({ address: wallet, message, signature });
+  } catch {
+    return false; // a chain this gateway cannot reach: only plain wallet signatures can be checked
+  }
 }
 
 const requiredFactors = (user: StepUpUser) => ['wallet', ...EXTRA_FACTORS.filter((f) => f.enrolled(user)).map((f) => f.name)];
@@ -172,7 +222,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
 
   const user = await store
     .selectFrom('users')
-    .select(['id', 'email', 'wallet_address', 'totp_secret_encrypted', 'totp_enabled_at', 'email_verified_at'])
+    .select(['id', 'email', 'wallet_address', 'totp_secret_encrypted', 'totp_enabled_at', 'totp_last_step', 'email_verified_at'])
     .where('id', '=', principal.userId)
     .executeTakeFirst();
   if (!user) throw new ServiceError(401, 'session_required', 'This session has ended; sign in again.');
@@ -233,13 +283,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     expiresAt: row.expires_at,
   });
   if (tokenHash(text) !== row.challenge_hash) throw await invalid('the challenge no longer matches this account or organization');
-  let signer: string | undefined;
-  try {
-    signer = await recoverMessageAddress({ message: text, signature: proof.signature as Hex });
-  } catch {
-    signer = undefined;
-  }
-  if (!signer || getAddress(signer) !== getAddress(user.wallet_address)) {
+  if (!(await signedByPrimaryWallet(services, getAddress(user.wallet_address), text, proof.signature as Hex))) {
     throw await invalid(`the signature is not a personal_sign of the challenge by your primary wallet ${user.wallet_address}`);
   }
 

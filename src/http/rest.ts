@@ -7,6 +7,7 @@ import { ServiceError } from '../errors.ts';
 /** Mounts every registry entry that has a REST binding; nothing else defines routes. */
 
 const BODY_METHODS: ReadonlySet<HttpMethod> = new Set(['POST', 'PUT', 'PATCH']);
+const METHOD_ORDER: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 const asRecord = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
 
@@ -68,12 +69,14 @@ export interface OperationLookup {
 
 export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
   const routes = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
-  const methods = new Set<string>();
+  const registered = new Set<string>();
   for (const tool of registry) {
     if (!tool.rest) continue;
     routes.on(tool.rest.method, tool.rest.path, () => {}, { tool });
-    methods.add(tool.rest.method);
+    registered.add(tool.rest.method);
   }
+  // One fixed order (an `Allow` header lists them so), whatever order the registry's families come in.
+  const methods = new Set(METHOD_ORDER.filter((m) => registered.has(m)));
   return {
     methods,
     find(method, path) {

@@ -35,8 +35,8 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
   organizationId: string | null;
-  /** Who acted; null for an anonymous attempt (a failed sign-in). */
-  actor: Pick<Principal, 'kind' | 'userId' | 'keyId'> | null;
+  /** Who acted: a principal, the host operator's CLI (`kind: 'cli'`), or null for an anonymous attempt (a failed sign-in). */
+  actor: Pick<Principal, 'kind' | 'userId' | 'keyId'> | { kind: 'cli'; userId?: null; keyId?: null } | null;
   action: AuditAction;
   target?: string | null;
   outcome?: 'success' | 'failure';

@@ -25,6 +25,8 @@ export interface UsersTable {
   /** Sealed with the master key (aad: user id). */
   totp_secret_encrypted: string | null;
   totp_enabled_at: string | null;
+  /** RFC 6238 time step of the last TOTP code spent (replay guard; migration 012). */
+  totp_last_step: number | null;
 }
 
 export interface MembershipsTable {

@@ -10,6 +10,7 @@ import * as listingsPayments from './008_listings_payments.ts';
 import * as chainTriggers from './009_chain_triggers.ts';
 import * as partialRunIndexes from './010_partial_run_indexes.ts';
 import * as identity from './011_identity.ts';
+import * as stepUpTotpReplay from './012_stepup_totp_replay.ts';
 import * as membersChainSpend from './013_members_chain_spend.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '009_chain_triggers': chainTriggers,
   '010_partial_run_indexes': partialRunIndexes,
   '011_identity': identity,
+  '012_stepup_totp_replay': stepUpTotpReplay,
   '013_members_chain_spend': membersChainSpend,
 };
 
