@@ -69,14 +69,14 @@ export interface OperationLookup {
 
 export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
   const routes = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
-  const registered = new Set<string>();
+  const registered = new Set<HttpMethod>();
   for (const tool of registry) {
     if (!tool.rest) continue;
     routes.on(tool.rest.method, tool.rest.path, () => {}, { tool });
     registered.add(tool.rest.method);
   }
   // One fixed order (an `Allow` header lists them so), whatever order the registry's families come in.
-  const methods = new Set(METHOD_ORDER.filter((m) => registered.has(m)));
+  const methods = new Set<string>(METHOD_ORDER.filter((m) => registered.has(m)));
   return {
     methods,
     find(method, path) {
