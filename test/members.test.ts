@@ -305,7 +305,12 @@ describe('removing a member', () => {
   it('ends their sessions in the organization and revokes the API keys they created there', async () => {
     const { owner, member, orgId } = await team();
     const { services } = gw.gateway;
-    const { key: orgKey } = await services.keys.create({ organizationId: orgId, userId: member.userId, name: 'member key', scope: 'mcp:read' });
+    const { key: orgKey, record: orgKeyRecord } = await services.keys.create({
+      organizationId: orgId,
+      userId: member.userId,
+      name: 'member key',
+      scope: 'mcp:read',
+    });
     const { key: ownKey } = await services.keys.create({ organizationId: member.ownOrganizationId, userId: member.userId, name: 'own', scope: null });
     expect((await fetchJson(`${gw.url}/api/keys`, { key: orgKey })).status).toBe(200);
     expect((await member.client.fetch('/api/workflows')).status).toBe(200);
@@ -313,6 +318,9 @@ describe('removing a member', () => {
     const removed = await owner.client.fetch(`/api/organization/members/${member.userId}`, { method: 'DELETE' });
     expect(removed.status).toBe(200);
     expect(removed.body).toMatchObject({ userId: member.userId, role: 'member', sessionsEnded: 1, keysRevoked: 1 });
+    const revokedRows = (await owner.client.fetch('/api/audit-log?action=key_revoked')).body.rows;
+    expect(revokedRows).toHaveLength(1);
+    expect(revokedRows[0]).toMatchObject({ actor: { userId: owner.userId }, target: orgKeyRecord.id, details: { kind: 'svc', reason: 'member_removed' } });
 
     // The session was in that organization: it has ended.
     expect((await member.client.fetch('/api/workflows')).status).toBe(401);

@@ -123,18 +123,37 @@ export async function removeMember(
       .where('revoked_at', 'is', null);
     const keyIds = (await liveKeys.execute()).map((k) => k.id);
     if (keyIds.length > 0) await trx.updateTable('api_keys').set({ revoked_at: now }).where('id', 'in', keyIds).execute();
-    const webhookKeys = await trx
-      .updateTable('user_api_keys')
-      .set({ revoked_at: now })
-      .where('organization_id', '=', actor.organizationId)
-      .where('user_id', '=', input.userId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+    const webhookKeyIds = (
+      await trx
+        .selectFrom('user_api_keys')
+        .select('id')
+        .where('organization_id', '=', actor.organizationId)
+        .where('user_id', '=', input.userId)
+        .where('revoked_at', 'is', null)
+        .execute()
+    ).map((k) => k.id);
+    if (webhookKeyIds.length > 0) await trx.updateTable('user_api_keys').set({ revoked_at: now }).where('id', 'in', webhookKeyIds).execute();
+    // Each key gets its own key_revoked row, so a key's history reads whole in the log.
+    for (const [kind, ids] of [
+      ['svc', keyIds],
+      ['wfb', webhookKeyIds],
+    ] as const) {
+      for (const id of ids) {
+        await recordAudit(trx, {
+          organizationId: actor.organizationId,
+          actor,
+          action: 'key_revoked',
+          target: id,
+          ip: input.ip,
+          details: { kind, reason: 'member_removed' },
+        });
+      }
+    }
     const result = {
       userId: input.userId,
       role,
       sessionsEnded: Number(sessions.numUpdatedRows),
-      keysRevoked: keyIds.length + Number(webhookKeys.numUpdatedRows),
+      keysRevoked: keyIds.length + webhookKeyIds.length,
     };
     await recordAudit(trx, {
       organizationId: actor.organizationId,
