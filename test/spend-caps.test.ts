@@ -5,7 +5,7 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { addMember, newSignedInUser, switchTo, type SignedInUser } from './helpers/members.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
-import { randomAddress } from './helpers/web3.ts';
+import { action, linear, randomAddress, runWorkflow } from './helpers/web3.ts';
 
 /**
  * Spend caps set by owners behind step-up, enforced by the one spend guard on
@@ -158,6 +158,25 @@ describe('spend caps', () => {
     expect(rows.find((r) => r.target === 'evm' && r.details.to === parseEther('0.04').toString())).toMatchObject({ details: { from: null } });
     const stepUps = (await owner.client.fetch('/api/audit-log?action=step_up_succeeded&limit=200')).body.rows as any[];
     expect(stepUps.filter((r) => r.target === 'spend_cap_change').length).toBeGreaterThanOrEqual(rows.length - 1);
+  });
+});
+
+describe('the per-chain cap on the workflow path', () => {
+  it('refuses a workflow transfer-funds step over the chain cap: nothing is sent', async () => {
+    const usedOnChain = BigInt((await limits()).dailyUsedWei);
+    const cap = usedOnChain + parseEther('0.001');
+    expect((await setCaps(owner, { chainCaps: [{ chainId: 31337, dailyCapWei: cap.toString() }] })).done.status).toBe(200);
+    const to = randomAddress();
+    const run = await runWorkflow(
+      gw,
+      linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.002', recipientAddress: to })),
+      {},
+      orgKey,
+    );
+    expect(run.execution.status).toBe('error');
+    expect(run.step('send').error).toMatch(/^Daily spending cap exceeded/);
+    expect(await chain.publicClient.getBalance({ address: to })).toBe(0n);
+    expect((await setCaps(owner, { chainCaps: [{ chainId: 31337, dailyCapWei: null }] })).done.status).toBe(200);
   });
 });
 
