@@ -93,6 +93,9 @@ export interface Config {
   spend: {
     dailyValueCapWei: bigint;
     dailySolanaValueCapLamports: bigint;
+    /** The most an owner may set as a daily cap (organization-wide or per chain); default: the default cap, so raising needs the operator. */
+    maxDailyValueCapWei: bigint;
+    maxDailySolanaValueCapLamports: bigint;
     stablecoinCapMicroUsd: bigint;
   };
   /** How long a write waits for its receipt before `timeout` (fails closed; the hash stays on record). */
@@ -262,6 +265,19 @@ function sqliteIntegrationDir(env: NodeJS.ProcessEnv, dataDir: string): string |
   return real;
 }
 
+/** Default daily caps and the deployment maximum an owner may set; a maximum below its default would make the default unreachable. */
+function spendCaps(env: NodeJS.ProcessEnv) {
+  const wei = read(env, 'EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI', decimalInteger.transform(BigInt), '20000000000000000');
+  const lamports = read(env, 'EXECUTE_DEFAULT_DAILY_SOLANA_VALUE_CAP_LAMPORTS', decimalInteger.transform(BigInt), '500000000');
+  const maxWei = read(env, 'FLOWGATE_MAX_DAILY_VALUE_CAP_WEI', decimalInteger.transform(BigInt), wei.toString());
+  const maxLamports = read(env, 'FLOWGATE_MAX_DAILY_SOLANA_VALUE_CAP_LAMPORTS', decimalInteger.transform(BigInt), lamports.toString());
+  if (maxWei < wei) throw new ConfigError('FLOWGATE_MAX_DAILY_VALUE_CAP_WEI', `must be at least EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI (${wei})`);
+  if (maxLamports < lamports) {
+    throw new ConfigError('FLOWGATE_MAX_DAILY_SOLANA_VALUE_CAP_LAMPORTS', `must be at least EXECUTE_DEFAULT_DAILY_SOLANA_VALUE_CAP_LAMPORTS (${lamports})`);
+  }
+  return { dailyValueCapWei: wei, dailySolanaValueCapLamports: lamports, maxDailyValueCapWei: maxWei, maxDailySolanaValueCapLamports: maxLamports };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read(
     env,
@@ -294,8 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exitWithParent: read(env, 'FLOWGATE_EXIT_WITH_PARENT', z.enum(['on', 'off']), 'on') === 'on',
     masterKey,
     spend: {
-      dailyValueCapWei: read(env, 'EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI', decimalInteger.transform(BigInt), '20000000000000000'),
-      dailySolanaValueCapLamports: read(env, 'EXECUTE_DEFAULT_DAILY_SOLANA_VALUE_CAP_LAMPORTS', decimalInteger.transform(BigInt), '500000000'),
+      ...spendCaps(env),
       stablecoinCapMicroUsd: read(env, 'EXECUTE_DEFAULT_STABLECOIN_CAP_MICRO_USD', decimalInteger.transform(BigInt), '100000000'),
     },
     receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),

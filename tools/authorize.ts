@@ -69,6 +69,13 @@ export function authorize(caller: Caller, tool: Pick<AnyTool, 'scope' | 'anonymo
       'wfb_ keys only authenticate webhook triggers (POST /api/workflows/{id}/webhook); use an organization key (svc_...) here.',
     );
   }
+  // Sessions carry no scope (SPEC rule 2), but their role bounds them: admin-scope operations need an admin or owner.
+  if (principal.kind === 'session' && required === 'mcp:admin' && principal.role === 'member') {
+    throw new ServiceError(403, 'not_admin_or_owner', 'Only an admin or owner of this organization may do this; your role is member.', {
+      role: 'member',
+      required: 'admin',
+    });
+  }
   if (!scopeAllows(principal.scope, required)) {
     throw new ServiceError(403, 'insufficient_scope', 'insufficient_scope', {
       required_scope: required,

@@ -28,7 +28,7 @@ const jsonText = (what: string) => z.union([z.string(), z.array(z.unknown())]).d
  * `{success, type:'read', result}`. One object schema, because MCP output
  * schemas must be objects; `status` tells which it is.
  */
-const writeResponse = directRecordSchema
+export const writeResponse = directRecordSchema
   .partial()
   .extend({
     status: z.string().describe('completed | failed | unconfirmed (record), simulated (dry run); absent on reads'),
@@ -58,7 +58,7 @@ export function callerOf(ctx: ToolContext): DirectCaller {
   };
 }
 
-function respond(ctx: ToolContext, response: DirectResponse) {
+export function respond(ctx: ToolContext, response: DirectResponse) {
   ctx.setStatus(response.status);
   return response.body as z.input<typeof writeResponse>;
 }
@@ -209,7 +209,7 @@ const getSpendingLimits = defineTool({
   name: 'get_spending_limits',
   title: 'Daily spending caps and usage',
   description:
-    "Today's (UTC) native-value caps and usage, shared by direct execution and workflow runs (dailyUsedWei against effectiveDailyCapWei; gas does not count). Check before large transfers.",
+    "Today's (UTC) native-value caps and usage shared by direct execution and workflow runs: dailyUsedWei vs effectiveDailyCapWei, gas not counted. Check before large transfers.",
   input: z.object({}),
   output: spendCapDataSchema,
   scope: 'mcp:read',

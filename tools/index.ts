@@ -4,6 +4,11 @@ import { authTools } from './auth.ts';
 import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
 import { sessionTools } from './sessions.ts';
+import { memberTools } from './members.ts';
+import { auditLogTools } from './audit-log.ts';
+import { spendCapTools } from './spend-caps.ts';
+import { walletExportTools } from './wallet-export.ts';
+import { walletWithdrawTools } from './wallet-withdraw.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -36,6 +41,11 @@ export const registry: readonly AnyTool[] = [
   ...keyTools,
   ...totpTools,
   ...sessionTools,
+  ...memberTools,
+  ...auditLogTools,
+  ...spendCapTools,
+  ...walletExportTools,
+  ...walletWithdrawTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,

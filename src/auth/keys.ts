@@ -21,8 +21,21 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
  */
 export const KEY_RECHECK_MS = 2_000;
 
+/** A live key whose creator is still a member of its organization (removal revokes keys too; this holds whatever path removed the membership). */
 const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) =>
-  db.selectFrom('api_keys').selectAll().where('key_hash', '=', a.hash).where('revoked_at', 'is', null),
+  db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('key_hash', '=', a.hash)
+    .where('revoked_at', 'is', null)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('memberships')
+          .select('memberships.user_id')
+          .whereRef('memberships.user_id', '=', 'api_keys.user_id')
+          .whereRef('memberships.organization_id', '=', 'api_keys.organization_id'),
+      ),
+    ),
 );
 
 export interface ApiKeyRecord {

@@ -104,6 +104,14 @@ export async function authenticateUserKey(store: Store, bearer: string): Promise
       .select(['id', 'user_id', 'organization_id', 'key_hash'])
       .where('key_hash', '=', hash)
       .where('revoked_at', 'is', null)
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('memberships')
+            .select('memberships.user_id')
+            .whereRef('memberships.user_id', '=', 'user_api_keys.user_id')
+            .whereRef('memberships.organization_id', '=', 'user_api_keys.organization_id'),
+        ),
+      )
       .executeTakeFirst(),
   );
   if (!row) return null;

@@ -1,7 +1,7 @@
 import { orRpcUnavailable } from '../chains/rpc-errors.ts';
 import { simulateTransaction } from '../chains/transactions.ts';
 import { ServiceError } from '../errors.ts';
-import { spendCapData } from '../guards/spend-cap.ts';
+import { simulatedCapRefusal } from '../guards/spend-cap.ts';
 import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
 import type { PreparedWrite } from '../onchain/prepared-write.ts';
 import type { Services } from '../services.ts';
@@ -28,13 +28,15 @@ export async function simulate(services: Services, caller: DirectCaller, write: 
     chainId: write.chain.chainId,
     ...write.request,
   });
-  const refuse = (reason: string, limit: Record<string, string>) => Object.assign(body, { success: false, reason: body.reason ?? reason, ...limit });
+  const refuse = (reason: string, limit: Record<string, string | number>) => Object.assign(body, { success: false, reason: body.reason ?? reason, ...limit });
   if (stablecoin) refuse(stablecoin, { stablecoinLimitMicroUsd: services.config.spend.stablecoinCapMicroUsd.toString() });
   if (write.request.value > 0n) {
-    const caps = await spendCapData(services.store, services.config, caller.organizationId);
-    if (BigInt(caps.dailyUsedWei) + write.request.value > BigInt(caps.effectiveDailyCapWei)) {
-      refuse('Daily spending cap exceeded', { dailyCapWei: caps.effectiveDailyCapWei, dailyUsedWei: caps.dailyUsedWei });
-    }
+    const cap = await simulatedCapRefusal(services.store, services.config, {
+      organizationId: caller.organizationId,
+      amount: write.request.value,
+      chainId: write.chain.chainId,
+    });
+    if (cap) refuse('Daily spending cap exceeded', cap);
   }
   if (sim.wouldRevert && write.type === 'transfer') {
     throw new ServiceError(400, 'simulation_failed', `Simulation failed: the transfer would revert (${sim.reason}).`, body);

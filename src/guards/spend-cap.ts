@@ -16,7 +16,7 @@ import type { Database } from '../store/schema.ts';
 
 export type SpendAsset = 'evm-native' | 'solana-native';
 
-/** SPEC "Spend-cap data", as GET /api/analytics/spend-cap and get_spending_limits answer it. */
+/** SPEC "Spend-cap data", as GET /api/analytics/spend-cap and get_spending_limits answer it, plus the per-chain caps and the deployment maximum. */
 export const spendCapDataSchema = z.object({
   dailyCapWei: z.string().nullable(),
   dailyUsedWei: z.string(),
@@ -26,31 +26,51 @@ export const spendCapDataSchema = z.object({
   effectiveDailySolanaCapLamports: z.string(),
   usingDefaultDailyCap: z.boolean(),
   usingDefaultDailySolanaCap: z.boolean(),
+  chainCaps: z
+    .array(z.object({ chainId: z.number().int(), dailyCapWei: z.string(), effectiveDailyCapWei: z.string(), dailyUsedWei: z.string() }))
+    .describe('Per-chain EVM caps: value moved on that chain per UTC day, within the organization-wide cap'),
+  maximum: z.object({ dailyCapWei: z.string(), dailySolanaCapLamports: z.string() }).describe('The most an owner may set (the deployment maximum)'),
 });
 export type SpendCapData = z.output<typeof spendCapDataSchema>;
 
 const utcDay = (date = new Date()) => date.toISOString().slice(0, 10);
 const COUNTED = ['reserved', 'spent'];
 
-async function usedToday(db: Store | Transaction<Database>, organizationId: string, asset: SpendAsset): Promise<bigint> {
-  const rows = await db
+type Db = Store | Transaction<Database>;
+
+async function usedToday(db: Db, organizationId: string, asset: SpendAsset, chainId?: number): Promise<bigint> {
+  let query = db
     .selectFrom('spend_reservations')
     .select('amount')
     .where('organization_id', '=', organizationId)
     .where('asset', '=', asset)
     .where('day', '=', utcDay())
-    .where('status', 'in', COUNTED)
-    .execute();
+    .where('status', 'in', COUNTED);
+  if (chainId !== undefined) query = query.where('chain_id', '=', chainId);
+  const rows = await query.execute();
   return rows.reduce((sum, r) => sum + BigInt(r.amount), 0n);
 }
 
-async function caps(db: Store | Transaction<Database>, config: Config, organizationId: string) {
+const atMost = (value: bigint, max: bigint) => (value < max ? value : max);
+
+/** The caps in force: configured values, never above the deployment maximum (lowered after they were set), else the defaults. */
+async function caps(db: Db, config: Config, organizationId: string) {
   const org = await db.selectFrom('organizations').select(['daily_cap_wei', 'daily_solana_cap_lamports']).where('id', '=', organizationId).executeTakeFirst();
+  const chainRows = await db
+    .selectFrom('organization_chain_caps')
+    .select(['chain_id', 'daily_cap_wei'])
+    .where('organization_id', '=', organizationId)
+    .orderBy('chain_id')
+    .execute();
+  const { spend } = config;
   return {
     evmConfigured: org?.daily_cap_wei ?? null,
     solanaConfigured: org?.daily_solana_cap_lamports ?? null,
-    evm: org?.daily_cap_wei ? BigInt(org.daily_cap_wei) : config.spend.dailyValueCapWei,
-    solana: org?.daily_solana_cap_lamports ? BigInt(org.daily_solana_cap_lamports) : config.spend.dailySolanaValueCapLamports,
+    evm: org?.daily_cap_wei ? atMost(BigInt(org.daily_cap_wei), spend.maxDailyValueCapWei) : spend.dailyValueCapWei,
+    solana: org?.daily_solana_cap_lamports
+      ? atMost(BigInt(org.daily_solana_cap_lamports), spend.maxDailySolanaValueCapLamports)
+      : spend.dailySolanaValueCapLamports,
+    chains: chainRows.map((r) => ({ chainId: r.chain_id, configured: r.daily_cap_wei, effective: atMost(BigInt(r.daily_cap_wei), spend.maxDailyValueCapWei) })),
   };
 }
 
@@ -65,14 +85,68 @@ export async function spendCapData(store: Store, config: Config, organizationId:
     effectiveDailySolanaCapLamports: c.solana.toString(),
     usingDefaultDailyCap: c.evmConfigured === null,
     usingDefaultDailySolanaCap: c.solanaConfigured === null,
+    chainCaps: await Promise.all(
+      c.chains.map(async (chain) => ({
+        chainId: chain.chainId,
+        dailyCapWei: chain.configured,
+        effectiveDailyCapWei: chain.effective.toString(),
+        dailyUsedWei: (await usedToday(store, organizationId, 'evm-native', chain.chainId)).toString(),
+      })),
+    ),
+    maximum: { dailyCapWei: config.spend.maxDailyValueCapWei.toString(), dailySolanaCapLamports: config.spend.maxDailySolanaValueCapLamports.toString() },
   };
 }
 
-/** Reserves `amount` inside `trx`; throws 403 (rolling the caller's transaction back) when it would exceed today's cap. */
+/**
+ * The cap `amount` more would pass today, if any: `used` already counts
+ * everything reserved (including `amount` when `included`). Shared by the
+ * reservation (which has inserted its row) and the simulation (which has not).
+ */
+async function capPassed(db: Db, config: Config, r: { organizationId: string; asset: SpendAsset; amount: bigint; chainId?: number }, included: boolean) {
+  const c = await caps(db, config, r.organizationId);
+  const pending = included ? 0n : r.amount;
+  const solana = r.asset === 'solana-native';
+  const used = (await usedToday(db, r.organizationId, r.asset)) + pending;
+  const cap = solana ? c.solana : c.evm;
+  if (used > cap) return { solana, cap, usedBefore: used - r.amount, chainId: undefined };
+  const chainCap = solana || r.chainId === undefined ? undefined : c.chains.find((x) => x.chainId === r.chainId);
+  if (chainCap) {
+    const onChain = (await usedToday(db, r.organizationId, r.asset, r.chainId)) + pending;
+    if (onChain > chainCap.effective) return { solana, cap: chainCap.effective, usedBefore: onChain - r.amount, chainId: r.chainId };
+  }
+  return undefined;
+}
+
+type Passed = NonNullable<Awaited<ReturnType<typeof capPassed>>>;
+
+function capExceeded(p: Passed, amount: bigint): ServiceError {
+  const unit = p.solana ? 'lamports' : 'wei';
+  const which = p.chainId === undefined ? "today's" : `today's chain ${p.chainId}`;
+  return new ServiceError(403, 'daily_spending_cap_exceeded', p.solana ? 'Daily Solana spending cap exceeded' : 'Daily spending cap exceeded', {
+    message: `This transaction moves ${amount} ${unit}; ${p.usedBefore.toString()} of ${which} ${p.cap} ${unit} cap is already used (UTC day ${utcDay()}). Gas does not count. Wait for the next UTC day or ask an owner to raise the cap.`,
+    [p.solana ? 'dailySolanaCapLamports' : 'dailyCapWei']: p.cap.toString(),
+    [p.solana ? 'dailySolanaUsedLamports' : 'dailyUsedWei']: p.usedBefore.toString(),
+    ...(p.chainId === undefined ? {} : { chainId: p.chainId }),
+  });
+}
+
+/** What a simulation reports: the cap this value would pass today (organization-wide or on its chain), or undefined. */
+export async function simulatedCapRefusal(store: Store, config: Config, r: { organizationId: string; amount: bigint; chainId: number }) {
+  const passed = await capPassed(store, config, { ...r, asset: 'evm-native' }, false);
+  return (
+    passed && {
+      dailyCapWei: passed.cap.toString(),
+      dailyUsedWei: passed.usedBefore.toString(),
+      ...(passed.chainId === undefined ? {} : { chainId: passed.chainId }),
+    }
+  );
+}
+
+/** Reserves `amount` inside `trx`; throws 403 (rolling the caller's transaction back) when it would exceed today's cap, organization-wide or on its chain. */
 export async function reserveSpend(
   trx: Transaction<Database>,
   config: Config,
-  reservation: { organizationId: string; asset: SpendAsset; amount: bigint; source: 'direct' | 'workflow'; executionId: string },
+  reservation: { organizationId: string; asset: SpendAsset; amount: bigint; source: 'direct' | 'workflow'; executionId: string; chainId?: number },
 ): Promise<string> {
   const id = newId();
   await trx
@@ -87,20 +161,11 @@ export async function reserveSpend(
       execution_id: reservation.executionId,
       status: 'reserved',
       created_at: nowIso(),
+      chain_id: reservation.chainId ?? null,
     })
     .execute();
-  const used = await usedToday(trx, reservation.organizationId, reservation.asset);
-  const c = await caps(trx, config, reservation.organizationId);
-  const cap = reservation.asset === 'evm-native' ? c.evm : c.solana;
-  if (used > cap) {
-    const solana = reservation.asset === 'solana-native';
-    const unit = solana ? 'lamports' : 'wei';
-    throw new ServiceError(403, 'daily_spending_cap_exceeded', solana ? 'Daily Solana spending cap exceeded' : 'Daily spending cap exceeded', {
-      message: `This transaction moves ${reservation.amount} ${unit}; ${(used - reservation.amount).toString()} of today's ${cap} ${unit} cap is already used (UTC day ${utcDay()}). Gas does not count. Wait for the next UTC day or raise the cap.`,
-      [solana ? 'dailySolanaCapLamports' : 'dailyCapWei']: cap.toString(),
-      [solana ? 'dailySolanaUsedLamports' : 'dailyUsedWei']: (used - reservation.amount).toString(),
-    });
-  }
+  const passed = await capPassed(trx, config, reservation, true);
+  if (passed) throw capExceeded(passed, reservation.amount);
   return id;
 }
 

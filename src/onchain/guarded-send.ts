@@ -61,6 +61,7 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
         amount: intent.request.value,
         source: hooks.source,
         executionId: hooks.executionId,
+        chainId: intent.chainId,
       });
     }
   });

@@ -275,6 +275,8 @@ export interface SpendReservationsTable {
   execution_id: string;
   status: string;
   created_at: string;
+  /** EVM chain the value moved on (per-chain caps); null for Solana and for rows older than migration 013. */
+  chain_id: number | null;
 }
 
 export interface WorkflowListingsTable {

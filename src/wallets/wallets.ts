@@ -30,3 +30,19 @@ export async function getWalletAddresses(store: Store, organizationId: string): 
   const row = await store.selectFrom('wallets').select(['evm_address', 'solana_address']).where('organization_id', '=', organizationId).executeTakeFirst();
   return row && { walletAddress: row.evm_address, solanaAddress: row.solana_address };
 }
+
+/** The organization wallet's private keys, opened for an export the caller has authorized (owner, step-up); never logged. */
+export async function exportWalletKeys(
+  store: Store,
+  box: SecretBox,
+  organizationId: string,
+): Promise<{ walletAddress: string; privateKey: string; solanaAddress: string; solanaSecretKey: number[] } | undefined> {
+  const row = await store.selectFrom('wallets').selectAll().where('organization_id', '=', organizationId).executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    walletAddress: row.evm_address,
+    privateKey: box.open(row.evm_key_encrypted, organizationId),
+    solanaAddress: row.solana_address,
+    solanaSecretKey: [...Buffer.from(box.open(row.solana_key_encrypted, organizationId), 'base64')],
+  };
+}

@@ -4,6 +4,8 @@ import { newId, nowIso } from '../../src/ids.ts';
 import { walletEmail } from '../../src/org/accounts.ts';
 import type { Role } from '../../src/auth/principal.ts';
 import type { TestGateway } from './gateway.ts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { browserClient, signIn, type BrowserClient } from './session.ts';
 
 /**
  * Members written straight into the store (until invitations exist): a user
@@ -34,4 +36,26 @@ export async function addMember(gw: TestGateway, organizationId: string, account
   }
   await store.insertInto('memberships').values({ organization_id: organizationId, user_id: user.id, role, created_at: now }).execute();
   return { userId: user.id };
+}
+
+/** A signed-in wallet user: its browser client (cookie jar), account, user id and own organization. */
+export interface SignedInUser {
+  client: BrowserClient;
+  account: ReturnType<typeof privateKeyToAccount>;
+  userId: string;
+  /** The organization its first sign-in created (it is the owner). */
+  ownOrganizationId: string;
+}
+
+export async function newSignedInUser(gw: TestGateway): Promise<SignedInUser> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const client = browserClient(gw.url);
+  const signed = await signIn(client, gw.url, account);
+  return { client, account, userId: signed.user.id, ownOrganizationId: signed.organization.id };
+}
+
+/** Makes `organizationId` the active organization of the user's session (the real route). */
+export async function switchTo(user: SignedInUser, organizationId: string): Promise<void> {
+  const res = await user.client.fetch('/api/auth/organization/switch', { method: 'POST', json: { organizationId } });
+  if (res.status !== 200) throw new Error(`switch: ${res.status} ${JSON.stringify(res.body)}`);
 }

@@ -11,6 +11,7 @@ import * as chainTriggers from './009_chain_triggers.ts';
 import * as partialRunIndexes from './010_partial_run_indexes.ts';
 import * as identity from './011_identity.ts';
 import * as stepUpTotpReplay from './012_stepup_totp_replay.ts';
+import * as membersChainSpend from './013_members_chain_spend.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '010_partial_run_indexes': partialRunIndexes,
   '011_identity': identity,
   '012_stepup_totp_replay': stepUpTotpReplay,
+  '013_members_chain_spend': membersChainSpend,
 };
 
 export const migrationProvider: MigrationProvider = {
