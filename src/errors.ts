@@ -102,6 +102,10 @@ export const ERROR_CODES = {
   internal_error: { status: 500, meaning: 'a gateway bug; logged, no details leak' },
   listing_misconfigured: { status: 500, meaning: 'a listed workflow is misconfigured on this gateway; logged' },
   explorer_unavailable: { status: 502, meaning: 'the block explorer did not answer usably' },
+  notification_failed: {
+    status: 502,
+    meaning: 'a chat or e-mail provider did not take the message (its own words, no credential); `provider`, `attempts`, `lastStatus`, `durationMs`',
+  },
   chain_unavailable: { status: 502, meaning: 'the chain answered with an error; nothing was sent' },
   rpc_unavailable: { status: 503, meaning: "the chain's RPC node could not be reached; nothing was signed or sent (never reported as a revert)" },
   payments_unavailable: { status: 503, meaning: 'paid calls are not configured, or the facilitator or payment chain is unreachable; nothing was charged' },

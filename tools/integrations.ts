@@ -111,12 +111,12 @@ const testIntegrationTool = defineTool({
   name: 'test_integration',
   title: 'Test integration',
   description: [
-    'Tests an integration live (webhooks: a test POST; database: `select 1`): `status: success` only when the provider answered; other types `untested`. `configOverrides` apply to this test only.',
+    "Tests an integration live at the provider's cheapest authenticated endpoint (Telegram getMe, SendGrid scopes, Resend domains, Slack auth.test, Discord webhook GET; webhooks a test POST; database `select 1`): `success` only when it answered; web3 `untested`. `configOverrides` apply to this test only.",
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({ integrationId, configOverrides: configObject.optional() }),
   output: z.object({
-    status: z.enum(['success', 'untested']).describe('success: the provider was contacted and answered; untested: nothing was sent (message says why)'),
+    status: z.enum(['success', 'untested']).describe('success: the provider was contacted and answered; untested: nothing was sent (web3 addresses)'),
     message: z.string(),
   }),
   rest: { method: 'POST', path: '/api/integrations/:integrationId/test' },

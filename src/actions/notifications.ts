@@ -10,6 +10,7 @@ import type { PluginActionSpec } from './types.ts';
 const delivered = {
   success: 'boolean',
   messageId: 'string (provider message id, when the provider returns one)',
+  delivery: 'object ({attempts, lastStatus, durationMs}: 429 and 5xx answers are retried with backoff)',
 } as const;
 
 const notification = (spec: Omit<PluginActionSpec, 'category'>): PluginActionSpec => ({ ...spec, category: 'Notifications' });
@@ -19,7 +20,7 @@ function emailAction(provider: 'sendgrid' | 'resend', name: string) {
   return notification({
     actionType: `${provider}/send-email`,
     label: `Send Email (${name})`,
-    description: `Sends an e-mail through a ${name} integration.`,
+    description: `Sends an e-mail through a ${name} integration (from its fromEmail). A body with HTML tags is sent as HTML plus a text copy.`,
     integration: provider,
     requiredFields: {
       integrationId: hint.integrationId(provider),
@@ -31,7 +32,6 @@ function emailAction(provider: 'sendgrid' | 'resend', name: string) {
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-email',
-    runnable: false,
   });
 }
 
@@ -39,14 +39,13 @@ export const notificationActions: readonly PluginActionSpec[] = [
   notification({
     actionType: 'discord/send-message',
     label: 'Send Discord Message',
-    description: 'Posts a message to the Discord channel of a Discord webhook integration.',
+    description: 'Posts a message (up to 2000 characters; longer is cut with a marker) to the Discord channel of a Discord webhook integration.',
     integration: 'discord',
     requiredFields: { integrationId: hint.integrationId('discord'), message: hint.templated('message text') },
     optionalFields: { username: 'string (display name override for the post)' },
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-chat',
-    runnable: false,
   }),
   notification({
     actionType: 'slack/send-message',
@@ -55,30 +54,30 @@ export const notificationActions: readonly PluginActionSpec[] = [
     integration: 'slack',
     requiredFields: {
       integrationId: hint.integrationId('slack'),
-      slackChannel: 'string (channel id, or #channel-name)',
       message: hint.templated('message text'),
     },
-    optionalFields: {},
+    optionalFields: {
+      slackChannel:
+        'string (channel id or #channel-name; needed with a bot token unless the integration sets channel; an incoming webhook posts to its own channel)',
+    },
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-chat',
-    runnable: false,
   }),
   notification({
     actionType: 'telegram/send-message',
     label: 'Send Telegram Message',
-    description: 'Sends a message to a Telegram chat through a Telegram bot integration.',
+    description: 'Sends a message (up to 4096 characters; longer is cut with a marker) to a Telegram chat through a Telegram bot integration.',
     integration: 'telegram',
     requiredFields: {
       integrationId: hint.integrationId('telegram'),
       chatId: 'string (chat id, e.g. "-1001234567890", or @channelusername)',
       message: hint.templated('message text'),
     },
-    optionalFields: { parseMode: 'string (Markdown | HTML)' },
+    optionalFields: { parseMode: 'string (Markdown | MarkdownV2 | HTML)' },
     outputFields: delivered,
     requiresCredentials: true,
     featureId: 'notifications-chat',
-    runnable: false,
   }),
   emailAction('sendgrid', 'SendGrid'),
   emailAction('resend', 'Resend'),

@@ -161,7 +161,8 @@ export const web3Actions: readonly PluginActionSpec[] = [
   web3({
     actionType: 'web3/query-events',
     label: 'Query Events',
-    description: 'Lists past event logs of one contract event. Bound the range with fromBlock/toBlock or blockCount (most recent blocks).',
+    description:
+      'Lists past event logs of one contract event, decoded. Bound the range with fromBlock/toBlock or blockCount (most recent blocks); read in pages the RPC accepts, up to 100,000 blocks and 1,000 events.',
     requiredFields: {
       network: hint.network,
       contractAddress: hint.address,
@@ -172,14 +173,15 @@ export const web3Actions: readonly PluginActionSpec[] = [
       fromBlock: 'string (block number)',
       toBlock: 'string (block number or "latest")',
       blockCount: 'number (look back this many blocks from the latest)',
+      eventArgs: 'string (JSON object filtering indexed parameters, e.g. {"from":"0x..."}; an array value matches any item)',
     },
     outputFields: {
-      events: 'array (of {eventName, args, blockNumber, transactionHash, logIndex})',
+      events: 'array (of {eventName, args, blockNumber, transactionHash, logIndex, address})',
       count: 'number',
+      truncated: 'boolean (present when the 1,000-event cap stopped the read; continue from nextFromBlock)',
     },
     requiresCredentials: false,
     featureId: 'web3-event-queries',
-    runnable: false,
   }),
   web3({
     actionType: 'web3/approve-token',

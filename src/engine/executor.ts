@@ -228,6 +228,7 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
         workflowId: row.workflow_id,
         organizationId: row.organization_id,
         node: { id: node.id, label: labelOf(node), actionType },
+        ...(iteration ? { iterationIndex: iteration.index } : {}),
         // Built on first read: most steps (Condition, math) never look, and a timer plus a combined signal per step is measurable in For Each loops.
         get signal() {
           signal ??= AbortSignal.any([control.signal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);

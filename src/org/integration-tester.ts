@@ -1,11 +1,19 @@
 import { createHmac } from 'node:crypto';
-import { ServiceError } from '../errors.ts';
+import { isServiceError, ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { isEgressError } from '../net/egress-error.ts';
 import { safeFetch } from '../net/safe-fetch.ts';
 import type { Services } from '../services.ts';
+import { scrubSecrets } from '../text/scrub-secrets.ts';
+import { checkDiscord } from '../notify/discord.ts';
+import { checkResend } from '../notify/resend.ts';
+import { checkSendgrid } from '../notify/sendgrid.ts';
+import { checkSlack } from '../notify/slack.ts';
+import { checkTelegram } from '../notify/telegram.ts';
+import { checkAiGateway, checkSafe } from '../notify/service-checks.ts';
+import type { SendOptions } from '../notify/send-options.ts';
 import { databaseAccess, queryDatabase, type DatabaseConfig } from './database-client.ts';
-import { integrationUnderTest, type IntegrationType } from './integrations.ts';
+import { integrationUnderTest } from './integrations.ts';
 
 /**
  * The live integration tester (SPEC "Integrations", test endpoint): contacts
@@ -15,28 +23,9 @@ import { integrationUnderTest, type IntegrationType } from './integrations.ts';
 
 type Config = Record<string, unknown>;
 
-/** Removes every credential value (and URL paths/queries, which often carry tokens) from a message. */
+/** Credential values out, and any remaining URL cut to its origin (paths and queries often carry tokens). */
 function scrub(message: string, secrets: Config): string {
-  let out = message;
-  const values: string[] = [];
-  const collect = (value: unknown) => {
-    if (typeof value === 'string' && value.length >= 3) values.push(value);
-    else if (value && typeof value === 'object') Object.values(value).forEach(collect);
-  };
-  collect(secrets);
-  for (const value of values) {
-    out = out.split(value).join('[redacted]');
-    try {
-      const url = new URL(value);
-      if (url.pathname.length > 1) out = out.split(url.pathname).join('/[redacted]');
-      if (url.search) out = out.split(url.search).join('');
-      if (url.password) out = out.split(url.password).join('[redacted]');
-    } catch {
-      // not a URL
-    }
-  }
-  // Any remaining URL: keep only its origin.
-  return out.replace(/(https?:\/\/[^/\s"'?#]+)[^\s"',)]*/g, '$1/…');
+  return scrubSecrets(message, [secrets]).replace(/(https?:\/\/[^/\s"'?#]+)[^\s"',)]*/g, '$1/…');
 }
 
 const testFailed = (message: string, secrets: Config) => new ServiceError(400, 'integration_test_failed', scrub(message, secrets));
@@ -85,25 +74,29 @@ async function testDatabase(services: Pick<Services, 'config'>, config: Config, 
   }
 }
 
-/** Why a type is not tested live: its provider client is not part of this gateway. */
-const UNTESTED: Partial<Record<IntegrationType, string>> = {
-  telegram: 'Telegram',
-  sendgrid: 'SendGrid',
-  resend: 'Resend',
-  safe: 'the Safe transaction service',
-  'ai-gateway': 'the AI gateway',
-};
+/** A provider check's answer, or its failure as 400 integration_test_failed without credentials. */
+async function providerCheck(check: () => Promise<string>, secrets: Config): Promise<string> {
+  try {
+    return await check();
+  } catch (error) {
+    if (isServiceError(error) || isEgressError(error)) throw testFailed(error.message, secrets);
+    throw error;
+  }
+}
+
+const str = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
 
 export interface IntegrationTestResult {
-  /** `success`: the provider was contacted and answered. `untested`: nothing was sent; `message` says why. */
+  /** `success`: the provider was contacted and answered. `untested` (web3 only: an address has no service): nothing was sent. */
   status: 'success' | 'untested';
   message: string;
 }
 
 /**
  * Tests an integration with optional temporary overrides (the saved config is
- * not changed). `success` only when the provider was really contacted; a type
- * that cannot be tested live answers `untested` with the reason. Failure: 400
+ * not changed). `success` only when the provider was really contacted, at its
+ * cheapest authenticated endpoint (or a test message where that is the only
+ * check, webhooks); a web3 address answers `untested`. Failure: 400
  * `integration_test_failed`, message without credentials.
  */
 export async function testIntegration(
@@ -115,6 +108,8 @@ export async function testIntegration(
   const integration = await integrationUnderTest(services, organizationId, integrationId, configOverrides);
   const { config, secrets, type } = integration;
   const text = `Flowgate test notification for integration "${integration.name}".`;
+  // One attempt within 15 s: a test answers what the provider says now.
+  const options: SendOptions = { allowList: services.config.httpAllowHosts, budgetMs: 15_000 };
 
   switch (type) {
     case 'webhook': {
@@ -129,15 +124,19 @@ export async function testIntegration(
       };
     }
     case 'discord':
-      return { status: 'success', message: await postTest(services, String(config.webhookUrl), { content: text }, {}, secrets) };
+      return { status: 'success', message: await providerCheck(() => checkDiscord(config as never, options), secrets) };
     case 'slack':
-      if (typeof config.webhookUrl === 'string') {
-        return { status: 'success', message: await postTest(services, config.webhookUrl, { text }, {}, secrets) };
-      }
-      return {
-        status: 'untested',
-        message: 'Not tested: only a Slack webhookUrl can be tested live, and this integration has a bot token only. Its configuration is valid.',
-      };
+      return { status: 'success', message: await providerCheck(() => checkSlack(config, text, options), secrets) };
+    case 'telegram':
+      return { status: 'success', message: await providerCheck(() => checkTelegram(config as never, options), secrets) };
+    case 'sendgrid':
+      return { status: 'success', message: await providerCheck(() => checkSendgrid(config as never, str(config.apiBaseUrl), options), secrets) };
+    case 'resend':
+      return { status: 'success', message: await providerCheck(() => checkResend(config as never, str(config.apiBaseUrl), options), secrets) };
+    case 'safe':
+      return { status: 'success', message: await providerCheck(() => checkSafe(config as never, options), secrets) };
+    case 'ai-gateway':
+      return { status: 'success', message: await providerCheck(() => checkAiGateway(config as never, options), secrets) };
     case 'database':
       return { status: 'success', message: await testDatabase(services, config, secrets) };
     case 'web3':
@@ -145,12 +144,5 @@ export async function testIntegration(
         status: 'untested',
         message: `Not tested: a web3 integration is an address (${integration.address}), with no service to contact. Its configuration is valid.`,
       };
-    default: {
-      const provider = UNTESTED[type] ?? type;
-      return {
-        status: 'untested',
-        message: `Not tested: this gateway has no client for ${provider} yet, so nothing was sent and the credentials were not checked. The configuration is valid.`,
-      };
-    }
   }
 }

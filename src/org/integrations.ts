@@ -37,7 +37,15 @@ interface TypeSpec {
   description: string;
 }
 
-const emailSchema = z.strictObject({ apiKey: nonEmpty, fromEmail: z.email().optional(), fromName: z.string().optional() });
+/**
+ * Where a provider's requests go instead of its official host: a relay, a
+ * self-hosted proxy, or a local server in tests. Still under the egress
+ * policy; its path is a prefix of every provider path.
+ */
+const apiBaseUrl = httpUrl.optional();
+const API_BASE_URL_HINT = 'optional `apiBaseUrl` (default: the official API host; reached through the egress policy)';
+
+const emailSchema = z.strictObject({ apiKey: nonEmpty, fromEmail: z.email().optional(), fromName: z.string().optional(), apiBaseUrl });
 
 export const INTEGRATION_TYPES = {
   webhook: {
@@ -68,29 +76,38 @@ export const INTEGRATION_TYPES = {
     schema: z.strictObject({ apiKey: nonEmpty, baseUrl: httpUrl.optional(), defaultModel: z.string().optional() }),
   },
   discord: {
-    description: 'Discord channel webhook: `webhookUrl` (credential: the URL carries the token).',
+    description: `Discord channel webhook: \`webhookUrl\` (credential: the URL carries the token), ${API_BASE_URL_HINT}.`,
     secrets: ['webhookUrl'],
-    schema: z.strictObject({ webhookUrl: httpUrl }),
+    schema: z.strictObject({ webhookUrl: httpUrl, apiBaseUrl }),
   },
   slack: {
-    description: 'Slack: `webhookUrl` (incoming webhook) and/or `botToken` (credentials), optional `channel`.',
+    description: `Slack: \`webhookUrl\` (incoming webhook) and/or \`botToken\` (credentials; the bot token is used when set), optional \`channel\`, ${API_BASE_URL_HINT}.`,
     secrets: ['webhookUrl', 'botToken'],
     schema: z
-      .strictObject({ webhookUrl: httpUrl.optional(), botToken: nonEmpty.optional(), channel: z.string().optional() })
+      .strictObject({ webhookUrl: httpUrl.optional(), botToken: nonEmpty.optional(), channel: z.string().optional(), apiBaseUrl })
       .refine((c) => c.webhookUrl !== undefined || c.botToken !== undefined, { error: 'set webhookUrl or botToken' }),
   },
   telegram: {
-    description: 'Telegram bot: `botToken` (credential), optional `chatId`.',
+    description: `Telegram bot: \`botToken\` (credential), optional \`chatId\`, ${API_BASE_URL_HINT}.`,
     secrets: ['botToken'],
-    schema: z.strictObject({ botToken: nonEmpty, chatId: z.union([z.string(), z.number()]).optional() }),
+    schema: z.strictObject({ botToken: nonEmpty, chatId: z.union([z.string(), z.number()]).optional(), apiBaseUrl }),
   },
-  sendgrid: { description: 'SendGrid e-mail: `apiKey` (credential), optional `fromEmail`, `fromName`.', secrets: ['apiKey'], schema: emailSchema },
-  resend: { description: 'Resend e-mail: `apiKey` (credential), optional `fromEmail`, `fromName`.', secrets: ['apiKey'], schema: emailSchema },
+  sendgrid: {
+    description: `SendGrid e-mail: \`apiKey\` (credential), \`fromEmail\` (needed to send), optional \`fromName\`, ${API_BASE_URL_HINT}.`,
+    secrets: ['apiKey'],
+    schema: emailSchema,
+  },
+  resend: {
+    description: `Resend e-mail: \`apiKey\` (credential), \`fromEmail\` (needed to send), optional \`fromName\`, ${API_BASE_URL_HINT}.`,
+    secrets: ['apiKey'],
+    schema: emailSchema,
+  },
   safe: {
-    description: 'Safe (multisig) transaction service: `apiKey` (credential), optional `chainId`, `safeAddress`.',
+    description: `Safe (multisig) transaction service: \`apiKey\` (credential), optional \`chainId\`, \`safeAddress\`, ${API_BASE_URL_HINT}.`,
     secrets: ['apiKey'],
     schema: z.strictObject({
       apiKey: nonEmpty,
+      apiBaseUrl,
       chainId: z.number().int().positive().optional(),
       safeAddress: z
         .string()

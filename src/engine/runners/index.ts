@@ -5,6 +5,7 @@ import { mathAggregateRunner } from './math-aggregate.ts';
 import { httpRequestRunner } from './http-request.ts';
 import { sendWebhookRunner } from './send-webhook.ts';
 import { databaseQueryRunner } from './database-query.ts';
+import { notificationRunners } from './notifications.ts';
 import { web3Runners } from './web3/index.ts';
 
 /**
@@ -25,4 +26,5 @@ export const builtInRunners: Readonly<Record<string, NodeRunner>> = {
   'webhook/send-webhook': sendWebhookRunner,
   'Database Query': databaseQueryRunner,
   ...web3Runners,
+  ...notificationRunners,
 };

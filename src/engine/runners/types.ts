@@ -11,6 +11,8 @@ export interface NodeRunContext {
   workflowId: string;
   organizationId: string;
   node: { id: string; label: string; actionType: string };
+  /** Set inside a For Each body: which iteration this run of the node is. */
+  iterationIndex?: number;
   /** Aborted when the run is cancelled, reaped or times out: stop promptly. */
   signal: AbortSignal;
   services: Services;

@@ -6,6 +6,7 @@ import { approveToken, transferFunds, transferToken } from './writes.ts';
 import { checkAllowance, checkBalance, checkTokenBalance } from './reads.ts';
 import { readContract, writeContract } from './contracts.ts';
 import { decodeCalldata, getTransaction } from './transactions.ts';
+import { queryEvents } from './events.ts';
 import { protocolStep } from './protocol.ts';
 import type { Web3Env, Web3Step } from './types.ts';
 import type { PreparedWrite } from '../prepared-write.ts';
@@ -28,6 +29,7 @@ export const web3Steps: Readonly<Record<string, Web3Step>> = {
   'web3/check-allowance': checkAllowance,
   'web3/get-transaction': getTransaction,
   'web3/decode-calldata': decodeCalldata,
+  'web3/query-events': queryEvents,
   ...Object.fromEntries(protocolActions.filter((a) => a.protocol).map((a) => [a.actionType, protocolStep(a.actionType, a.protocol!)])),
 };
 

@@ -1,0 +1,9 @@
+import type { EgressAllowList } from '../net/egress-policy.ts';
+
+/** What every provider call needs besides its credentials: the egress allow list, cancellation and the time budget. */
+export interface SendOptions {
+  allowList: EgressAllowList;
+  signal?: AbortSignal;
+  /** Total time for all attempts (default DELIVERY_DEFAULTS.budgetMs). */
+  budgetMs?: number;
+}
