@@ -1,6 +1,7 @@
 import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
+import { emailAuthTools } from './email-auth.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -30,6 +31,7 @@ export const registry: readonly AnyTool[] = [
   ...featureTools,
   ...accountTools,
   ...authTools,
+  ...emailAuthTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,

@@ -371,6 +371,9 @@ export interface EmailTokensTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+  /** Sign-up links only: the scrypt hash and name chosen in the sign-up that sent this link (migration 014). */
+  pending_password_hash: string | null;
+  pending_name: string | null;
 }
 
 export interface AuditLogTable {

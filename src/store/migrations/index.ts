@@ -10,6 +10,7 @@ import * as listingsPayments from './008_listings_payments.ts';
 import * as chainTriggers from './009_chain_triggers.ts';
 import * as partialRunIndexes from './010_partial_run_indexes.ts';
 import * as identity from './011_identity.ts';
+import * as signupEmail from './014_signup_email.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '009_chain_triggers': chainTriggers,
   '010_partial_run_indexes': partialRunIndexes,
   '011_identity': identity,
+  '014_signup_email': signupEmail,
 };
 
 export const migrationProvider: MigrationProvider = {
