@@ -257,4 +257,31 @@ describe('defaults and limits', () => {
     expect(limited.body.code).toBe('rate_limited');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
   });
+
+  it('sign-up mails to one address are limited, alike for a new and a registered address', async () => {
+    const limited = await startTestGateway({
+      env: {
+        FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+        FLOWGATE_EMAIL_PROVIDER: 'resend',
+        FLOWGATE_EMAIL_API_KEY: CREDENTIALS.resend,
+        FLOWGATE_EMAIL_FROM: 'no-reply@flowgate.example',
+        FLOWGATE_EMAIL_API_BASE_URL: fakes.resend.url,
+        FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_ADDRESS: '2',
+      },
+    });
+    try {
+      const email = newEmail();
+      const attempt = () => browserClient(limited.url).fetch('/api/auth/sign-up/email', { method: 'POST', json: { email, password: 'long enough pw' } });
+      expect((await attempt()).status).toBe(200);
+      expect((await attempt()).status).toBe(200);
+      const third = await attempt();
+      expect(third.status).toBe(429);
+      expect(third.body.code).toBe('rate_limited');
+      expect(mailsTo(email)).toHaveLength(2);
+      // Another address still gets its mail.
+      expect((await browserClient(limited.url).fetch('/api/auth/sign-up/email', { method: 'POST', json: { email: newEmail(), password: 'long enough pw' } })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });
