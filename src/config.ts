@@ -80,6 +80,12 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 3600,
     describes: 'e-mail and password sign-in attempts per IP per hour',
   },
+  stepUpPerUserAction: {
+    variable: 'FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION',
+    default: 10,
+    windowSeconds: 900,
+    describes: 'requests to a step-up gated operation per user and action per 15 minutes',
+  },
 } as const;
 
 export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;

@@ -74,6 +74,10 @@ export const ERROR_CODES = {
   not_original_creator: { status: 403, meaning: 'only the creator of an anonymous workflow may claim it' },
   listing_managed_by_catalog: { status: 403, meaning: 'a catalog listing cannot be published over or unlisted' },
   not_admin_or_owner: { status: 403, meaning: 'the operation needs the organization role admin or owner (checked before any step-up challenge)' },
+  step_up_wallet_required: {
+    status: 403,
+    meaning: 'a step-up gated operation by a user with no linked wallet (the local owner): sign in with a wallet, or use the CLI on the host',
+  },
   MISSING_OR_NULL_ORIGIN: { status: 403, meaning: 'a state-changing request to `/api/auth/*` without an `Origin` header (or `Origin: null`)' },
   invalid_origin: {
     status: 403,

@@ -291,7 +291,7 @@ describe('no claims of what does not exist', () => {
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
   });
 
-  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in is enforced: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts)', async () => {
+  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts; step-up: test/step-up.test.ts)', async () => {
     const { body } = await fetchJson(`${gw.url}/openapi.json`);
     expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual([
       'anonymousWorkflowsPerIp',
@@ -303,9 +303,11 @@ describe('no claims of what does not exist', () => {
       'mcpPublicCallsPerIp',
       'siweNoncePerIp',
       'siweVerifyPerIp',
+      'stepUpPerUserAction',
     ]);
     const limits = (await rawGet(`${gw.url}/docs/limits.md`)).body;
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP');
+    expect(limits).toContain('FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP');
   });

@@ -60,6 +60,8 @@ export interface RestBinding {
   status?: number;
   /** For POST/PUT/PATCH: input fields read from the query string instead of the body. */
   query?: readonly string[];
+  /** For DELETE: input fields read from a JSON body (step-up proofs go in the body, SPEC Authentication rule 8); the rest come from the query. */
+  body?: readonly string[];
   /** `Cache-Control` for successful responses (public documents); ETag and 304 come with it. */
   cacheControl?: string;
   /** One-line summary for OpenAPI when it should differ from `title`. */

@@ -2,6 +2,8 @@ import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
 import { emailAuthTools } from './email-auth.ts';
+import { keyTools } from './keys.ts';
+import { totpTools } from './totp.ts';
 import { chainTools } from './chains.ts';
 import { discoveryTools } from './discovery.ts';
 import { documentationTools } from './documentation.ts';
@@ -32,6 +34,8 @@ export const registry: readonly AnyTool[] = [
   ...accountTools,
   ...authTools,
   ...emailAuthTools,
+  ...keyTools,
+  ...totpTools,
   ...workflowTools,
   ...publicWorkflowTools,
   ...workflowCallTools,

@@ -14,7 +14,11 @@ import type { ApiKeysTable } from '../store/schema.ts';
 export const KEY_SCOPES = ['mcp:read', 'mcp:write', 'mcp:admin'] as const satisfies readonly KeyScope[];
 const ORG_KEY_PREFIX = 'svc_';
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
-/** How long an authenticated key is honoured without reading it again (see RecentPrincipals). */
+/**
+ * How long an authenticated key is honoured without reading it again (see
+ * RecentPrincipals): a key revoked through another gateway process works
+ * there for at most this long; the revoking process forgets it at once.
+ */
 export const KEY_RECHECK_MS = 2_000;
 
 const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) =>
@@ -30,13 +34,20 @@ export interface ApiKeyRecord {
   userId: string;
   createdAt: string;
   lastUsedAt: string | null;
+  revokedAt: string | null;
 }
 
 export interface KeyService {
   create(input: { organizationId: string; userId: string; name: string; scope: KeyScope | null }): Promise<{ record: ApiKeyRecord; key: string }>;
   /** The principal for a bearer token, or null when it is not a live organization key. */
   authenticate(bearer: string): Promise<Principal | null>;
-  list(organizationId: string): Promise<ApiKeyRecord[]>;
+  /** Live keys, oldest first; `includeRevoked` adds revoked ones (with `revokedAt`). */
+  list(organizationId: string, options?: { includeRevoked?: boolean }): Promise<ApiKeyRecord[]>;
+  /**
+   * Revokes a key of this organization: the record (with `revokedAt`), or
+   * null when the organization has no such key. Revoking twice keeps the first date.
+   */
+  revoke(organizationId: string, keyId: string): Promise<ApiKeyRecord | null>;
   countForOrganization(organizationId: string): Promise<number>;
 }
 
@@ -55,6 +66,7 @@ export function createKeyService(store: Store): KeyService {
     user_id: string;
     created_at: string;
     last_used_at: string | null;
+    revoked_at: string | null;
   }): ApiKeyRecord => ({
     id: row.id,
     name: row.name,
@@ -64,6 +76,7 @@ export function createKeyService(store: Store): KeyService {
     userId: row.user_id,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
   });
 
   return {
@@ -114,15 +127,27 @@ export function createKeyService(store: Store): KeyService {
       return principal;
     },
 
-    async list(organizationId) {
-      const rows = await store
-        .selectFrom('api_keys')
-        .selectAll()
+    async list(organizationId, { includeRevoked = false } = {}) {
+      let query = store.selectFrom('api_keys').selectAll().where('organization_id', '=', organizationId);
+      if (!includeRevoked) query = query.where('revoked_at', 'is', null);
+      const rows = await query.orderBy('created_at').orderBy('id').execute();
+      return rows.map(toRecord);
+    },
+
+    async revoke(organizationId, keyId) {
+      await store
+        .updateTable('api_keys')
+        .set({ revoked_at: nowIso() })
+        .where('id', '=', keyId)
         .where('organization_id', '=', organizationId)
         .where('revoked_at', 'is', null)
-        .orderBy('created_at')
         .execute();
-      return rows.map(toRecord);
+      const row = await store.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('organization_id', '=', organizationId).executeTakeFirst();
+      if (!row) return null;
+      // The stored hash is the digest the cache is keyed by: this process stops honouring the key now.
+      recent.forget(row.key_hash);
+      lastUsedWrites.delete(row.id);
+      return toRecord(row);
     },
 
     async countForOrganization(organizationId) {

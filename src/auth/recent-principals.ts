@@ -24,6 +24,11 @@ export class RecentPrincipals {
     return undefined;
   }
 
+  /** Drops a digest at once (its key was revoked in this process). */
+  forget(digest: string): void {
+    this.entries.delete(digest);
+  }
+
   remember(digest: string, principal: Principal, now = Date.now()): void {
     if (this.ttlMs <= 0) return;
     // Oldest first: a Map iterates in insertion order.

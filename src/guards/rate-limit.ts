@@ -21,6 +21,8 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   readonly enabled: boolean;
   consume(name: RateLimitName, key: string): Promise<RateLimitDecision>;
+  /** Forgets the counter of `key` (a completed step-up resets its budget). */
+  reset(name: RateLimitName, key: string): Promise<void>;
 }
 
 export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLimiter {
@@ -57,6 +59,10 @@ export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLim
         }
         throw rejection;
       }
+    },
+    async reset(name, key) {
+      if (!config.rateLimitsEnabled) return;
+      await limiterFor(name).delete(key);
     },
   };
 }

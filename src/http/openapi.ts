@@ -44,8 +44,11 @@ function operation(tool: AnyTool) {
   const properties = markDeprecatedFields(tool, input.properties ?? {});
   const required = new Set(input.required ?? []);
   const inPath = new Set(pathParams(rest.path));
-  const bodyMethod = rest.method === 'POST' || rest.method === 'PUT' || rest.method === 'PATCH';
-  const inQuery = new Set(bodyMethod ? (rest.query ?? []) : Object.keys(properties).filter((k) => !inPath.has(k)));
+  const deleteBody = rest.method === 'DELETE' ? (rest.body ?? []) : [];
+  const bodyMethod = rest.method === 'POST' || rest.method === 'PUT' || rest.method === 'PATCH' || deleteBody.length > 0;
+  const inQuery = new Set(
+    bodyMethod && rest.method !== 'DELETE' ? (rest.query ?? []) : Object.keys(properties).filter((k) => !inPath.has(k) && !deleteBody.includes(k)),
+  );
 
   const parameters = [
     ...[...inPath].map((name) => ({ name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' } })),

@@ -22,7 +22,8 @@ function hasBody(req: Request): boolean {
 function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   const method = tool.rest!.method;
   const query = asRecord(req.query);
-  if (!BODY_METHODS.has(method)) return { ...query, ...req.params };
+  const deleteBody = method === 'DELETE' ? tool.rest!.body : undefined;
+  if (!BODY_METHODS.has(method) && !deleteBody) return { ...query, ...req.params };
 
   let body: Record<string, unknown> = {};
   if (req.body === undefined) {
@@ -38,6 +39,7 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   } else {
     body = req.body as Record<string, unknown>;
   }
+  if (deleteBody) return { ...pick(body, deleteBody), ...query, ...req.params };
   return { ...body, ...pick(query, tool.rest!.query ?? []), ...req.params };
 }
 

@@ -1,0 +1,271 @@
+import { z } from 'zod';
+import { getAddress, recoverMessageAddress, type Hex } from 'viem';
+import { verify as verifyTotp } from 'otplib';
+import type { Services } from '../services.ts';
+import type { Principal } from './principal.ts';
+import type { StepUpChallengesTable, UsersTable } from '../store/schema.ts';
+import { ServiceError } from '../errors.ts';
+import { rateLimitedError } from '../guards/rate-limit.ts';
+import { recordAudit } from '../org/audit-log.ts';
+import { nowIso } from '../ids.ts';
+import { isoIn, newToken, tokenHash } from './tokens.ts';
+
+/**
+ * Step-up (SPEC Authentication rule 8): a sensitive operation proves, on top
+ * of the session, that the user holds their primary wallet (a personal_sign of
+ * a one-time challenge) plus every further factor they enrolled (TOTP code,
+ * e-mail code). Callers check the role first (403 before any challenge).
+ */
+
+export const STEP_UP_ACTIONS = [
+  'org_api_key_manage',
+  'session_revoke',
+  'totp_remove',
+  'wallet_export',
+  'wallet_withdraw',
+  'audit_export',
+  'spend_cap_change',
+] as const;
+export type StepUpAction = (typeof STEP_UP_ACTIONS)[number];
+
+export const STEP_UP_CHALLENGE_TTL_MS = 5 * 60_000;
+
+/** The fields a gated operation adds to its input (body). */
+export const stepUpProofFields = {
+  signature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]+$/, 'expected a 0x-prefixed hex signature')
+    .max(20_000)
+    .optional()
+    .describe('Step-up: personal_sign (EIP-191) of the `challenge` from the 401, by your primary wallet'),
+  code: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'expected the 6-digit code of your authenticator app')
+    .optional()
+    .describe('Step-up: current TOTP code, when `required` lists totp'),
+  emailOtp: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'expected the 6-digit code from the e-mail')
+    .optional()
+    .describe('Step-up: the code e-mailed with the challenge, when `required` lists email'),
+};
+
+/** Their names: a DELETE route lists them as its body fields (`rest.body`). */
+export const STEP_UP_PROOF_FIELDS = ['signature', 'code', 'emailOtp'] as const;
+
+export interface StepUpProof {
+  signature?: string;
+  code?: string;
+  emailOtp?: string;
+}
+
+export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter'>;
+type StepUpUser = Pick<UsersTable, 'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'email_verified_at'>;
+type ChallengeRow = StepUpChallengesTable;
+
+/**
+ * A factor besides the wallet. EXTENSION POINT: the e-mail factor is one more
+ * entry in EXTRA_FACTORS (proofField 'emailOtp'): `issue` mails a code when a
+ * challenge is minted and returns its hash for the challenge row
+ * (`email_code_hash`); `check` compares the retry's `emailOtp` to it.
+ */
+export interface StepUpFactor {
+  /** The name listed in `required`. */
+  name: string;
+  proofField: Exclude<keyof StepUpProof, 'signature'>;
+  enrolled(user: StepUpUser): boolean;
+  issue?(services: StepUpServices, user: StepUpUser, challenge: { id: string; action: StepUpAction }): Promise<{ emailCodeHash?: string } | void>;
+  check(services: StepUpServices, user: StepUpUser, value: string, challenge: ChallengeRow): Promise<boolean>;
+}
+
+/** TOTP (RFC 6238, 30 s steps, ±1 step of clock drift). */
+export async function totpMatches(secret: string, code: string): Promise<boolean> {
+  try {
+    return (await verifyTotp({ secret, token: code, epochTolerance: 30 })).valid;
+  } catch {
+    return false;
+  }
+}
+
+const totpFactor: StepUpFactor = {
+  name: 'totp',
+  proofField: 'code',
+  enrolled: (user) => user.totp_enabled_at !== null && user.totp_secret_encrypted !== null,
+  async check(services, user, value) {
+    return totpMatches(services.secrets.open(user.totp_secret_encrypted!, user.id), value);
+  },
+};
+
+export const EXTRA_FACTORS: StepUpFactor[] = [totpFactor];
+
+const budgetKey = (userId: string, action: StepUpAction) => `${userId}:${action}`;
+
+/**
+ * The challenge text. Its nonce is the challenge row's id (128 random bits):
+ * it must be rebuilt to check a signature, and it is no secret (the
+ * signature is the proof). The row keeps the SHA-256 of the whole text.
+ */
+function challengeText(a: { id: string; action: StepUpAction; user: StepUpUser; organization: { id: string; name: string }; issuedAt: string; expiresAt: string }) {
+  return [
+    'Flowgate step-up confirmation',
+    '',
+    'Sign this message only if you started this action yourself.',
+    `Action: ${a.action}`,
+    `User: ${a.user.wallet_address ?? a.user.id} (${a.user.id})`,
+    `Organization: ${a.organization.name} (${a.organization.id})`,
+    `Nonce: ${a.id}`,
+    `Issued At: ${a.issuedAt}`,
+    `Expiration Time: ${a.expiresAt}`,
+  ].join('\n');
+}
+
+async function organizationOf(services: StepUpServices, organizationId: string) {
+  const org = await services.store.selectFrom('organizations').select(['id', 'name']).where('id', '=', organizationId).executeTakeFirst();
+  return org ?? { id: organizationId, name: '' };
+}
+
+async function mintChallenge(services: StepUpServices, principal: Principal, user: StepUpUser, action: StepUpAction) {
+  const { store } = services;
+  const now = Date.now();
+  const id = newToken(16);
+  const issuedAt = new Date(now).toISOString();
+  const expiresAt = isoIn(STEP_UP_CHALLENGE_TTL_MS, now);
+  const text = challengeText({ id, action, user, organization: await organizationOf(services, principal.organizationId), issuedAt, expiresAt });
+  // One live challenge per user and action: a new one supersedes the last.
+  await store
+    .updateTable('step_up_challenges')
+    .set({ used_at: issuedAt })
+    .where('user_id', '=', user.id)
+    .where('action', '=', action)
+    .where('used_at', 'is', null)
+    .execute();
+  let emailCodeHash: string | null = null;
+  for (const factor of EXTRA_FACTORS) {
+    if (factor.enrolled(user) && factor.issue) emailCodeHash = (await factor.issue(services, user, { id, action }))?.emailCodeHash ?? emailCodeHash;
+  }
+  await store
+    .insertInto('step_up_challenges')
+    .values({ id, challenge_hash: tokenHash(text), user_id: user.id, action, email_code_hash: emailCodeHash, created_at: issuedAt, expires_at: expiresAt, used_at: null })
+    .execute();
+  return text;
+}
+
+const requiredFactors = (user: StepUpUser) => ['wallet', ...EXTRA_FACTORS.filter((f) => f.enrolled(user)).map((f) => f.name)];
+
+/**
+ * Throws 401 signature_required / factors_required / wallet_signature_invalid,
+ * 403 step_up_wallet_required (no linked wallet) or 429 rate_limited; returns
+ * when the proof is complete. Records step_up_succeeded / step_up_failed.
+ */
+export async function requireStepUp(services: StepUpServices, principal: Principal, action: StepUpAction, proof: StepUpProof, ip: string): Promise<void> {
+  const { store, rateLimiter } = services;
+  const key = budgetKey(principal.userId, action);
+  const decision = await rateLimiter.consume('stepUpPerUserAction', key);
+  if (!decision.allowed) throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user and action');
+
+  const audit = (outcome: 'success' | 'failure', reason?: string) =>
+    recordAudit(store, {
+      organizationId: principal.organizationId,
+      actor: principal,
+      action: outcome === 'success' ? 'step_up_succeeded' : 'step_up_failed',
+      target: action,
+      outcome,
+      ip,
+      details: reason ? { reason } : undefined,
+    });
+
+  const user = await store
+    .selectFrom('users')
+    .select(['id', 'email', 'wallet_address', 'totp_secret_encrypted', 'totp_enabled_at', 'email_verified_at'])
+    .where('id', '=', principal.userId)
+    .executeTakeFirst();
+  if (!user) throw new ServiceError(401, 'session_required', 'This session has ended; sign in again.');
+  if (!user.wallet_address) {
+    throw new ServiceError(
+      403,
+      'step_up_wallet_required',
+      'This action needs a signature from your primary wallet, and your account has no linked wallet (the local owner created at first start has none). Sign in with a wallet (POST /api/auth/siwe/verify) as an admin or owner of this organization, or use the `flowgate` CLI on the host.',
+      { action },
+    );
+  }
+  const required = requiredFactors(user);
+
+  if (!proof.signature) {
+    const challenge = await mintChallenge(services, principal, user, action);
+    throw new ServiceError(
+      401,
+      'signature_required',
+      `Step-up required for ${action}: sign \`challenge\` verbatim with personal_sign (EIP-191) from ${user.wallet_address} and repeat the request with \`signature\`${required.length > 1 ? ' and the other `required` factors (`code` for totp, `emailOtp` for email)' : ''} in the body. The challenge is single-use and expires in 5 minutes.`,
+      { challenge, required },
+    );
+  }
+
+  // The latest live challenge of this user and action is the only one a signature can answer.
+  const now = nowIso();
+  const row = await store
+    .selectFrom('step_up_challenges')
+    .selectAll()
+    .where('user_id', '=', user.id)
+    .where('action', '=', action)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  const invalid = async (reason: string) => {
+    await audit('failure', reason);
+    return new ServiceError(
+      401,
+      'wallet_signature_invalid',
+      `Step-up refused: ${reason}. Repeat the request without \`signature\` for a new challenge.`,
+    );
+  };
+  if (!row) throw await invalid('no live challenge (it was already used, superseded or expired after 5 minutes)');
+  // Single use: whatever the outcome, this challenge has had its answer (the conditional update wins a race once).
+  const consumed = await store
+    .updateTable('step_up_challenges')
+    .set({ used_at: now })
+    .where('id', '=', row.id)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(consumed.numUpdatedRows) !== 1) throw await invalid('the challenge was already used');
+  const text = challengeText({
+    id: row.id,
+    action,
+    user,
+    organization: await organizationOf(services, principal.organizationId),
+    issuedAt: row.created_at,
+    expiresAt: row.expires_at,
+  });
+  if (tokenHash(text) !== row.challenge_hash) throw await invalid('the challenge no longer matches this account or organization');
+  let signer: string | undefined;
+  try {
+    signer = await recoverMessageAddress({ message: text, signature: proof.signature as Hex });
+  } catch {
+    signer = undefined;
+  }
+  if (!signer || getAddress(signer) !== getAddress(user.wallet_address)) {
+    throw await invalid(`the signature is not a personal_sign of the challenge by your primary wallet ${user.wallet_address}`);
+  }
+
+  const missing: string[] = [];
+  for (const factor of EXTRA_FACTORS) {
+    if (!factor.enrolled(user)) continue;
+    const value = proof[factor.proofField];
+    if (!value || !(await factor.check(services, user, value, row))) missing.push(factor.name);
+  }
+  if (missing.length > 0) {
+    await audit('failure', `factors missing or wrong: ${missing.join(', ')}`);
+    const challenge = await mintChallenge(services, principal, user, action);
+    throw new ServiceError(
+      401,
+      'factors_required',
+      `Wallet signature accepted, but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing or wrong. Sign the new \`challenge\` and repeat the request with \`signature\`, \`code\` (totp) and \`emailOtp\` (email) as \`required\` lists.`,
+      { challenge, required, missing },
+    );
+  }
+
+  await rateLimiter.reset('stepUpPerUserAction', key);
+  await audit('success');
+}

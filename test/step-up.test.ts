@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generate as totpCode } from 'otplib';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
+import { tokenHash } from '../src/auth/tokens.ts';
+
+/** Step-up (SPEC Authentication rule 8) through POST /api/keys and DELETE /api/user/totp, over real HTTP with real signatures. */
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => gw.close());
+
+const newAccount = () => privateKeyToAccount(generatePrivateKey());
+
+async function signedInOwner() {
+  const account = newAccount();
+  const client = browserClient(gw.url);
+  const me = await signIn(client, gw.url, account);
+  return { account, client, me };
+}
+
+const createKey = (client: BrowserClient, body: Record<string, unknown> = {}) =>
+  client.fetch('/api/keys', { method: 'POST', json: { name: 'agent', ...body } });
+
+const auditRows = (userId: string, action: string) =>
+  gw.gateway.services.store.selectFrom('audit_log').selectAll().where('actor_user_id', '=', userId).where('action', '=', action).execute();
+
+describe('step-up with the wallet factor', () => {
+  it('challenge, signature, key: the whole round trip; the challenge text names action, user, organization and nonce', async () => {
+    const { account, client, me } = await signedInOwner();
+    const first = await createKey(client);
+    expect(first.status).toBe(401);
+    expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet'] });
+    const challenge = first.body.challenge as string;
+    expect(challenge).toContain('Action: org_api_key_manage');
+    expect(challenge).toContain(account.address);
+    expect(challenge).toContain(me.organization.id);
+    expect(challenge).toMatch(/Nonce: \S{20,}/);
+    // Stored hashed: the row holds the challenge's SHA-256, not its text.
+    const row = await gw.gateway.services.store.selectFrom('step_up_challenges').selectAll().where('user_id', '=', me.user.id).executeTakeFirstOrThrow();
+    expect(row.challenge_hash).toBe(tokenHash(challenge));
+    expect(JSON.stringify(row)).not.toContain(challenge);
+    expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(5 * 60_000);
+
+    const signature = await account.signMessage({ message: challenge });
+    const created = await createKey(client, { signature, scope: 'mcp:read' });
+    expect(created.status).toBe(201);
+    expect(created.body.key).toMatch(/^svc_/);
+    expect(created.body).toMatchObject({ name: 'agent', scope: 'mcp:read', revokedAt: null });
+    // The new key works as a bearer key of this organization.
+    const probe = await fetch(`${gw.url}/api/keys`, { headers: { authorization: `Bearer ${created.body.key}` } });
+    expect(probe.status).toBe(200);
+    expect((await probe.json()).organization.id).toBe(me.organization.id);
+
+    expect(await auditRows(me.user.id, 'step_up_succeeded')).toHaveLength(1);
+    const [audit] = await auditRows(me.user.id, 'key_created');
+    expect(audit!.target).toBe(created.body.id);
+    expect(JSON.stringify(audit)).not.toContain(created.body.key);
+    expect(JSON.stringify(audit)).not.toContain(signature);
+  });
+
+  it('a used challenge cannot be answered again: wallet_signature_invalid without a challenge', async () => {
+    const { account, client } = await signedInOwner();
+    const { challenge } = (await createKey(client)).body;
+    const signature = await account.signMessage({ message: challenge });
+    expect((await createKey(client, { signature })).status).toBe(201);
+    const replay = await createKey(client, { signature });
+    expect(replay.status).toBe(401);
+    expect(replay.body.code).toBe('wallet_signature_invalid');
+    expect(replay.body).not.toHaveProperty('challenge');
+    expect(replay.body).not.toHaveProperty('required');
+  });
+
+  it("another wallet's signature is refused, and that challenge is spent", async () => {
+    const { account, client, me } = await signedInOwner();
+    const { challenge } = (await createKey(client)).body;
+    const wrong = await createKey(client, { signature: await newAccount().signMessage({ message: challenge }) });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.code).toBe('wallet_signature_invalid');
+    expect(wrong.body).not.toHaveProperty('challenge');
+    // The right signature of the same challenge now comes too late: single use.
+    const late = await createKey(client, { signature: await account.signMessage({ message: challenge }) });
+    expect(late.body.code).toBe('wallet_signature_invalid');
+    const failures = await auditRows(me.user.id, 'step_up_failed');
+    expect(failures.length).toBe(2);
+    expect(failures.every((r) => r.outcome === 'failure' && r.target === 'org_api_key_manage')).toBe(true);
+  });
+
+  it('a challenge expires after 5 minutes; a new call mints a fresh one that works', async () => {
+    const { account, client, me } = await signedInOwner();
+    const { challenge } = (await createKey(client)).body;
+    // Age the row as five minutes would (the store is the gateway's own).
+    const past = new Date(Date.now() - 1000).toISOString();
+    await gw.gateway.services.store.updateTable('step_up_challenges').set({ expires_at: past }).where('user_id', '=', me.user.id).execute();
+    const expired = await createKey(client, { signature: await account.signMessage({ message: challenge }) });
+    expect(expired.status).toBe(401);
+    expect(expired.body.code).toBe('wallet_signature_invalid');
+    expect(expired.body.error).toMatch(/expired/);
+    const fresh = await createKey(client);
+    expect(fresh.body.challenge).not.toBe(challenge);
+    expect((await createKey(client, { signature: await account.signMessage({ message: fresh.body.challenge }) })).status).toBe(201);
+  });
+
+  it('a challenge of one action does not unlock another', async () => {
+    const { account, client } = await signedInOwner();
+    await enrolTotp(client);
+    const keyChallenge = (await createKey(client)).body.challenge;
+    const removal = await client.fetch('/api/user/totp', { method: 'DELETE', json: { signature: await account.signMessage({ message: keyChallenge }) } });
+    expect(removal.status).toBe(401);
+    expect(removal.body.code).toBe('wallet_signature_invalid');
+  });
+
+  it('budget: 10 requests per 15 minutes per user and action, then 429 with Retry-After; a success resets it', async () => {
+    const { client } = await signedInOwner();
+    for (let i = 0; i < 10; i++) expect((await createKey(client)).status).toBe(401);
+    const over = await createKey(client);
+    expect(over.status).toBe(429);
+    expect(over.body.code).toBe('rate_limited');
+    const retryAfter = Number(over.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(800);
+    expect(retryAfter).toBeLessThanOrEqual(900);
+    // Another action of the same user has its own budget.
+    const other = await client.fetch('/api/user/totp', { method: 'POST' });
+    expect(other.status).toBe(200);
+
+    // Every request counts, the one carrying a valid signature too: the 11th is refused before its signature is read.
+    const second = await signedInOwner();
+    for (let i = 0; i < 9; i++) await createKey(second.client);
+    const challenge = (await createKey(second.client)).body.challenge; // the 10th request
+    expect((await createKey(second.client, { signature: await second.account.signMessage({ message: challenge }) })).status).toBe(429);
+  });
+
+  it('a success resets the budget', async () => {
+    const { account, client } = await signedInOwner();
+    for (let i = 0; i < 8; i++) expect((await createKey(client)).status).toBe(401);
+    const challenge = (await createKey(client)).body.challenge; // 9th
+    expect((await createKey(client, { signature: await account.signMessage({ message: challenge }) })).status).toBe(201); // 10th, success
+    for (let i = 0; i < 10; i++) expect((await createKey(client)).status).toBe(401);
+    expect((await createKey(client)).status).toBe(429);
+  });
+});
+
+async function enrolTotp(client: BrowserClient) {
+  const started = await client.fetch('/api/user/totp', { method: 'POST' });
+  expect(started.status).toBe(200);
+  const secret = started.body.secret as string;
+  const confirmed = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: await totpCode({ secret }) } });
+  expect(confirmed.status).toBe(200);
+  return secret;
+}
+
+describe('TOTP as a further factor', () => {
+  it('enrolment returns an otpauth URI; the secret is stored sealed; a wrong code does not confirm', async () => {
+    const { client, me } = await signedInOwner();
+    const started = await client.fetch('/api/user/totp', { method: 'POST' });
+    expect(started.status).toBe(200);
+    expect(started.body.otpauthUri).toMatch(/^otpauth:\/\/totp\/Flowgate:/);
+    const user = await gw.gateway.services.store.selectFrom('users').selectAll().where('id', '=', me.user.id).executeTakeFirstOrThrow();
+    expect(user.totp_secret_encrypted).toBeTruthy();
+    expect(user.totp_secret_encrypted).not.toContain(started.body.secret);
+    expect(user.totp_enabled_at).toBeNull();
+    const wrong = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: '000000' === (await totpCode({ secret: started.body.secret })) ? '111111' : '000000' } });
+    expect(wrong.status).toBe(400);
+    // Until confirmed, step-up asks for the wallet only.
+    expect((await createKey(client)).body.required).toEqual(['wallet']);
+  });
+
+  it('with TOTP enrolled: required lists totp; a signature without (or with a wrong) code is factors_required with a fresh challenge; with the code it passes', async () => {
+    const { account, client, me } = await signedInOwner();
+    const secret = await enrolTotp(client);
+    expect((await auditRows(me.user.id, 'totp_enrolled')).length).toBe(1);
+    // Enrolling again while active is refused (a stolen session cannot swap the factor).
+    expect((await client.fetch('/api/user/totp', { method: 'POST' })).status).toBe(409);
+
+    const first = await createKey(client);
+    expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet', 'totp'] });
+    const noCode = await createKey(client, { signature: await account.signMessage({ message: first.body.challenge }) });
+    expect(noCode.status).toBe(401);
+    expect(noCode.body).toMatchObject({ code: 'factors_required', required: ['wallet', 'totp'], missing: ['totp'] });
+    expect(noCode.body.challenge).toBeTruthy();
+    expect(noCode.body.challenge).not.toBe(first.body.challenge);
+
+    const current = await totpCode({ secret });
+    const wrongCode = current === '123456' ? '654321' : '123456';
+    const badCode = await createKey(client, { signature: await account.signMessage({ message: noCode.body.challenge }), code: wrongCode });
+    expect(badCode.body.code).toBe('factors_required');
+
+    const ok = await createKey(client, { signature: await account.signMessage({ message: badCode.body.challenge }), code: await totpCode({ secret }) });
+    expect(ok.status).toBe(201);
+  });
+
+  it('removing TOTP needs step-up (wallet + code); afterwards step-up asks for the wallet only', async () => {
+    const { account, client, me } = await signedInOwner();
+    const secret = await enrolTotp(client);
+    const first = await client.fetch('/api/user/totp', { method: 'DELETE' });
+    expect(first.status).toBe(401);
+    expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet', 'totp'] });
+    expect(first.body.challenge).toContain('Action: totp_remove');
+    const removed = await client.fetch('/api/user/totp', {
+      method: 'DELETE',
+      json: { signature: await account.signMessage({ message: first.body.challenge }), code: await totpCode({ secret }) },
+    });
+    expect(removed.status).toBe(200);
+    expect((await auditRows(me.user.id, 'totp_removed')).length).toBe(1);
+    expect((await createKey(client)).body.required).toEqual(['wallet']);
+    expect((await client.fetch('/api/user/totp', { method: 'DELETE' })).status).toBe(404);
+  });
+});
