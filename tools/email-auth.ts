@@ -5,7 +5,17 @@ import { startSession } from './session-start.ts';
 import { rateLimitedError } from '../src/guards/rate-limit.ts';
 import { CAPTCHA_HEADER, requireCaptcha } from '../src/auth/captcha.ts';
 import { deploymentMailer } from '../src/auth/mailer.ts';
-import { authenticateWithPassword, normalizeEmail, requireMailer, signUpWithEmail, verifyEmailToken, type EmailAccount } from '../src/auth/email-accounts.ts';
+import {
+  authenticateWithPassword,
+  normalizeEmail,
+  requestEmailLink,
+  requireMailer,
+  signUpWithEmail,
+  verifyEmailToken,
+  type EmailAccount,
+} from '../src/auth/email-accounts.ts';
+import { requireStepUp, stepUpProofFields } from '../src/auth/step-up.ts';
+import { requirePrincipal } from './authorize.ts';
 import { tokenHash } from '../src/auth/tokens.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { isServiceError } from '../src/errors.ts';
@@ -21,7 +31,10 @@ const password = z.string().min(8, 'at least 8 characters').max(256, 'at most 25
 const accountOutput = z.object({
   user: z.object({ id: z.string(), email: z.string() }),
   organization: organizationView,
-  session: z.object({ id: z.string(), expiresAt: z.string() }),
+  session: z
+    .object({ id: z.string(), expiresAt: z.string() })
+    .nullable()
+    .describe('The session opened (cookie set); null when the link only confirmed an address added to an account, which signs nobody in'),
   created: z.boolean().describe('true when this call created the organization (first verification)'),
 });
 
@@ -67,8 +80,17 @@ export const signUpEmail = defineTool({
 });
 
 async function followLink(token: string, ctx: ToolContext) {
-  const account = await verifyEmailToken(deps(ctx), token);
-  return sessionAnswer(ctx, account, 'email_link');
+  const { kind, account } = await verifyEmailToken(deps(ctx), token);
+  if (kind === 'sign_up') return sessionAnswer(ctx, account, 'email_link');
+  // A link that added an address to an account confirms the address only: whoever holds it is not signed in by it.
+  await recordAudit(ctx.services.store, {
+    organizationId: account.organization.id,
+    actor: null, // whoever followed the mailed link; the account is the target
+    action: 'email_changed',
+    target: account.userId,
+    ip: ctx.ip,
+  });
+  return { user: { id: account.userId, email: account.email }, organization: account.organization, session: null, created: false };
 }
 
 async function sessionAnswer(ctx: ToolContext, account: EmailAccount, method: string) {
@@ -144,4 +166,30 @@ export const signInEmail = defineTool({
   },
 });
 
-export const emailAuthTools = [signUpEmail, verifyEmail, verifyEmailLink, signInEmail];
+export const linkEmail = defineTool({
+  name: 'link_email',
+  title: 'Add an e-mail address to the account',
+  description:
+    'Mails a confirmation link to a real address for the signed-in account (a wallet account has only a synthetic one). Once confirmed, step-up also asks for the 6-digit code mailed to it (emailOtp). Behind step-up (action email_change): the first call answers 401 with a challenge.',
+  scope: 'session',
+  input: z.object({ email, ...stepUpProofFields }),
+  output: z.object({ status: z.literal('verification_sent'), message: z.string() }),
+  rest: { method: 'POST', path: '/api/user/email' },
+  mcp: false,
+  async handler(input, ctx) {
+    const principal = requirePrincipal(ctx);
+    const d = deps(ctx);
+    requireMailer(d.mailer);
+    await requireStepUp(ctx.services, principal, 'email_change', input, ctx.ip);
+    const perAddress = await ctx.services.rateLimiter.consume('emailSignUpPerAddress', tokenHash(normalizeEmail(input.email)));
+    if (!perAddress.allowed) throw rateLimitedError('emailSignUpPerAddress', perAddress, 'mails to one address are limited');
+    await requestEmailLink(d, { userId: principal.userId, email: input.email });
+    await recordAudit(ctx.services.store, { organizationId: principal.organizationId, actor: principal, action: 'email_link_requested', ip: ctx.ip });
+    return {
+      status: 'verification_sent' as const,
+      message: 'A confirmation link is on its way to that address (valid 24 hours); the address is added when the link is followed.',
+    };
+  },
+});
+
+export const emailAuthTools = [signUpEmail, verifyEmail, verifyEmailLink, signInEmail, linkEmail];

@@ -22,6 +22,7 @@ import { isoIn, newToken, tokenHash } from './tokens.ts';
 
 export const EMAIL_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 const VERIFY_EMAIL = 'verify_email';
+const LINK_EMAIL = 'link_email';
 
 export interface EmailAccountDeps {
   store: Store;
@@ -47,20 +48,52 @@ export function requireMailer(mailer: Mailer | null): Mailer {
     throw new ServiceError(
       403,
       'email_sign_up_disabled',
-      'E-mail sign-up is off on this gateway: it needs a mailer (FLOWGATE_EMAIL_PROVIDER, FLOWGATE_EMAIL_API_KEY, FLOWGATE_EMAIL_FROM). Sign in with a wallet instead (POST /api/auth/siwe/nonce).',
+      'E-mail is off on this gateway: sign-up and address links need a mailer (FLOWGATE_EMAIL_PROVIDER, FLOWGATE_EMAIL_API_KEY, FLOWGATE_EMAIL_FROM). Sign in with a wallet instead (POST /api/auth/siwe/nonce).',
     );
   }
   return mailer;
 }
 
-export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: string; password: string; name?: string }): Promise<void> {
-  const mailer = requireMailer(deps.mailer);
-  const email = normalizeEmail(input.email);
-  if (email.endsWith(`@${deps.config.walletEmailDomain}`)) {
-    throw new ServiceError(400, 'invalid_input', `Addresses at ${deps.config.walletEmailDomain} stand for wallet accounts and receive no mail; sign up with a real address.`, {
+/** The normalized address, refusing the synthetic domain of wallet accounts (it receives no mail). */
+function deliverableEmail(config: Config, raw: string): string {
+  const email = normalizeEmail(raw);
+  if (email.endsWith(`@${config.walletEmailDomain}`)) {
+    throw new ServiceError(400, 'invalid_input', `Addresses at ${config.walletEmailDomain} stand for wallet accounts and receive no mail; use a real address.`, {
       issues: [{ path: ['email'], message: 'synthetic wallet address', code: 'custom' }],
     });
   }
+  return email;
+}
+
+/**
+ * Mails a link that adds `email` to a signed-in account (the caller passed
+ * step-up). Says nothing about whether the address is taken: that is only
+ * told to whoever follows the link, i.e. the address's owner.
+ */
+export async function requestEmailLink(deps: EmailAccountDeps, input: { userId: string; email: string }): Promise<void> {
+  const mailer = requireMailer(deps.mailer);
+  const email = deliverableEmail(deps.config, input.email);
+  const token = newToken();
+  await deps.store
+    .insertInto('email_tokens')
+    .values({ token_hash: tokenHash(token), user_id: input.userId, purpose: LINK_EMAIL, created_at: nowIso(), expires_at: isoIn(EMAIL_TOKEN_TTL_MS), used_at: null, pending_email: email })
+    .execute();
+  await mailer.send({
+    to: email,
+    subject: 'Confirm the address for your Flowgate account',
+    text: [
+      `Someone signed in at ${deps.config.baseUrl} asked to add this address to their account; it will then receive their confirmation codes.`,
+      '',
+      `Confirm: ${verificationLink(deps.config.baseUrl, token)}`,
+      '',
+      'The link works once and expires in 24 hours. It does not sign you in. If you did not ask for this, ignore this message.',
+    ].join('\n'),
+  });
+}
+
+export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: string; password: string; name?: string }): Promise<void> {
+  const mailer = requireMailer(deps.mailer);
+  const email = deliverableEmail(deps.config, input.email);
   // Hashed on every path, so a known address costs the same time as a new one.
   const passwordHash = await hashPassword(input.password);
   const token = newToken();
@@ -116,18 +149,21 @@ export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: st
  * of the address), marks the address verified, sets the password of that
  * sign-up, and creates the organization on the first verification.
  */
-export async function verifyEmailToken(deps: EmailAccountDeps, token: string): Promise<EmailAccount> {
+export async function verifyEmailToken(deps: EmailAccountDeps, token: string): Promise<{ kind: 'sign_up' | 'link'; account: EmailAccount }> {
   return deps.store.transaction().execute(async (trx) => {
     const now = nowIso();
     const link = await trx
       .updateTable('email_tokens')
       .set({ used_at: now })
       .where('token_hash', '=', tokenHash(token))
-      .where('purpose', '=', VERIFY_EMAIL)
+      .where('purpose', 'in', [VERIFY_EMAIL, LINK_EMAIL])
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
-      .returning(['user_id', 'pending_password_hash', 'pending_name'])
+      .returning(['user_id', 'purpose', 'pending_password_hash', 'pending_name', 'pending_email'])
       .executeTakeFirst();
+    if (link?.purpose === LINK_EMAIL && link.pending_email) {
+      return { kind: 'link' as const, account: await linkAddress(trx, deps.secrets, link.user_id, link.pending_email) };
+    }
     const user = link && (await trx.selectFrom('users').select(['id', 'email']).where('id', '=', link.user_id).executeTakeFirst());
     if (!link || !user?.email) {
       throw new ServiceError(
@@ -143,8 +179,22 @@ export async function verifyEmailToken(deps: EmailAccountDeps, token: string): P
       .where('id', '=', user.id)
       .execute();
     const { organization, created } = await organizationOf(trx, deps.secrets, user.id, user.email, link.pending_name);
-    return { userId: user.id, email: user.email, organization, created };
+    return { kind: 'sign_up' as const, account: { userId: user.id, email: user.email, organization, created } };
   });
+}
+
+/** Gives the user this verified address; an unverified sign-up of it (no account yet) gives way, another account keeps it. */
+async function linkAddress(trx: Store, box: SecretBox, userId: string, email: string): Promise<EmailAccount> {
+  const holder = await trx.selectFrom('users').select(['id', 'email_verified_at', 'provider_id']).where('email', '=', email).executeTakeFirst();
+  if (holder && holder.id !== userId) {
+    const pending = !holder.email_verified_at && holder.provider_id === 'email' && !(await firstMembership(trx, holder.id));
+    if (!pending) throw new ServiceError(409, 'conflict', 'This address already belongs to another account; it cannot be added to a second one.');
+    await trx.deleteFrom('users').where('id', '=', holder.id).execute();
+  }
+  await trx.updateTable('email_tokens').set({ used_at: nowIso() }).where('user_id', '=', userId).where('purpose', '=', LINK_EMAIL).where('used_at', 'is', null).execute();
+  await trx.updateTable('users').set({ email, email_verified_at: nowIso() }).where('id', '=', userId).execute();
+  const { organization } = await organizationOf(trx, box, userId, email, null);
+  return { userId, email, organization, created: false };
 }
 
 /** The account for an e-mail and password; one refusal for an unknown address, a wrong password and an unverified address. */

@@ -9,5 +9,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('email_tokens').addColumn('pending_password_hash', 'text').execute();
   await db.schema.alterTable('email_tokens').addColumn('pending_name', 'text').execute();
+  // Links that add a real address to a signed-in account (a wallet account's e-mail step-up factor).
+  await db.schema.alterTable('email_tokens').addColumn('pending_email', 'text').execute();
   await db.schema.createIndex('email_tokens_user').on('email_tokens').column('user_id').execute();
 }
