@@ -169,7 +169,7 @@ export async function verifyEmailToken(deps: EmailAccountDeps, token: string): P
       throw new ServiceError(
         400,
         'email_token_invalid',
-        'This verification link is unknown, expired or already used; sign up again (POST /api/auth/sign-up/email) for a new one.',
+        'This verification link is unknown, expired or already used. If it was followed already (some mail filters open links), the address is verified: sign in with it and your password (POST /api/auth/sign-in/email); otherwise sign up again for a new link.',
       );
     }
     await trx.updateTable('email_tokens').set({ used_at: now }).where('user_id', '=', user.id).where('purpose', '=', VERIFY_EMAIL).where('used_at', 'is', null).execute();

@@ -51,7 +51,7 @@ export const stepUpProofFields = {
     .trim()
     .regex(/^\d{6}$/, 'expected the 6-digit code from the e-mail')
     .optional()
-    .describe('Step-up: the 6-digit code e-mailed with the challenge, when `required` lists emailOtp'),
+    .describe('Step-up: the code e-mailed with the challenge, when `required` lists emailOtp'),
 };
 
 /** Their names: a DELETE route lists them as its body fields (`rest.body`). */
