@@ -170,6 +170,12 @@ export interface Config {
   requestTimeoutMs: number;
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
   agentRegistration: { agentId: string; agentRegistry: string } | undefined;
+  /**
+   * The Resend account the catalog's `email-send` listing sends through
+   * (FLOWGATE_CATALOG_RESEND_API_KEY, FLOWGATE_CATALOG_EMAIL_FROM, optional
+   * FLOWGATE_CATALOG_RESEND_API_BASE_URL); unset: that listing's runs fail naming the missing integration.
+   */
+  catalogEmail: { apiKey: string; fromEmail: string; apiBaseUrl: string | undefined } | undefined;
   /** Paid workflow calls; unset values are defaulted in src/payments/settings.ts (devnet or Base USDC). */
   payments: {
     chainId: number | undefined;
@@ -253,6 +259,16 @@ function allowedOrigins(value: string | undefined): string[] {
   });
 }
 
+function catalogEmail(env: NodeJS.ProcessEnv): Config['catalogEmail'] {
+  const apiKey = env.FLOWGATE_CATALOG_RESEND_API_KEY?.trim();
+  if (!apiKey) return undefined;
+  return {
+    apiKey,
+    fromEmail: read(env, 'FLOWGATE_CATALOG_EMAIL_FROM', z.email('must be the sender e-mail address when FLOWGATE_CATALOG_RESEND_API_KEY is set'), ''),
+    apiBaseUrl: env.FLOWGATE_CATALOG_RESEND_API_BASE_URL ? read(env, 'FLOWGATE_CATALOG_RESEND_API_BASE_URL', httpUrl, '') : undefined,
+  };
+}
+
 function allowHosts(env: NodeJS.ProcessEnv, variable: string): EgressAllowList {
   try {
     return parseAllowHosts(env[variable]);
@@ -328,6 +344,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits,
     httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),
     databaseAllowHosts: allowHosts(env, 'FLOWGATE_DATABASE_ALLOW_HOSTS'),
+    catalogEmail: catalogEmail(env),
     sqliteIntegrationDir: sqliteIntegrationDir(env, dataDir),
     engine: {
       concurrency,

@@ -243,13 +243,8 @@ describe('feature snapshot', () => {
   it('is the self-hosted enterprise snapshot with every feature enabled whose actions can run here', () => {
     expect(snapshot.plan).toBe('enterprise');
     expect(snapshot.billingEnabled).toBe(false);
-    // Chat, e-mail and event queries have no runner yet: the snapshot does not claim them.
-    expect(
-      snapshot.features
-        .filter((f) => !f.enabled)
-        .map((f) => f.id)
-        .sort(),
-    ).toEqual(['notifications-chat', 'notifications-email', 'web3-event-queries']);
+    // Every feature's actions run here since chat, e-mail and event queries got runners (issue 16).
+    expect(snapshot.features.filter((f) => !f.enabled).map((f) => f.id)).toEqual([]);
     for (const f of snapshot.features) expect(f.enabled, f.id).toBe(f.actionTypes.every((type) => getAction(type)!.runnable !== false));
     expect(snapshot.enabledFeatureIds).toEqual(snapshot.features.filter((f) => f.enabled).map((f) => f.id));
     for (const f of snapshot.features) {

@@ -423,27 +423,35 @@ describe('integration tests answer success only after contacting the provider', 
     return res.body;
   };
 
-  it('answers untested, with the reason, for types it cannot test live', async () => {
+  it('answers untested only for a web3 address; every provider type is contacted, and fails when its host does not answer', async () => {
+    const web3 = await create('web3', { address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045' });
+    const untested = await api(`/api/integrations/${web3.id}/test`, { method: 'POST', json: {} });
+    expect(untested.status).toBe(200);
+    expect(untested.body.status).toBe('untested');
+    expect(untested.body.message).toMatch(/^Not tested: /);
+
+    // Before issue 16 these answered "untested" without contacting anything; now each calls its provider (here a closed port).
+    const closed = `http://127.0.0.1:${await freePort()}`;
     const cases: [string, Record<string, unknown>][] = [
-      ['telegram', { botToken: '123:abc', chatId: 1 }],
-      ['sendgrid', { apiKey: 'SG.key' }],
-      ['resend', { apiKey: 're_key' }],
-      ['safe', { apiKey: 'safe-key' }],
-      ['ai-gateway', { apiKey: 'ai-key' }],
-      ['web3', { address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045' }],
-      ['slack', { botToken: 'xoxb-token' }],
+      ['telegram', { botToken: '123:abc', chatId: 1, apiBaseUrl: closed }],
+      ['sendgrid', { apiKey: 'SG.key', apiBaseUrl: closed }],
+      ['resend', { apiKey: 're_key', apiBaseUrl: closed }],
+      ['safe', { apiKey: 'safe-key', apiBaseUrl: closed }],
+      ['ai-gateway', { apiKey: 'ai-key', baseUrl: closed }],
+      ['slack', { botToken: 'xoxb-token', apiBaseUrl: closed }],
     ];
     for (const [type, config] of cases) {
       const created = await create(type, config);
       const res = await api(`/api/integrations/${created.id}/test`, { method: 'POST', json: {} });
-      expect(res.status, type).toBe(200);
-      expect(res.body.status, type).toBe('untested');
-      expect(res.body.message, type).toMatch(/^Not tested: /);
+      expect(res.status, type).toBe(400);
+      expect(res.body.code, type).toBe('integration_test_failed');
+      expect(res.body.error, type).toContain('refused');
     }
-    // Invalid config is still a 400, not "untested".
+    // Invalid config is still a 400 invalid_input, before anything is sent.
     const telegram = await create('telegram', { botToken: '123:abc' });
     const bad = await api(`/api/integrations/${telegram.id}/test`, { method: 'POST', json: { configOverrides: { chatId: { no: 1 } } } });
     expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('invalid_input');
   });
 
   it('seals a generic webhook url and still delivers to it, also for rows saved before', async () => {

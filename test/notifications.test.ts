@@ -32,7 +32,16 @@ const ALL_SECRETS = [
 
 beforeAll(async () => {
   fakes = await startProviderServers();
-  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1' } });
+  gw = await startTestGateway({
+    env: {
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+      // The operator's settings for the catalog's email-send listing, pointed at the local Resend.
+      FLOWGATE_CATALOG_RESEND_API_KEY: CREDENTIALS.resend,
+      FLOWGATE_CATALOG_EMAIL_FROM: 'catalog@example.com',
+      FLOWGATE_CATALOG_RESEND_API_BASE_URL: fakes.resend.url,
+    },
+  });
 });
 afterAll(async () => {
   await gw?.close();
@@ -401,5 +410,34 @@ describe('POST /api/integrations/{id}/test contacts every provider', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toContain('config.apiBaseUrl');
+  });
+});
+
+describe('the email-send catalog listing', () => {
+  it('is listed and sends one e-mail through the catalog organization’s Resend integration', async () => {
+    const listing = await fetchJson(`${gw.url}/api/mcp/workflows/email-send`);
+    expect(listing.status).toBe(200);
+    const res = await fetchJson(`${gw.url}/api/mcp/workflows/email-send/call`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'reader@example.org', content: 'Hello from an agent' }),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.status).toBe('success');
+    expect(res.body.output.result).toMatchObject({ messageId: expect.stringMatching(/^[0-9a-f-]{36}$/), delivery: { attempts: 1, lastStatus: 200 } });
+    expect(fakes.resend.received).toHaveLength(1);
+    expect(fakes.resend.received[0]!.body).toMatchObject({
+      from: 'catalog@example.com',
+      to: ['reader@example.org'],
+      subject: 'Message from a Flowgate agent',
+      text: 'Hello from an agent',
+    });
+    expect(JSON.stringify(res.body)).not.toContain(CREDENTIALS.resend);
+  });
+
+  it('the catalog integration is sealed like any other: its key is never returned', async () => {
+    const { store } = gw.gateway.services;
+    const row = await store.selectFrom('integrations').selectAll().where('name', '=', 'catalog-email').executeTakeFirstOrThrow();
+    expect(row.config).not.toContain(CREDENTIALS.resend);
+    expect(row.credentials_encrypted).not.toContain(CREDENTIALS.resend);
   });
 });

@@ -29,12 +29,12 @@ describe('GET /api/mcp/workflows', () => {
     const { status, body } = await fetchJson(`${gw.url}/api/mcp/workflows`);
     expect(status).toBe(200);
     const slugs = body.workflows.map((w: { slug: string }) => w.slug);
-    // Every catalog file except those with a step that cannot run on this gateway (email-send: no e-mail runner yet).
+    // Every catalog file except those with a step that cannot run on this gateway (none since issue 16 gave e-mail a runner).
     const runnable = loadCatalog().filter((e) =>
       (e.workflow.nodes as { data: { config: { actionType?: string } } }[]).every((n) => getAction(n.data.config.actionType ?? '')?.featureEnabled !== false),
     );
     expect(slugs).toEqual(runnable.map((e) => e.slug));
-    expect(slugs).not.toContain('email-send');
+    expect(slugs).toContain('email-send');
     const yieldCompare = body.workflows.find((w: { slug: string }) => w.slug === 'stablecoin-yield-compare-base');
     expect(yieldCompare).toMatchObject({
       type: 'read',

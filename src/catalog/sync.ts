@@ -7,6 +7,7 @@ import { nowIso } from '../ids.ts';
 import { ServiceError } from '../errors.ts';
 import type { CatalogEntry } from './entry.ts';
 import { CatalogError } from './load.ts';
+import { provisionCatalogEmail, resolveIntegrationNames } from './integrations.ts';
 
 /**
  * Makes the database match workflows-catalog/: each file is a public,
@@ -21,16 +22,17 @@ import { CatalogError } from './load.ts';
 export const CATALOG_ORGANIZATION_SLUG = 'flowgate-catalog';
 
 export async function syncCatalog(
-  services: Pick<Services, 'store' | 'organizations'>,
+  services: Pick<Services, 'store' | 'organizations' | 'secrets' | 'config'>,
   entries: readonly CatalogEntry[],
 ): Promise<{ organizationId: string; slugs: string[] }> {
   const { store } = services;
   const { organization, owner } = await services.organizations.ensure(CATALOG_ORGANIZATION_SLUG);
+  await provisionCatalogEmail(services, organization.id);
 
   for (const entry of entries) {
     let prepared;
     try {
-      prepared = prepareGraph(entry.workflow as GraphInput);
+      prepared = prepareGraph(await resolveIntegrationNames(services, organization.id, entry.workflow as GraphInput));
     } catch (error) {
       const detail = error instanceof ServiceError ? error.message : String(error);
       throw new CatalogError(`${entry.slug}.json`, `workflow: ${detail}`);
