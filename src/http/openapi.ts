@@ -80,7 +80,9 @@ function operation(tool: AnyTool) {
   };
   if (tool.scope === 'session') {
     responses['401'] = errorResponse('`session_required`: no signed-in browser session (API keys are not accepted here)');
-    responses['403'] = errorResponse('`invalid_origin` / `MISSING_OR_NULL_ORIGIN`: a state-changing cookie request from an untrusted origin');
+    responses['403'] = errorResponse(
+      '`invalid_origin` / `MISSING_OR_NULL_ORIGIN`: a state-changing cookie request from an untrusted origin; `not_admin_or_owner` where the operation needs that role',
+    );
   } else if (!isPublic) {
     responses['401'] = errorResponse('Missing or invalid API key; `WWW-Authenticate` names the resource metadata');
     responses['403'] = errorResponse('`insufficient_scope`: the key lacks the required scope');
