@@ -18,6 +18,7 @@ export const FIXTURES = [
   { contractName: 'Erc20ReadFixture', source: 'contracts/fixtures/Erc20ReadFixture.sol', artifact: 'test/fixtures/erc20-read-fixture.json' },
   { contractName: 'CometFixture', source: 'contracts/fixtures/CometFixture.sol', artifact: 'test/fixtures/comet-fixture.json' },
   { contractName: 'QuoterV2Fixture', source: 'contracts/fixtures/QuoterV2Fixture.sol', artifact: 'test/fixtures/quoter-v2-fixture.json' },
+  { contractName: 'Erc1271WalletFixture', source: 'contracts/fixtures/Erc1271WalletFixture.sol', artifact: 'test/fixtures/erc1271-wallet-fixture.json' },
 ] as const;
 
 export interface RuntimeArtifact {

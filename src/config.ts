@@ -62,6 +62,24 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 3600,
     describes: 'wallet sign-in verifications per IP per hour',
   },
+  emailSignUpPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_IP',
+    default: 10,
+    windowSeconds: 3600,
+    describes: 'e-mail sign-ups per IP per hour',
+  },
+  emailSignUpPerAddress: {
+    variable: 'FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_ADDRESS',
+    default: 3,
+    windowSeconds: 3600,
+    describes: 'e-mail sign-ups (verification or notice mails) per e-mail address per hour',
+  },
+  emailSignInPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_EMAIL_SIGN_IN_PER_IP',
+    default: 10,
+    windowSeconds: 3600,
+    describes: 'e-mail and password sign-in attempts per IP per hour',
+  },
   stepUpPerUserAction: {
     variable: 'FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION',
     default: 10,
@@ -74,6 +92,25 @@ export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
 export interface RateLimitSetting {
   limit: number;
   windowSeconds: number;
+}
+
+export const MAILER_PROVIDERS = ['resend', 'sendgrid'] as const;
+export interface MailerConfig {
+  provider: (typeof MAILER_PROVIDERS)[number];
+  /** Never logged nor returned. */
+  apiKey: string;
+  from: string;
+  /** The provider's API host (a relay or a test server); unset: the provider's own. */
+  apiBaseUrl: string | undefined;
+}
+
+export const CAPTCHA_PROVIDERS = ['turnstile', 'hcaptcha', 'recaptcha'] as const;
+export interface CaptchaConfig {
+  provider: (typeof CAPTCHA_PROVIDERS)[number];
+  /** Never logged nor returned. */
+  secret: string;
+  /** The siteverify URL; unset: the provider's own (src/auth/captcha.ts). */
+  verifyUrl: string | undefined;
 }
 
 export interface Config {
@@ -128,6 +165,10 @@ export interface Config {
   allowedOrigins: string[];
   /** Domain of the synthetic e-mail of wallet accounts, `<address>@<domain>` (never delivered to). */
   walletEmailDomain: string;
+  /** The deployment's own mail (verification links, sign-in notices, step-up codes); unset: e-mail sign-up is off. */
+  mailer: MailerConfig | undefined;
+  /** The CAPTCHA that gates e-mail sign-up; unset (the default): no CAPTCHA. */
+  captcha: CaptchaConfig | undefined;
   /** Time a client has to send a whole request, headers and body; then 408 and the socket is closed. */
   requestTimeoutMs: number;
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
@@ -396,6 +437,45 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'wallet.flowgate.invalid',
     ),
     agentRegistration: agentRegistration(env),
+    mailer: mailerConfig(env),
+    captcha: captchaConfig(env),
+  };
+}
+
+/** FLOWGATE_EMAIL_*: all of provider, key and sender, or none. */
+function mailerConfig(env: NodeJS.ProcessEnv): MailerConfig | undefined {
+  if (!env.FLOWGATE_EMAIL_PROVIDER) {
+    for (const variable of ['FLOWGATE_EMAIL_API_KEY', 'FLOWGATE_EMAIL_FROM', 'FLOWGATE_EMAIL_API_BASE_URL']) {
+      if (env[variable]) throw new ConfigError(variable, 'is set but FLOWGATE_EMAIL_PROVIDER is not (resend or sendgrid)');
+    }
+    return undefined;
+  }
+  const required = (variable: string, what: string) => {
+    if (!env[variable]?.trim()) throw new ConfigError(variable, `is required when FLOWGATE_EMAIL_PROVIDER is set (${what})`);
+  };
+  required('FLOWGATE_EMAIL_API_KEY', "the provider's API key");
+  required('FLOWGATE_EMAIL_FROM', 'the sender address, e.g. no-reply@example.com');
+  return {
+    provider: read(env, 'FLOWGATE_EMAIL_PROVIDER', z.enum(MAILER_PROVIDERS, { error: 'must be resend or sendgrid' }), ''),
+    apiKey: env.FLOWGATE_EMAIL_API_KEY!.trim(),
+    from: read(env, 'FLOWGATE_EMAIL_FROM', z.email({ error: 'must be an e-mail address' }), ''),
+    apiBaseUrl: env.FLOWGATE_EMAIL_API_BASE_URL ? read(env, 'FLOWGATE_EMAIL_API_BASE_URL', httpUrl, '') : undefined,
+  };
+}
+
+/** FLOWGATE_CAPTCHA_*: off unless a provider is named; then its secret is required. */
+function captchaConfig(env: NodeJS.ProcessEnv): CaptchaConfig | undefined {
+  if (!env.FLOWGATE_CAPTCHA_PROVIDER) {
+    for (const variable of ['FLOWGATE_CAPTCHA_SECRET', 'FLOWGATE_CAPTCHA_VERIFY_URL']) {
+      if (env[variable]) throw new ConfigError(variable, 'is set but FLOWGATE_CAPTCHA_PROVIDER is not (turnstile, hcaptcha or recaptcha)');
+    }
+    return undefined;
+  }
+  if (!env.FLOWGATE_CAPTCHA_SECRET?.trim()) throw new ConfigError('FLOWGATE_CAPTCHA_SECRET', "is required when FLOWGATE_CAPTCHA_PROVIDER is set (the provider's secret key)");
+  return {
+    provider: read(env, 'FLOWGATE_CAPTCHA_PROVIDER', z.enum(CAPTCHA_PROVIDERS, { error: 'must be turnstile, hcaptcha or recaptcha' }), ''),
+    secret: env.FLOWGATE_CAPTCHA_SECRET.trim(),
+    verifyUrl: env.FLOWGATE_CAPTCHA_VERIFY_URL ? read(env, 'FLOWGATE_CAPTCHA_VERIFY_URL', httpUrl, '') : undefined,
   };
 }
 

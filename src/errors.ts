@@ -46,9 +46,13 @@ export const ERROR_CODES = {
   conflicting_payment_credentials: { status: 400, meaning: 'both an x402 and an MPP payment were sent on one request' },
   cap_above_maximum: { status: 400, meaning: "a spend cap above the deployment's maximum (`maximum`, set by the operator with FLOWGATE_MAX_DAILY_*)" },
   invitation_invalid: { status: 400, meaning: 'an invitation token that is unknown, expired, already used or revoked (the message says which)' },
+  MISSING_RESPONSE: { status: 400, meaning: '`Missing CAPTCHA response`: e-mail sign-up without a solved CAPTCHA (header `x-captcha-response` or `captchaToken`)' },
+  captcha_failed: { status: 400, meaning: 'the CAPTCHA provider did not accept the response (`errorCodes`); solve the challenge again' },
+  email_token_invalid: { status: 400, meaning: 'an e-mail verification link that is unknown, expired (24 h) or already used' },
   request_aborted: { status: 400, meaning: 'the request body was not fully received' },
   bad_request: { status: 400, meaning: 'a request the HTTP layer refused before any operation saw it' },
   unauthorized: { status: 401, meaning: 'missing, malformed, unknown or revoked credential; carries `WWW-Authenticate`' },
+  invalid_credentials: { status: 401, meaning: 'e-mail sign-in refused: unknown address, wrong password or unverified address (one answer for all three)' },
   session_required: { status: 401, meaning: 'the route needs a signed-in browser session' },
   siwe_invalid: {
     status: 401,
@@ -82,6 +86,7 @@ export const ERROR_CODES = {
     meaning: '`Invalid origin`: a state-changing cookie request whose `Origin` (or `Referer`) is not the gateway or an allowed origin',
   },
   invitation_wrong_recipient: { status: 403, meaning: 'an invitation bound to an e-mail address, redeemed by a user without that verified address' },
+  email_sign_up_disabled: { status: 403, meaning: 'e-mail sign-up is off on this deployment (no mailer configured)' },
   origin_not_allowed: { status: 403, meaning: 'a browser `Origin` the MCP endpoint does not trust' },
   not_found: { status: 404, meaning: "no such resource in this organization (another organization's id answers the same)" },
   chain_not_found: { status: 404, meaning: 'no chain with that id or name' },
@@ -119,6 +124,8 @@ export const ERROR_CODES = {
   rpc_unavailable: { status: 503, meaning: "the chain's RPC node could not be reached; nothing was signed or sent (never reported as a revert)" },
   payments_unavailable: { status: 503, meaning: 'paid calls are not configured, or the facilitator or payment chain is unreachable; nothing was charged' },
   run_not_started: { status: 503, meaning: 'the run could not be started; nothing was charged' },
+  captcha_unavailable: { status: 503, meaning: 'the CAPTCHA provider could not be reached; nothing was created (fails closed)' },
+  email_unavailable: { status: 503, meaning: "the deployment's mail provider did not take the message; retry later" },
   unavailable: { status: 503, meaning: 'an upstream (a database) did not answer' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

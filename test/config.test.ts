@@ -30,6 +30,26 @@ describe('configuration', () => {
     expect(config.spend.stablecoinCapMicroUsd).toBe(100_000_000n);
   });
 
+  it('the mailer and the CAPTCHA are off by default; each is all-or-nothing and names the variable that is wrong', () => {
+    expect(loadConfig({}).mailer).toBeUndefined();
+    expect(loadConfig({}).captcha).toBeUndefined();
+    const mailer = { FLOWGATE_EMAIL_PROVIDER: 'resend', FLOWGATE_EMAIL_API_KEY: 're_123', FLOWGATE_EMAIL_FROM: 'no-reply@example.com' };
+    expect(loadConfig(mailer).mailer).toEqual({ provider: 'resend', apiKey: 're_123', from: 'no-reply@example.com', apiBaseUrl: undefined });
+    expect(errorFor({ ...mailer, FLOWGATE_EMAIL_PROVIDER: 'mailgun' })).toContain('FLOWGATE_EMAIL_PROVIDER');
+    expect(errorFor({ ...mailer, FLOWGATE_EMAIL_API_KEY: '' })).toContain('FLOWGATE_EMAIL_API_KEY');
+    expect(errorFor({ ...mailer, FLOWGATE_EMAIL_FROM: 'not an address' })).toContain('FLOWGATE_EMAIL_FROM');
+    expect(errorFor({ FLOWGATE_EMAIL_API_KEY: 're_123' })).toContain('FLOWGATE_EMAIL_PROVIDER is not');
+    // The key never appears in a configuration error.
+    expect(errorFor({ ...mailer, FLOWGATE_EMAIL_FROM: 'x' })).not.toContain('re_123');
+
+    const captcha = { FLOWGATE_CAPTCHA_PROVIDER: 'hcaptcha', FLOWGATE_CAPTCHA_SECRET: '0xsecret' };
+    expect(loadConfig(captcha).captcha).toEqual({ provider: 'hcaptcha', secret: '0xsecret', verifyUrl: undefined });
+    expect(errorFor({ FLOWGATE_CAPTCHA_PROVIDER: 'hcaptcha' })).toContain('FLOWGATE_CAPTCHA_SECRET');
+    expect(errorFor({ ...captcha, FLOWGATE_CAPTCHA_PROVIDER: 'friendly' })).toContain('FLOWGATE_CAPTCHA_PROVIDER');
+    expect(errorFor({ ...captcha, FLOWGATE_CAPTCHA_VERIFY_URL: 'ftp://x' })).toContain('FLOWGATE_CAPTCHA_VERIFY_URL');
+    expect(errorFor({ FLOWGATE_CAPTCHA_SECRET: 'x' })).toContain('FLOWGATE_CAPTCHA_PROVIDER is not');
+  });
+
   it('reads allowed browser origins and the request timeout, refusing origins with a path', () => {
     const config = loadConfig({ FLOWGATE_ALLOWED_ORIGINS: 'https://App.Example.com, http://localhost:5173/', FLOWGATE_REQUEST_TIMEOUT_MS: '2500' });
     expect(config.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);

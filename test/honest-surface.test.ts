@@ -132,7 +132,7 @@ describe('no claims of what does not exist', () => {
       expect(claims, where).toEqual([]);
     }
     const openapi = JSON.parse(docs['/openapi.json']!);
-    expect(Object.keys(openapi.components.securitySchemes).sort()).toEqual(['bearerAuth', 'payment']);
+    expect(Object.keys(openapi.components.securitySchemes).sort()).toEqual(['bearerAuth', 'payment', 'sessionCookie']);
   });
 
   it('the protected-resource metadata lists no authorization server but keeps resource, bearer methods and scopes', async () => {
@@ -145,10 +145,13 @@ describe('no claims of what does not exist', () => {
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
   });
 
-  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; step-up: test/step-up.test.ts)', async () => {
+  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts; step-up: test/step-up.test.ts)', async () => {
     const { body } = await fetchJson(`${gw.url}/openapi.json`);
     expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual([
       'anonymousWorkflowsPerIp',
+      'emailSignInPerIp',
+      'emailSignUpPerAddress',
+      'emailSignUpPerIp',
       'executePerKey',
       'mcpPerOrganization',
       'mcpPublicCallsPerIp',

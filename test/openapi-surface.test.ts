@@ -31,6 +31,8 @@ describe('/openapi.json', () => {
     expect(body.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
     expect(body.servers[0].url).toBe(gw.url);
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(body.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'flowgate_session' });
+    expect(body.paths['/api/auth/session'].get.security).toEqual([{ sessionCookie: [] }]);
     expect(body['x-api-versioning']).toMatchObject({ header: 'Service-Version', supported: ['1'] });
     expect(Object.keys(body['x-error-model'].codes).sort()).toEqual(Object.keys(ERROR_CODES).sort());
     expect(body['x-error-model'].codes.rpc_unavailable).toEqual({ status: 503, meaning: expect.stringContaining('RPC') });
@@ -45,7 +47,16 @@ describe('/openapi.json', () => {
       const op = body.paths[openApiPath(tool.rest!.path)]?.[tool.rest!.method.toLowerCase()];
       expect(op, `${tool.name} ${tool.rest!.method} ${tool.rest!.path}`).toBeTruthy();
       expect(op.operationId).toBe(tool.name);
-      expect(op.security).toEqual(tool.scope === 'public' ? [] : [{ bearerAuth: [] }]);
+      // Session-only routes take the cookie alone; key-scoped ones a key or (sessions carry no scope) the cookie.
+      const expected =
+        tool.scope === 'public'
+          ? []
+          : tool.scope === 'session'
+            ? [{ sessionCookie: [] }]
+            : tool.scope === 'internal' || tool.scope === 'webhook'
+              ? [{ bearerAuth: [] }]
+              : [{ bearerAuth: [] }, { sessionCookie: [] }];
+      expect(op.security, tool.name).toEqual(expected);
       for (const name of tool.rest!.path.match(/:([A-Za-z0-9_]+)/g) ?? []) {
         expect(op.parameters.some((p: { name: string; in: string }) => p.in === 'path' && p.name === name.slice(1))).toBe(true);
       }

@@ -4,7 +4,8 @@ import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { rateLimitedError } from '../src/guards/rate-limit.ts';
 import { issueSiweNonce, verifySiweSignIn } from '../src/auth/siwe.ts';
-import { clearedSessionCookie, sessionCookie } from '../src/auth/session-cookie.ts';
+import { clearedSessionCookie } from '../src/auth/session-cookie.ts';
+import { startSession } from './session-start.ts';
 import { findOrCreateWalletAccount } from '../src/org/accounts.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { isServiceError, ServiceError } from '../src/errors.ts';
@@ -21,12 +22,12 @@ const walletAddress = z
   .describe('The EVM address that signs the message');
 const chainId = z.coerce.number().int().positive().describe('The chain id of the sign-in assertion (does not restrict execution chains)');
 
-async function spendPerIp(ctx: ToolContext, name: RateLimitName) {
+export async function spendPerIp(ctx: ToolContext, name: RateLimitName) {
   const decision = await ctx.services.rateLimiter.consume(name, ctx.ip);
   if (!decision.allowed) throw rateLimitedError(name, decision, 'sign-in attempts are limited per IP address');
 }
 
-const organizationView = z.object({ id: z.string(), slug: z.string(), name: z.string(), role: z.enum(ROLES) });
+export const organizationView = z.object({ id: z.string(), slug: z.string(), name: z.string(), role: z.enum(ROLES) });
 
 export const siweNonce = defineTool({
   name: 'siwe_nonce',
@@ -92,26 +93,18 @@ export const siweVerify = defineTool({
       throw error;
     }
     const account = await findOrCreateWalletAccount(services.store, services.secrets, { address, emailDomain: services.config.walletEmailDomain });
-    const { token, session } = await services.sessions.create({
+    const session = await startSession(ctx, {
       userId: account.userId,
       organizationId: account.organization.id,
-      ip: ctx.ip,
-      userAgent: ctx.request?.headers['user-agent'],
-    });
-    await recordAudit(services.store, {
-      organizationId: account.organization.id,
-      actor: { kind: 'session', userId: account.userId, keyId: session.id },
-      action: account.created ? 'sign_up' : 'sign_in',
+      created: account.created,
       target: address,
-      ip: ctx.ip,
       details: { method: 'siwe', chainId: input.chainId },
     });
-    ctx.setHeader('Set-Cookie', sessionCookie(services.config.baseUrl, token));
     const { organization } = account;
     return {
       user: { id: account.userId, walletAddress: address },
       organization: { id: organization.id, slug: organization.slug, name: organization.name, role: organization.role },
-      session: { id: session.id, expiresAt: session.expiresAt },
+      session,
       created: account.created,
     };
   },

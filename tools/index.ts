@@ -1,6 +1,7 @@
 import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
+import { emailAuthTools } from './email-auth.ts';
 import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
 import { sessionTools } from './sessions.ts';
@@ -38,6 +39,7 @@ export const registry: readonly AnyTool[] = [
   ...featureTools,
   ...accountTools,
   ...authTools,
+  ...emailAuthTools,
   ...keyTools,
   ...totpTools,
   ...sessionTools,

@@ -9,6 +9,7 @@ import { rateLimitedError } from '../guards/rate-limit.ts';
 import { recordAudit } from '../org/audit-log.ts';
 import { nowIso } from '../ids.ts';
 import { isoIn, newToken, tokenHash } from './tokens.ts';
+import { emailOtpFactor } from './email-otp.ts';
 
 /**
  * Step-up (SPEC Authentication rule 8): a sensitive operation proves, on top
@@ -25,6 +26,7 @@ export const STEP_UP_ACTIONS = [
   'wallet_withdraw',
   'audit_export',
   'spend_cap_change',
+  'email_change',
 ] as const;
 export type StepUpAction = (typeof STEP_UP_ACTIONS)[number];
 
@@ -55,7 +57,7 @@ export interface StepUpProof {
   emailOtp?: string;
 }
 
-export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter' | 'chainClients'>;
+export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter' | 'chainClients' | 'config'>;
 type StepUpUser = Pick<
   UsersTable,
   'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'totp_last_step' | 'email_verified_at'
@@ -72,7 +74,7 @@ export interface StepUpFactor {
   /** The name listed in `required`. */
   name: string;
   proofField: Exclude<keyof StepUpProof, 'signature'>;
-  enrolled(user: StepUpUser): boolean;
+  enrolled(user: StepUpUser, services: StepUpServices): boolean;
   issue?(services: StepUpServices, user: StepUpUser, challenge: { id: string; action: StepUpAction }): Promise<{ emailCodeHash?: string } | void>;
   check(services: StepUpServices, user: StepUpUser, value: string, challenge: ChallengeRow): Promise<boolean>;
 }
@@ -112,7 +114,7 @@ const totpFactor: StepUpFactor = {
   },
 };
 
-export const EXTRA_FACTORS: StepUpFactor[] = [totpFactor];
+export const EXTRA_FACTORS: StepUpFactor[] = [totpFactor, emailOtpFactor];
 
 const budgetKey = (userId: string, action: StepUpAction) => `${userId}:${action}`;
 
@@ -159,7 +161,7 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
     .execute();
   let emailCodeHash: string | null = null;
   for (const factor of EXTRA_FACTORS) {
-    if (factor.enrolled(user) && factor.issue) emailCodeHash = (await factor.issue(services, user, { id, action }))?.emailCodeHash ?? emailCodeHash;
+    if (factor.enrolled(user, services) && factor.issue) emailCodeHash = (await factor.issue(services, user, { id, action }))?.emailCodeHash ?? emailCodeHash;
   }
   await store
     .insertInto('step_up_challenges')
@@ -196,7 +198,7 @@ async function signedByPrimaryWallet(services: StepUpServices, wallet: `0x${stri
   }
 }
 
-const requiredFactors = (user: StepUpUser) => ['wallet', ...EXTRA_FACTORS.filter((f) => f.enrolled(user)).map((f) => f.name)];
+const requiredFactors = (user: StepUpUser, services: StepUpServices) => ['wallet', ...EXTRA_FACTORS.filter((f) => f.enrolled(user, services)).map((f) => f.name)];
 
 /**
  * Throws 401 signature_required / factors_required / wallet_signature_invalid,
@@ -234,14 +236,14 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
       { action },
     );
   }
-  const required = requiredFactors(user);
+  const required = requiredFactors(user, services);
 
   if (!proof.signature) {
     const challenge = await mintChallenge(services, principal, user, action);
     throw new ServiceError(
       401,
       'signature_required',
-      `Step-up required for ${action}: sign \`challenge\` verbatim with personal_sign (EIP-191) from ${user.wallet_address} and repeat the request with \`signature\`${required.length > 1 ? ' and the other `required` factors (`code` for totp, `emailOtp` for email)' : ''} in the body. The challenge is single-use and expires in 5 minutes.`,
+      `Step-up required for ${action}: sign \`challenge\` verbatim with personal_sign (EIP-191) from ${user.wallet_address} and repeat the request with \`signature\`${required.length > 1 ? ' and the other `required` factors (`code` for totp, `emailOtp` for emailOtp)' : ''} in the body. The challenge is single-use and expires in 5 minutes.`,
       { challenge, required },
     );
   }
@@ -289,7 +291,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
 
   const missing: string[] = [];
   for (const factor of EXTRA_FACTORS) {
-    if (!factor.enrolled(user)) continue;
+    if (!factor.enrolled(user, services)) continue;
     const value = proof[factor.proofField];
     if (!value || !(await factor.check(services, user, value, row))) missing.push(factor.name);
   }
@@ -299,7 +301,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     throw new ServiceError(
       401,
       'factors_required',
-      `Wallet signature accepted, but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing or wrong. Sign the new \`challenge\` and repeat the request with \`signature\`, \`code\` (totp) and \`emailOtp\` (email) as \`required\` lists.`,
+      `Wallet signature accepted, but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing or wrong. Sign the new \`challenge\` and repeat the request with \`signature\`, \`code\` (totp) and \`emailOtp\` as \`required\` lists.`,
       { challenge, required, missing },
     );
   }

@@ -39,6 +39,8 @@ const ALLOWED_HEADERS = [
   'PAYMENT-SIGNATURE',
   'If-None-Match',
   'X-Internal-Service-Token',
+  // The CAPTCHA widget's answer on e-mail sign-up (src/auth/captcha.ts).
+  'X-Captcha-Response',
 ];
 
 /** True when the route a request (or, for a preflight, the request it announces) goes to takes a credential. */

@@ -1,3 +1,4 @@
+import { sessionCookieName } from '../auth/session-cookie.ts';
 import { ERROR_CODES } from '../errors.ts';
 import type { AnyTool } from '../../tools/define.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
@@ -77,7 +78,12 @@ function operation(tool: AnyTool) {
     '400': errorResponse('Invalid input: `code` is `invalid_input`, `issues` lists each field path and what was expected'),
     '429': errorResponse('Rate limited; wait `Retry-After` seconds'),
   };
-  if (!isPublic) {
+  if (tool.scope === 'session') {
+    responses['401'] = errorResponse('`session_required`: no signed-in browser session (API keys are not accepted here)');
+    responses['403'] = errorResponse(
+      '`invalid_origin` / `MISSING_OR_NULL_ORIGIN`: a state-changing cookie request from an untrusted origin; `not_admin_or_owner` where the operation needs that role',
+    );
+  } else if (!isPublic) {
     responses['401'] = errorResponse('Missing or invalid API key; `WWW-Authenticate` names the resource metadata');
     responses['403'] = errorResponse('`insufficient_scope`: the key lacks the required scope');
   }
@@ -90,13 +96,26 @@ function operation(tool: AnyTool) {
     summary: rest.summary ?? tool.title,
     description: tool.description,
     tags: [tagOf(rest.path)],
-    security: isPublic ? [] : [{ bearerAuth: [] }],
+    security: securityOf(tool.scope),
     'x-required-scope': tool.scope,
     ...(tool.mcp ? { 'x-mcp-tool': tool.name } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
   };
+}
+
+/**
+ * Who may call an operation: nobody needs a credential on public ones;
+ * session-only ones take the sign-in cookie and nothing else; operations of a
+ * key scope take an organization key or, since sessions carry no scope, the
+ * cookie too.
+ */
+export function securityOf(scope: AnyTool['scope']): Record<string, string[]>[] {
+  if (scope === 'public') return [];
+  if (scope === 'session') return [{ sessionCookie: [] }];
+  if (scope === 'internal' || scope === 'webhook') return [{ bearerAuth: [] }];
+  return [{ bearerAuth: [] }, { sessionCookie: [] }];
 }
 
 export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
@@ -124,6 +143,13 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
           type: 'http',
           scheme: 'bearer',
           description: 'Organization API key (`svc_...`). Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
+        },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: sessionCookieName(config.baseUrl),
+          description:
+            'Browser session set by wallet sign-in (POST /api/auth/siwe/verify) or e-mail sign-in; HttpOnly, SameSite=Lax. State-changing cookie requests need a trusted Origin (or Referer). See /docs/authentication.',
         },
       },
       schemas: {

@@ -22,7 +22,8 @@ export interface SignedInAccount {
 /** The synthetic e-mail of a wallet account (SPEC Authentication rule 7): never delivered to. */
 export const walletEmail = (address: string, domain: string) => `${address.toLowerCase()}@${domain}`;
 
-async function firstMembership(store: Store, userId: string) {
+/** The organization a new session of this user starts in: the earliest membership. */
+export async function firstMembership(store: Store, userId: string) {
   return store
     .selectFrom('memberships')
     .innerJoin('organizations', 'organizations.id', 'memberships.organization_id')

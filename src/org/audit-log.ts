@@ -30,6 +30,8 @@ export const AUDIT_ACTIONS = [
   'wallet_withdrawal',
   'spend_cap_changed',
   'audit_log_exported',
+  'email_link_requested',
+  'email_changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

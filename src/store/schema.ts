@@ -375,6 +375,11 @@ export interface EmailTokensTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+  /** Sign-up links only: the scrypt hash and name chosen in the sign-up that sent this link (migration 014). */
+  pending_password_hash: string | null;
+  pending_name: string | null;
+  /** Address links only: the address a signed-in user asked to add. */
+  pending_email: string | null;
 }
 
 export interface AuditLogTable {

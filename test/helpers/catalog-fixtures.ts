@@ -21,6 +21,7 @@ export const fixtures = {
   erc20: artifact('erc20-read-fixture.json'),
   comet: artifact('comet-fixture.json'),
   quoterV2: artifact('quoter-v2-fixture.json'),
+  erc1271Wallet: artifact('erc1271-wallet-fixture.json'),
 } as const;
 
 export interface Placed {

@@ -12,6 +12,7 @@ import * as partialRunIndexes from './010_partial_run_indexes.ts';
 import * as identity from './011_identity.ts';
 import * as stepUpTotpReplay from './012_stepup_totp_replay.ts';
 import * as membersChainSpend from './013_members_chain_spend.ts';
+import * as signupEmail from './014_signup_email.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '011_identity': identity,
   '012_stepup_totp_replay': stepUpTotpReplay,
   '013_members_chain_spend': membersChainSpend,
+  '014_signup_email': signupEmail,
 };
 
 export const migrationProvider: MigrationProvider = {
