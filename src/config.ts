@@ -471,7 +471,8 @@ function captchaConfig(env: NodeJS.ProcessEnv): CaptchaConfig | undefined {
     }
     return undefined;
   }
-  if (!env.FLOWGATE_CAPTCHA_SECRET?.trim()) throw new ConfigError('FLOWGATE_CAPTCHA_SECRET', "is required when FLOWGATE_CAPTCHA_PROVIDER is set (the provider's secret key)");
+  if (!env.FLOWGATE_CAPTCHA_SECRET?.trim())
+    throw new ConfigError('FLOWGATE_CAPTCHA_SECRET', "is required when FLOWGATE_CAPTCHA_PROVIDER is set (the provider's secret key)");
   return {
     provider: read(env, 'FLOWGATE_CAPTCHA_PROVIDER', z.enum(CAPTCHA_PROVIDERS, { error: 'must be turnstile, hcaptcha or recaptcha' }), ''),
     secret: env.FLOWGATE_CAPTCHA_SECRET.trim(),

@@ -46,7 +46,10 @@ export const ERROR_CODES = {
   conflicting_payment_credentials: { status: 400, meaning: 'both an x402 and an MPP payment were sent on one request' },
   cap_above_maximum: { status: 400, meaning: "a spend cap above the deployment's maximum (`maximum`, set by the operator with FLOWGATE_MAX_DAILY_*)" },
   invitation_invalid: { status: 400, meaning: 'an invitation token that is unknown, expired, already used or revoked (the message says which)' },
-  MISSING_RESPONSE: { status: 400, meaning: '`Missing CAPTCHA response`: e-mail sign-up without a solved CAPTCHA (header `x-captcha-response` or `captchaToken`)' },
+  MISSING_RESPONSE: {
+    status: 400,
+    meaning: '`Missing CAPTCHA response`: e-mail sign-up without a solved CAPTCHA (header `x-captcha-response` or `captchaToken`)',
+  },
   captcha_failed: { status: 400, meaning: 'the CAPTCHA provider did not accept the response (`errorCodes`); solve the challenge again' },
   email_token_invalid: { status: 400, meaning: 'an e-mail verification link that is unknown, expired (24 h) or already used' },
   request_aborted: { status: 400, meaning: 'the request body was not fully received' },

@@ -46,7 +46,12 @@ describe('flowgate keys list / revoke', { timeout: 180_000 }, () => {
       const table = await cli(['keys', 'list'], env);
       expect(table.stdout).toMatch(new RegExp(`${keyId}.*ci-bot.*\\d{4}-\\d{2}-\\d{2}T.*Z\\s*$`, 'm'));
 
-      const audit = await gw.gateway.services.store.selectFrom('audit_log').selectAll().where('action', '=', 'key_revoked').where('target', '=', keyId).executeTakeFirstOrThrow();
+      const audit = await gw.gateway.services.store
+        .selectFrom('audit_log')
+        .selectAll()
+        .where('action', '=', 'key_revoked')
+        .where('target', '=', keyId)
+        .executeTakeFirstOrThrow();
       expect(audit).toMatchObject({ actor_kind: 'cli', actor_user_id: null, outcome: 'success' });
 
       const again = await cli(['keys', 'revoke', keyId], env);

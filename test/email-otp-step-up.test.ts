@@ -60,7 +60,8 @@ async function ownerWithEmail() {
   return { account, client, me, email };
 }
 
-const createKey = (client: BrowserClient, body: Record<string, unknown> = {}) => client.fetch('/api/keys', { method: 'POST', json: { name: 'agent', ...body } });
+const createKey = (client: BrowserClient, body: Record<string, unknown> = {}) =>
+  client.fetch('/api/keys', { method: 'POST', json: { name: 'agent', ...body } });
 
 describe('emailOtp step-up factor', () => {
   it('a wallet account without a real address is asked for the wallet only', async () => {

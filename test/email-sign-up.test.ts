@@ -179,8 +179,12 @@ describe('no route tells whether an address is registered', () => {
     expect(linkIn(notice.text)).toBeUndefined();
     expect(linkIn(mailsTo(fresh).at(-1)!.text)).toBeDefined();
     // The notice changed nothing: the old password still works, the new one does not.
-    expect((await browserClient(gw.url).fetch('/api/auth/sign-in/email', { method: 'POST', json: { email: known, password: 'another password' } })).status).toBe(401);
-    expect((await browserClient(gw.url).fetch('/api/auth/sign-in/email', { method: 'POST', json: { email: known, password: 'correct horse battery' } })).status).toBe(200);
+    expect(
+      (await browserClient(gw.url).fetch('/api/auth/sign-in/email', { method: 'POST', json: { email: known, password: 'another password' } })).status,
+    ).toBe(401);
+    expect(
+      (await browserClient(gw.url).fetch('/api/auth/sign-in/email', { method: 'POST', json: { email: known, password: 'correct horse battery' } })).status,
+    ).toBe(200);
   });
 
   it('sign-in refuses an unknown address, a wrong password and an unverified address with one answer', async () => {
@@ -279,7 +283,9 @@ describe('defaults and limits', () => {
       expect(third.body.code).toBe('rate_limited');
       expect(mailsTo(email)).toHaveLength(2);
       // Another address still gets its mail.
-      expect((await browserClient(limited.url).fetch('/api/auth/sign-up/email', { method: 'POST', json: { email: newEmail(), password: 'long enough pw' } })).status).toBe(200);
+      expect(
+        (await browserClient(limited.url).fetch('/api/auth/sign-up/email', { method: 'POST', json: { email: newEmail(), password: 'long enough pw' } })).status,
+      ).toBe(200);
     } finally {
       await limited.close();
     }

@@ -100,7 +100,12 @@ describe('who may manage keys', () => {
   it('a demoted admin loses the right on the next request', async () => {
     const boss = await owner();
     const admin = await memberOf(boss.organizationId, 'admin');
-    await gw.gateway.services.store.updateTable('memberships').set({ role: 'member' }).where('organization_id', '=', boss.organizationId).where('role', '=', 'admin').execute();
+    await gw.gateway.services.store
+      .updateTable('memberships')
+      .set({ role: 'member' })
+      .where('organization_id', '=', boss.organizationId)
+      .where('role', '=', 'admin')
+      .execute();
     const res = await admin.client.fetch('/api/keys', { method: 'POST', json: { name: 'x' } });
     expect(res.body.code).toBe('not_admin_or_owner');
   });
@@ -190,7 +195,12 @@ describe('MCP tools for organization admins', () => {
     expect(done.body.revokedAt).toBeTruthy();
     expect((await bearer(victim.key)).status).toBe(401);
 
-    const audit = await gw.gateway.services.store.selectFrom('audit_log').selectAll().where('action', '=', 'key_revoked').where('target', '=', victim.id).executeTakeFirstOrThrow();
+    const audit = await gw.gateway.services.store
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'key_revoked')
+      .where('target', '=', victim.id)
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ actor_kind: 'api_key', actor_key_id: adminKey.id, organization_id: boss.organizationId });
   });
 
@@ -203,8 +213,17 @@ describe('MCP tools for organization admins', () => {
     expect(names).not.toContain('revoke_api_key');
 
     const member = await memberOf(boss.organizationId, 'member');
-    const memberUser = await gw.gateway.services.store.selectFrom('users').select('id').where('wallet_address', '=', member.account.address).executeTakeFirstOrThrow();
-    const { key: memberKey } = await gw.gateway.services.keys.create({ organizationId: boss.organizationId, userId: memberUser.id, name: 'member admin-scope', scope: 'mcp:admin' });
+    const memberUser = await gw.gateway.services.store
+      .selectFrom('users')
+      .select('id')
+      .where('wallet_address', '=', member.account.address)
+      .executeTakeFirstOrThrow();
+    const { key: memberKey } = await gw.gateway.services.keys.create({
+      organizationId: boss.organizationId,
+      userId: memberUser.id,
+      name: 'member admin-scope',
+      scope: 'mcp:admin',
+    });
     const asMember = await connectMcp(gw.url, memberKey);
     const refused = await callTool(asMember, 'revoke_api_key', { keyId: readKey.id });
     expect(refused.body).toMatchObject({ code: 'not_admin_or_owner' });

@@ -165,7 +165,10 @@ describe('TOTP as a further factor', () => {
     expect(user.totp_secret_encrypted).toBeTruthy();
     expect(user.totp_secret_encrypted).not.toContain(started.body.secret);
     expect(user.totp_enabled_at).toBeNull();
-    const wrong = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: '000000' === (await totpCode({ secret: started.body.secret })) ? '111111' : '000000' } });
+    const wrong = await client.fetch('/api/user/totp/confirm', {
+      method: 'POST',
+      json: { code: '000000' === (await totpCode({ secret: started.body.secret })) ? '111111' : '000000' },
+    });
     expect(wrong.status).toBe(400);
     // Until confirmed, step-up asks for the wallet only.
     expect((await createKey(client)).body.required).toEqual(['wallet']);
@@ -192,7 +195,10 @@ describe('TOTP as a further factor', () => {
     expect(badCode.body.code).toBe('factors_required');
 
     // The confirmation spent the current code: replaying it is a wrong code.
-    const replayedConfirmation = await createKey(client, { signature: await account.signMessage({ message: badCode.body.challenge }), code: await codeAt(secret, 0) });
+    const replayedConfirmation = await createKey(client, {
+      signature: await account.signMessage({ message: badCode.body.challenge }),
+      code: await codeAt(secret, 0),
+    });
     expect(replayedConfirmation.body).toMatchObject({ code: 'factors_required', missing: ['totp'] });
 
     const ok = await createKey(client, { signature: await account.signMessage({ message: replayedConfirmation.body.challenge }), code: next });

@@ -20,7 +20,7 @@ import { mcpTwin } from './mcp-twin.ts';
 const numberOrString = z.union([z.string(), z.number()]);
 const chainField = numberOrString.describe('EIP-155 chain id, e.g. 8453 or "8453"');
 const networkField = numberOrString.describe('Deprecated alias of chainId (a chain id or name); chainId wins when both are sent');
-const jsonText = (what: string) => z.union([z.string(), z.array(z.unknown())]).describe(what);
+const jsonValue = () => z.union([z.string(), z.array(z.unknown())]);
 
 /**
  * What a write route answers: the direct execution record (202), the
@@ -105,13 +105,23 @@ const transferBody = z.object({
   simulate: booleanish.optional(),
 });
 
-const contractCallFields = {
+/** The fields of one contract call, bare: `action` of check-and-execute repeats them without repeating their descriptions. */
+const contractCallShape = {
   contractAddress: z.string(),
-  functionName: z.string().optional().describe('Function to call, e.g. "balanceOf"; or pass data'),
-  abiFunction: z.string().optional().describe('Alias of functionName; when both are sent they must agree'),
-  functionArgs: jsonText('JSON array (or JSON array string) of arguments').optional(),
-  abi: jsonText('ABI JSON; fetched from the explorer when omitted').optional(),
-  value: numberOrString.optional().describe('Native value in ether units'),
+  functionName: z.string().optional(),
+  abiFunction: z.string().optional(),
+  functionArgs: jsonValue().optional(),
+  abi: jsonValue().optional(),
+  value: numberOrString.optional(),
+};
+
+const contractCallFields = {
+  ...contractCallShape,
+  functionName: contractCallShape.functionName.describe('Function to call, e.g. "balanceOf"; or pass data'),
+  abiFunction: contractCallShape.abiFunction.describe('Alias of functionName; when both are sent they must agree'),
+  functionArgs: jsonValue().describe('JSON array (or JSON array string) of arguments').optional(),
+  abi: jsonValue().describe('ABI JSON; fetched from the explorer when omitted').optional(),
+  value: contractCallShape.value.describe('Native value in ether units'),
 };
 
 const contractCallBody = z.object({
@@ -134,7 +144,7 @@ const conditionSchema = z.object({
 
 const checkAndExecuteBody = contractCallBody.omit({ data: true, errorAbis: true }).extend({
   condition: conditionSchema.describe('Compared with the read result; the action runs only when it holds'),
-  action: z.object(contractCallFields).describe('The write to send when the condition holds (same chain)'),
+  action: z.object(contractCallShape).describe('The write to send when the condition holds (same chain; fields as above)'),
 });
 
 const executeTransferRest = defineTool({

@@ -16,7 +16,4 @@ export const chainRef = z.union([z.number().int().positive(), z.string().trim().
  * The MCP `idempotency_key` argument. Its bounds (trimmed, 1-255 characters)
  * are the one rule `parseIdempotencyKey` applies to header and argument alike.
  */
-export const idempotencyKeyArgument = z
-  .string()
-  .optional()
-  .describe('Same key on every retry of one intent, a new key per intent');
+export const idempotencyKeyArgument = z.string().optional().describe('Same key on every retry of one intent, a new key per intent');

@@ -111,7 +111,7 @@ const testIntegrationTool = defineTool({
   name: 'test_integration',
   title: 'Test integration',
   description: [
-    "Tests an integration live at the provider's cheapest authenticated endpoint (Telegram getMe, SendGrid scopes, Resend domains, Slack auth.test, Discord webhook GET; webhooks a test POST; database `select 1`): `success` only when it answered; web3 `untested`. `configOverrides` apply to this test only.",
+    "Tests an integration live with the provider's cheapest authenticated request (a database runs `select 1`): `success` only when it answered; web3 `untested`. `configOverrides` apply to this test only.",
   ].join(' '),
   scope: 'mcp:write',
   input: z.object({ integrationId, configOverrides: configObject.optional() }),

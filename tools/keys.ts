@@ -89,7 +89,7 @@ export const listApiKeys = defineTool({
 export const revokeApiKey = defineTool({
   name: 'revoke_api_key',
   title: 'Revoke API key',
-  description: 'Revokes an svc_ key. Step-up: retry with `signature` of the error\'s `challenge`.',
+  description: "Revokes an svc_ key. Step-up: retry with `signature` of the error's `challenge`.",
   scope: 'mcp:admin',
   input: z.object({ keyId: z.string().min(1).max(100), ...stepUpProofFields }),
   output: z.object({ id: z.string(), revokedAt: z.string() }),

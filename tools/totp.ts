@@ -41,7 +41,11 @@ export const enrolTotp = defineTool({
     }
     const secret = generateSecret();
     // Pending until confirmed: a replaced pending secret only discards an unfinished enrolment.
-    await store.updateTable('users').set({ totp_secret_encrypted: secrets.seal(secret, user.id), totp_enabled_at: null, totp_last_step: null }).where('id', '=', user.id).execute();
+    await store
+      .updateTable('users')
+      .set({ totp_secret_encrypted: secrets.seal(secret, user.id), totp_enabled_at: null, totp_last_step: null })
+      .where('id', '=', user.id)
+      .execute();
     const label = user.email ?? user.wallet_address ?? user.id;
     return { secret, otpauthUri: generateURI({ issuer: TOTP_ISSUER, label, secret }), confirmed: false as const };
   },

@@ -16,7 +16,7 @@ const validateWorkflow = defineTool({
   name: 'validate_workflow',
   title: 'Validate a workflow',
   description: [
-    'Checks a stored workflow (workflowId) or a draft (nodes, edges) without saving: trigger, actionTypes, required fields, cron, JSON-string abi/functionArgs, edges, cycles, templates.',
+    'Checks a stored workflow (workflowId) or a draft (nodes, edges) without saving (trigger, fields, cron, edges, cycles, templates).',
     'Returns every error (blocks saving) and warning with nodeId, path and suggestion. Fix, validate again, then create_workflow or update_workflow.',
   ].join(' '),
   input: z.object({

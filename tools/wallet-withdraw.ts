@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requireStepUp, stepUpProofFields } from '../src/auth/step-up.ts';
-import { executeWrite, prepareTransfer } from '../src/execute/direct.ts';
+import { executeWrite } from '../src/execute/write.ts';
+import { prepareTransfer } from '../src/onchain/transfer.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { isServiceError } from '../src/errors.ts';
 import { requireRole } from '../src/org/roles.ts';

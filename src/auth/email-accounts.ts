@@ -58,9 +58,14 @@ export function requireMailer(mailer: Mailer | null): Mailer {
 function deliverableEmail(config: Config, raw: string): string {
   const email = normalizeEmail(raw);
   if (email.endsWith(`@${config.walletEmailDomain}`)) {
-    throw new ServiceError(400, 'invalid_input', `Addresses at ${config.walletEmailDomain} stand for wallet accounts and receive no mail; use a real address.`, {
-      issues: [{ path: ['email'], message: 'synthetic wallet address', code: 'custom' }],
-    });
+    throw new ServiceError(
+      400,
+      'invalid_input',
+      `Addresses at ${config.walletEmailDomain} stand for wallet accounts and receive no mail; use a real address.`,
+      {
+        issues: [{ path: ['email'], message: 'synthetic wallet address', code: 'custom' }],
+      },
+    );
   }
   return email;
 }
@@ -76,7 +81,15 @@ export async function requestEmailLink(deps: EmailAccountDeps, input: { userId: 
   const token = newToken();
   await deps.store
     .insertInto('email_tokens')
-    .values({ token_hash: tokenHash(token), user_id: input.userId, purpose: LINK_EMAIL, created_at: nowIso(), expires_at: isoIn(EMAIL_TOKEN_TTL_MS), used_at: null, pending_email: email })
+    .values({
+      token_hash: tokenHash(token),
+      user_id: input.userId,
+      purpose: LINK_EMAIL,
+      created_at: nowIso(),
+      expires_at: isoIn(EMAIL_TOKEN_TTL_MS),
+      used_at: null,
+      pending_email: email,
+    })
     .execute();
   await mailer.send({
     to: email,
@@ -172,7 +185,13 @@ export async function verifyEmailToken(deps: EmailAccountDeps, token: string): P
         'This verification link is unknown, expired or already used. If it was followed already (some mail filters open links), the address is verified: sign in with it and your password (POST /api/auth/sign-in/email); otherwise sign up again for a new link.',
       );
     }
-    await trx.updateTable('email_tokens').set({ used_at: now }).where('user_id', '=', user.id).where('purpose', '=', VERIFY_EMAIL).where('used_at', 'is', null).execute();
+    await trx
+      .updateTable('email_tokens')
+      .set({ used_at: now })
+      .where('user_id', '=', user.id)
+      .where('purpose', '=', VERIFY_EMAIL)
+      .where('used_at', 'is', null)
+      .execute();
     await trx
       .updateTable('users')
       .set({ email_verified_at: now, ...(link.pending_password_hash ? { password_hash: link.pending_password_hash } : {}) })
@@ -191,7 +210,13 @@ async function linkAddress(trx: Store, box: SecretBox, userId: string, email: st
     if (!pending) throw new ServiceError(409, 'conflict', 'This address already belongs to another account; it cannot be added to a second one.');
     await trx.deleteFrom('users').where('id', '=', holder.id).execute();
   }
-  await trx.updateTable('email_tokens').set({ used_at: nowIso() }).where('user_id', '=', userId).where('purpose', '=', LINK_EMAIL).where('used_at', 'is', null).execute();
+  await trx
+    .updateTable('email_tokens')
+    .set({ used_at: nowIso() })
+    .where('user_id', '=', userId)
+    .where('purpose', '=', LINK_EMAIL)
+    .where('used_at', 'is', null)
+    .execute();
   await trx.updateTable('users').set({ email, email_verified_at: nowIso() }).where('id', '=', userId).execute();
   const { organization } = await organizationOf(trx, box, userId, email, null);
   return { userId, email, organization, created: false };
@@ -216,8 +241,18 @@ async function organizationOf(trx: Store, box: SecretBox, userId: string, email:
   if (membership) {
     return { organization: { id: membership.id, slug: membership.slug, name: membership.name, role: membership.role as Role }, created: false };
   }
-  const local = email.split('@')[0]!.replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24) || 'user';
-  const slug = `${local}-${newToken(6).toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 6) || 'org'}`;
+  const local =
+    email
+      .split('@')[0]!
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 24) || 'user';
+  const slug = `${local}-${
+    newToken(6)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')
+      .slice(0, 6) || 'org'
+  }`;
   const organization = await createOrganizationWithOwner(trx, box, {
     slug,
     name: `${name ?? email}'s organization`.slice(0, 120),

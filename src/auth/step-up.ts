@@ -58,10 +58,7 @@ export interface StepUpProof {
 }
 
 export type StepUpServices = Pick<Services, 'store' | 'secrets' | 'rateLimiter' | 'chainClients' | 'config'>;
-type StepUpUser = Pick<
-  UsersTable,
-  'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'totp_last_step' | 'email_verified_at'
->;
+type StepUpUser = Pick<UsersTable, 'id' | 'email' | 'wallet_address' | 'totp_secret_encrypted' | 'totp_enabled_at' | 'totp_last_step' | 'email_verified_at'>;
 type ChallengeRow = StepUpChallengesTable;
 
 /**
@@ -123,7 +120,14 @@ const budgetKey = (userId: string, action: StepUpAction) => `${userId}:${action}
  * it must be rebuilt to check a signature, and it is no secret (the
  * signature is the proof). The row keeps the SHA-256 of the whole text.
  */
-function challengeText(a: { id: string; action: StepUpAction; user: StepUpUser; organization: { id: string; name: string }; issuedAt: string; expiresAt: string }) {
+function challengeText(a: {
+  id: string;
+  action: StepUpAction;
+  user: StepUpUser;
+  organization: { id: string; name: string };
+  issuedAt: string;
+  expiresAt: string;
+}) {
   return [
     'Flowgate step-up confirmation',
     '',
@@ -165,7 +169,16 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
   }
   await store
     .insertInto('step_up_challenges')
-    .values({ id, challenge_hash: tokenHash(text), user_id: user.id, action, email_code_hash: emailCodeHash, created_at: issuedAt, expires_at: expiresAt, used_at: null })
+    .values({
+      id,
+      challenge_hash: tokenHash(text),
+      user_id: user.id,
+      action,
+      email_code_hash: emailCodeHash,
+      created_at: issuedAt,
+      expires_at: expiresAt,
+      used_at: null,
+    })
     .execute();
   return text;
 }
@@ -198,7 +211,10 @@ async function signedByPrimaryWallet(services: StepUpServices, wallet: `0x${stri
   }
 }
 
-const requiredFactors = (user: StepUpUser, services: StepUpServices) => ['wallet', ...EXTRA_FACTORS.filter((f) => f.enrolled(user, services)).map((f) => f.name)];
+const requiredFactors = (user: StepUpUser, services: StepUpServices) => [
+  'wallet',
+  ...EXTRA_FACTORS.filter((f) => f.enrolled(user, services)).map((f) => f.name),
+];
 
 /**
  * Throws 401 signature_required / factors_required / wallet_signature_invalid,
@@ -261,20 +277,11 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     .executeTakeFirst();
   const invalid = async (reason: string) => {
     await audit('failure', reason);
-    return new ServiceError(
-      401,
-      'wallet_signature_invalid',
-      `Step-up refused: ${reason}. Repeat the request without \`signature\` for a new challenge.`,
-    );
+    return new ServiceError(401, 'wallet_signature_invalid', `Step-up refused: ${reason}. Repeat the request without \`signature\` for a new challenge.`);
   };
   if (!row) throw await invalid('no live challenge (it was already used, superseded or expired after 5 minutes)');
   // Single use: whatever the outcome, this challenge has had its answer (the conditional update wins a race once).
-  const consumed = await store
-    .updateTable('step_up_challenges')
-    .set({ used_at: now })
-    .where('id', '=', row.id)
-    .where('used_at', 'is', null)
-    .executeTakeFirst();
+  const consumed = await store.updateTable('step_up_challenges').set({ used_at: now }).where('id', '=', row.id).where('used_at', 'is', null).executeTakeFirst();
   if (Number(consumed.numUpdatedRows) !== 1) throw await invalid('the challenge was already used');
   const text = challengeText({
     id: row.id,

@@ -123,6 +123,8 @@ export async function keysRevoke(config: Config, args: string[]) {
       target: keyId,
       details: { name: revoked.name, prefix: revoked.prefix, via: 'cli' },
     });
-    console.log(`Revoked key ${keyId} (${revoked.prefix}…, "${revoked.name}") at ${revoked.revokedAt}; a running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.`);
+    console.log(
+      `Revoked key ${keyId} (${revoked.prefix}…, "${revoked.name}") at ${revoked.revokedAt}; a running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.`,
+    );
   });
 }
