@@ -33,7 +33,8 @@ const summaryTool = defineTool({
 const timeSeriesTool = defineTool({
   name: 'get_analytics_time_series',
   title: 'Runs over time',
-  description: 'Runs, successes and failures per time bucket (hourly for 24h, 6-hourly for 7d, daily for 30d and 90d), every bucket of the range, oldest first.',
+  description:
+    'Runs, successes and failures per time bucket (hourly for 24h, 6-hourly for 7d, daily for 30d and 90d), every bucket of the range, oldest first.',
   input: rangeInput,
   output: timeSeriesSchema,
   scope: 'mcp:read',

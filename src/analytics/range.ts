@@ -52,13 +52,15 @@ export function resolveWindow(input: RangeInput, now = Date.now()): Window {
   let sinceMs: number;
   let untilMs: number;
   if (input.range === 'custom') {
-    if (!input.customStart || !input.customEnd) throw invalid('range=custom needs both customStart and customEnd (ISO 8601 times).', input.customStart ? 'customEnd' : 'customStart');
+    if (!input.customStart || !input.customEnd)
+      throw invalid('range=custom needs both customStart and customEnd (ISO 8601 times).', input.customStart ? 'customEnd' : 'customStart');
     sinceMs = Date.parse(input.customStart);
     untilMs = Date.parse(input.customEnd);
     if (untilMs <= sinceMs) throw invalid('customEnd must be later than customStart.', 'customEnd');
     if (untilMs - sinceMs > MAX_CUSTOM_MS) throw invalid('A custom range spans at most 731 days.', 'customEnd');
   } else {
-    if (input.customStart || input.customEnd) throw invalid(`customStart and customEnd apply only with range=custom (range is ${input.range}).`, input.customStart ? 'customStart' : 'customEnd');
+    if (input.customStart || input.customEnd)
+      throw invalid(`customStart and customEnd apply only with range=custom (range is ${input.range}).`, input.customStart ? 'customStart' : 'customEnd');
     // `until` is just after now, so a run written this millisecond is inside.
     untilMs = now + 1;
     sinceMs = untilMs - PRESET_MS[input.range];
