@@ -21,7 +21,7 @@ const organizationOf = (ctx: Parameters<typeof requirePrincipal>[0]) => requireP
 const summaryTool = defineTool({
   name: 'get_analytics_summary',
   title: 'Run totals',
-  description: 'Totals of workflow and direct runs over a range (custom: customStart, customEnd).',
+  description: 'Totals of all runs in a range.',
   input: rangeInput,
   output: summarySchema,
   scope: 'mcp:read',
@@ -58,7 +58,7 @@ const networksTool = defineTool({
 const runsTool = defineTool({
   name: 'list_runs',
   title: 'List runs',
-  description: 'Workflow and direct runs, newest first; page with nextCursor.',
+  description: 'All runs, newest first; page with nextCursor.',
   input: z.object({
     ...rangeFields,
     status: z.enum(STATUS_FILTERS).optional(),

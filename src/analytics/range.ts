@@ -15,8 +15,7 @@ export type RangeName = (typeof RANGES)[number];
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
 const isoTime = z
   .string()
-  .max(40)
-  .refine((v) => ISO_TIME.test(v) && !Number.isNaN(Date.parse(v)), 'an ISO 8601 time with a zone, such as 2026-01-31T00:00:00Z');
+  .refine((v) => v.length <= 40 && ISO_TIME.test(v) && !Number.isNaN(Date.parse(v)), 'an ISO 8601 time with a zone, such as 2026-01-31T00:00:00Z');
 
 export const rangeFields = {
   range: z.enum(RANGES).default('30d'),
