@@ -93,7 +93,8 @@ export interface McpRouteDeps {
   registry: readonly AnyTool[];
   rateLimiter: RateLimiter;
   baseUrl: string;
-  resourceMetadataUrl: string;
+  /** The protected-resource metadata URL for a request path (a 401's `resource_metadata`). */
+  resourceMetadataUrl(path: string): string;
   bodyLimitBytes: number;
   /** Browser origins allowed to call (a request without `Origin` is no browser's and passes). */
   origins: OriginPolicy;
@@ -208,7 +209,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       const principal: Principal | null = req.principal;
       if (principal?.kind === 'user_key') {
         // Webhook keys start webhook triggers and nothing else; they are no MCP credential.
-        return next(unauthorized(deps.resourceMetadataUrl, 'wfb_ webhook keys cannot be used for MCP; use an organization key (svc_...).'));
+        return next(unauthorized(deps.resourceMetadataUrl(req.path), 'wfb_ webhook keys cannot be used for MCP; use an organization key (svc_...).'));
       }
       if (Array.isArray(req.body)) return await answerBatch(req, res, principal, req.body);
 
