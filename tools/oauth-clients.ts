@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
+import { booleanish } from './inputs.ts';
 import { roleOf } from '../src/org/roles.ts';
 import { findGrant, listGrants, revokeGrant, type ConnectedClient } from '../src/auth/oauth/grants.ts';
 import { OAUTH_SCOPES } from '../src/auth/oauth/scopes.ts';
@@ -49,7 +50,7 @@ export const listOAuthClients = defineTool({
   title: 'List connected OAuth clients',
   description: 'Connected OAuth clients (grants), newest first; admins see the whole organization.',
   scope: 'mcp:read',
-  input: z.object({ includeRevoked: z.coerce.boolean().optional() }),
+  input: z.object({ includeRevoked: booleanish.optional() }),
   output: z.array(clientView),
   rest: { method: 'GET', path: '/api/oauth/clients' },
   mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'clients' },

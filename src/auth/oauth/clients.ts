@@ -103,7 +103,8 @@ async function fetchMetadataDocument(clientId: string, allowList: EgressAllowLis
   const parsed = OAuthClientMetadataSchema.safeParse(document);
   if (!parsed.success) throw fail(`the metadata document is not valid client metadata: ${parsed.error.message}`);
   if ((document as { client_id?: unknown }).client_id !== clientId) throw fail('the metadata document must name this URL as its client_id');
-  if ((parsed.data.token_endpoint_auth_method ?? 'none') !== 'none') throw fail('metadata document clients are public clients (token_endpoint_auth_method "none")');
+  if ((parsed.data.token_endpoint_auth_method ?? 'none') !== 'none')
+    throw fail('metadata document clients are public clients (token_endpoint_auth_method "none")');
   checkMetadata(parsed.data, fail);
   return { ...parsed.data, token_endpoint_auth_method: 'none' };
 }

@@ -64,18 +64,23 @@ export interface ConsentParams {
   resource: string;
 }
 
-/** The scope to grant: the requested one (one of ours; the highest if several), else the most the role allows; never above the role. */
+/**
+ * The scope to grant: the highest requested one the user's role allows (a
+ * client asking for every scope gets what the role permits), else, when none
+ * is requested, the most the role allows. Asking only for scopes above the
+ * role is refused.
+ */
 export function scopeToGrant(requested: readonly string[], role: Role): KeyScope {
   const ceiling = maxScopeFor(role);
   const wanted = requested.filter((s) => s !== '');
   if (wanted.length === 0) return ceiling;
   const unknown = wanted.filter((s) => !isOAuthScope(s));
   if (unknown.length > 0) throw new InvalidScopeError(`Unknown scope ${unknown.join(' ')}; the scopes are mcp:read, mcp:write and mcp:admin.`);
-  const highest = (wanted as KeyScope[]).reduce((a, b) => (scopeWithin(a, b) ? b : a));
-  if (!scopeWithin(highest, ceiling)) {
-    throw new InvalidScopeError(`Scope ${highest} is above what your role (${role}) may grant; the most it allows is ${ceiling}.`);
+  const allowed = (wanted as KeyScope[]).filter((s) => scopeWithin(s, ceiling));
+  if (allowed.length === 0) {
+    throw new InvalidScopeError(`Scope ${wanted.join(' ')} is above what your role (${role}) may grant; the most it allows is ${ceiling}.`);
   }
-  return highest;
+  return allowed.reduce((a, b) => (scopeWithin(a, b) ? b : a));
 }
 
 /** A consent page's pending request: a random handle bound to the session that saw the page. */
@@ -194,8 +199,24 @@ async function issueTokens(store: Store, grant: OAuthGrantsTable): Promise<OAuth
   await store
     .insertInto('oauth_tokens')
     .values([
-      { token_hash: tokenHash(access), grant_id: grant.id, kind: 'access', created_at: now, expires_at: isoIn(ACCESS_TOKEN_TTL_MS), used_at: null, revoked_at: null },
-      { token_hash: tokenHash(refresh), grant_id: grant.id, kind: 'refresh', created_at: now, expires_at: isoIn(REFRESH_TOKEN_TTL_MS), used_at: null, revoked_at: null },
+      {
+        token_hash: tokenHash(access),
+        grant_id: grant.id,
+        kind: 'access',
+        created_at: now,
+        expires_at: isoIn(ACCESS_TOKEN_TTL_MS),
+        used_at: null,
+        revoked_at: null,
+      },
+      {
+        token_hash: tokenHash(refresh),
+        grant_id: grant.id,
+        kind: 'refresh',
+        created_at: now,
+        expires_at: isoIn(REFRESH_TOKEN_TTL_MS),
+        used_at: null,
+        revoked_at: null,
+      },
     ])
     .execute();
   return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_MS / 1000, refresh_token: refresh, scope: grant.scope };
@@ -258,9 +279,15 @@ export async function exchangeRefresh(
     throw new InvalidTargetError(`This grant is for resource ${grant.resource}, not ${input.resource}.`);
   }
   for (const scope of input.scopes ?? []) {
-    if (!isOAuthScope(scope) || !scopeWithin(scope, grant.scope as KeyScope)) throw new InvalidScopeError(`Scope ${scope} is not within this grant (${grant.scope}).`);
+    if (!isOAuthScope(scope) || !scopeWithin(scope, grant.scope as KeyScope))
+      throw new InvalidScopeError(`Scope ${scope} is not within this grant (${grant.scope}).`);
   }
-  const rotated = await store.updateTable('oauth_tokens').set({ used_at: nowIso() }).where('token_hash', '=', hash).where('used_at', 'is', null).executeTakeFirst();
+  const rotated = await store
+    .updateTable('oauth_tokens')
+    .set({ used_at: nowIso() })
+    .where('token_hash', '=', hash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
   if (Number(rotated.numUpdatedRows) === 0) {
     // Two presentations raced: the loser is the reuse.
     await revokeGrant(store, grant.id, 'refresh_token_reuse', { actor: CLIENT_ACTOR(grant) });
@@ -346,7 +373,11 @@ export async function verifyAccessToken(store: Store, token: string): Promise<Ve
 }
 
 /** An organization's grants (all, or one user's), newest first; `includeRevoked` adds ended ones. */
-export async function listGrants(store: Store, organizationId: string, options: { userId?: string; includeRevoked?: boolean } = {}): Promise<ConnectedClient[]> {
+export async function listGrants(
+  store: Store,
+  organizationId: string,
+  options: { userId?: string; includeRevoked?: boolean } = {},
+): Promise<ConnectedClient[]> {
   let query = store.selectFrom('oauth_grants').selectAll().where('organization_id', '=', organizationId);
   if (options.userId) query = query.where('user_id', '=', options.userId);
   if (!options.includeRevoked) query = query.where('revoked_at', 'is', null);

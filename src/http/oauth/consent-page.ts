@@ -7,8 +7,7 @@ import type { KeyScope } from '../../auth/principal.ts';
  * and no other site may frame the page (clickjacking).
  */
 
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const SCOPE_TEXT: Record<KeyScope, string> = {
   'mcp:read': 'Read your workflows, executions and chain data; run simulations',
