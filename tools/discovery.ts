@@ -132,8 +132,9 @@ export const mcpTransportDiscovery = defineTool({
       serverCard: urls.serverCard,
       authentication: {
         anonymous: 'initialize, tools/list and the public tools',
-        header: 'Authorization: Bearer <API_KEY>',
-        protectedResourceMetadata: urls.protectedResource,
+        header: 'Authorization: Bearer <API_KEY> (or an OAuth access token)',
+        protectedResourceMetadata: urls.mcpProtectedResource,
+        oauthAuthorizationServer: urls.authorizationServer,
       },
       // The CLI of a Flowgate checkout (bin/flowgate.js); not an npm registry package name, which anyone could claim.
       stdio: { command: 'flowgate', args: ['mcp', '--url', services.config.baseUrl], env: { FLOWGATE_API_KEY: '<API_KEY>' } },

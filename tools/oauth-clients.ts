@@ -16,7 +16,7 @@ import type { Services } from '../src/services.ts';
  */
 
 const clientView = z.object({
-  id: z.string().describe('The grant id'),
+  id: z.string(),
   clientId: z.string(),
   clientName: z.string().nullable(),
   userId: z.string(),
@@ -47,8 +47,8 @@ async function visibleTo(services: Services, principal: Principal): Promise<stri
 
 export const listOAuthClients = defineTool({
   name: 'list_oauth_clients',
-  title: 'List connected OAuth clients',
-  description: 'Connected OAuth clients (grants), newest first; admins see the whole organization.',
+  title: 'List OAuth clients',
+  description: 'Connected OAuth clients; admins see all.',
   scope: 'mcp:read',
   input: z.object({ includeRevoked: booleanish.optional() }),
   output: z.array(clientView),
@@ -63,8 +63,8 @@ export const listOAuthClients = defineTool({
 
 export const revokeOAuthClient = defineTool({
   name: 'revoke_oauth_client',
-  title: 'Revoke a connected OAuth client',
-  description: 'Revokes a grant and all its tokens at once.',
+  title: 'Revoke OAuth client',
+  description: 'Revokes a grant and its tokens.',
   scope: 'mcp:write',
   input: z.object({ grantId: z.string().min(1).max(100) }),
   output: z.object({ id: z.string(), revokedAt: z.string() }),
