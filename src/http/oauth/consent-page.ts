@@ -25,7 +25,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;background:#f4f5f7;
 main{background:#fff;max-width:34rem;margin:3rem 1rem;padding:2rem;border-radius:12px;box-shadow:0 2px 12px rgba(0,0,0,.08)}
 h1{font-size:1.35rem;margin:0 0 1rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.5rem 1rem;margin:1rem 0}
-dt{color:#5b6475}dd{margin:0;word-break:break-all}
+dt{color:#5b6475}dd{margin:0;overflow-wrap:anywhere}
 ul{margin:.25rem 0;padding-left:1.1rem}li{margin:.2rem 0}
 code{background:#eef0f4;padding:0 .25rem;border-radius:4px}
 .buttons{display:flex;gap:.75rem;margin-top:1.5rem}
@@ -47,7 +47,8 @@ export function pageHeaders(nonce: string): Record<string, string> {
     'Cache-Control': 'no-store',
     'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
+    // Not no-referrer: Chromium then sends `Origin: null` on the form post, which the decision endpoint refuses.
+    'Referrer-Policy': 'same-origin',
   };
 }
 
@@ -72,7 +73,7 @@ export function consentPage(view: ConsentView): string {
 <dl>
 <dt>Application</dt><dd>${escapeHtml(view.clientName)}<br><span class="note">client id ${escapeHtml(view.clientId)}</span></dd>
 <dt>Sends you back to</dt><dd id="redirect-host">${escapeHtml(view.redirectHost)}</dd>
-<dt>Acting for</dt><dd id="organization">${escapeHtml(view.organization.name)} (<code>${escapeHtml(view.organization.slug)}</code>), as your role ${escapeHtml(view.role)} allows</dd>
+<dt>Acting for</dt><dd id="organization">${escapeHtml(view.organization.name)} (<code>${escapeHtml(view.organization.slug)}</code>); your role there: ${escapeHtml(view.role)}</dd>
 <dt>Resource</dt><dd id="resource">${escapeHtml(view.resource)}</dd>
 <dt>Scope</dt><dd id="scope"><code>${view.scope}</code><ul>${scopes}</ul></dd>
 </dl>
