@@ -222,6 +222,8 @@ describe('the MCP SDK client connects by signing in', () => {
     const res = await fetch(`${gw.url}/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
     expect(res.status).toBe(200);
     expect((await listTools('/mcp', connected.saved!.access_token)).status).toBe(401);
+    const audit = await owner.client.fetch('/api/audit-log?action=oauth_token_revoked');
+    expect(audit.body.rows).toEqual([expect.objectContaining({ action: 'oauth_token_revoked', actor: expect.objectContaining({ kind: 'oauth_client' }) })]);
   });
 });
 

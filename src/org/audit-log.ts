@@ -34,6 +34,7 @@ export const AUDIT_ACTIONS = [
   'email_changed',
   'oauth_grant_created',
   'oauth_grant_revoked',
+  'oauth_token_revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

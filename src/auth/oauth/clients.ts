@@ -42,6 +42,8 @@ export const isMetadataDocumentClientId = (clientId: string) => clientId.startsW
 
 export async function registerClient(store: Store, info: ClientMetadata & { client_id?: string; client_id_issued_at?: number }) {
   checkMetadata(info, (message) => new InvalidClientMetadataError(message));
+  // Registered clients that never completed a flow are forgotten as new ones register.
+  await store.deleteFrom('oauth_clients').where('source', '=', 'registered').where('expires_at', '<', nowIso()).execute();
   const clientId = info.client_id!;
   const { client_secret: secret, ...rest } = info;
   await store

@@ -85,6 +85,8 @@ export function scopeToGrant(requested: readonly string[], role: Role): KeyScope
 
 /** A consent page's pending request: a random handle bound to the session that saw the page. */
 export async function createConsentRequest(store: Store, sessionId: string, params: ConsentParams): Promise<string> {
+  // Decided or expired requests are of no use to anyone: drop them as new ones are made.
+  await store.deleteFrom('oauth_requests').where('expires_at', '<', nowIso()).execute();
   const handle = newToken();
   await store
     .insertInto('oauth_requests')
@@ -304,7 +306,21 @@ export async function revokeToken(store: Store, clientId: string, token: string)
   const grant = await store.selectFrom('oauth_grants').selectAll().where('id', '=', row.grant_id).executeTakeFirst();
   if (!grant || grant.client_id !== clientId) return;
   if (row.kind === 'access') {
-    await store.updateTable('oauth_tokens').set({ revoked_at: nowIso() }).where('token_hash', '=', row.token_hash).where('revoked_at', 'is', null).execute();
+    const result = await store
+      .updateTable('oauth_tokens')
+      .set({ revoked_at: nowIso() })
+      .where('token_hash', '=', row.token_hash)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0) {
+      await recordAudit(store, {
+        organizationId: grant.organization_id,
+        actor: CLIENT_ACTOR(grant),
+        action: 'oauth_token_revoked',
+        target: grant.id,
+        details: { clientId: grant.client_id.slice(0, 200), kind: 'access' },
+      });
+    }
     return;
   }
   await revokeGrant(store, grant.id, 'client', { actor: CLIENT_ACTOR(grant) });
