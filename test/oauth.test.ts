@@ -267,6 +267,20 @@ describe('refusals', () => {
     expect((await listTools('/mcp', first.access_token)).status).toBe(401);
   });
 
+  it('an organization key presented at the token endpoint fails client authentication (SPEC Authentication rule 1)', async () => {
+    const { provider, code } = await pendingCode(owner.client);
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: provider.verifier,
+      client_id: provider.client!.client_id,
+      client_secret: gw.ownerKey,
+    });
+    const res = await fetch(`${gw.url}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_client', error_description: 'Invalid client_secret' });
+  });
+
   it('a redirect URI that was not registered', async () => {
     const metadata = await discoverAuthorizationServerMetadata(gw.url);
     const client = await registerClient(gw.url, { metadata, clientMetadata: new TestOAuthProvider(undefined).clientMetadata });
