@@ -457,3 +457,32 @@ describe('registration rate limit', () => {
     }
   });
 });
+
+describe('?login: a client that signs in only after a 401', () => {
+  it('gets the challenge on /mcp?login, and the SDK transport runs OAuth from it (finishAuth, then tools)', async () => {
+    const anonymous = await fetchJson(`${gw.url}/mcp?login`, {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource/mcp"`);
+    // Plain /mcp keeps serving anonymous callers the public tools.
+    const plain = await fetchJson(`${gw.url}/mcp?login=false`, {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(plain.status).toBe(200);
+
+    const url = new URL(`${gw.url}/mcp?login`);
+    const provider = new TestOAuthProvider(owner.client, { clientName: 'Login Connector' });
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    const client = new Client({ name: 'oauth-login-test', version: '1.0.0' });
+    await expect(client.connect(transport)).rejects.toThrow(/Unauthorized/);
+    await transport.finishAuth(provider.code());
+    const connected = await connectWith(provider, url);
+    expect((await connected.listTools()).tools.map((t) => t.name)).toContain('list_workflows');
+    await connected.close();
+  });
+});
