@@ -385,6 +385,26 @@ describe('refusals', () => {
     await client.close();
   });
 
+  it('a token follows its user: a lowered role lowers its scope, the token of a removed member is refused', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const admin = browserClient(gw.url);
+    await signIn(admin, gw.url, account);
+    const { userId } = await addMember(gw, owner.ownOrganizationId, account, 'admin');
+    await switchTo({ client: admin, account, userId, ownOrganizationId: '' }, owner.ownOrganizationId);
+    const connected = await authorize(admin, mcpUrl());
+    expect(connected.saved!.scope).toBe('mcp:admin');
+    const names = async () => ((await listTools('/mcp', connected.saved!.access_token)).body.result?.tools ?? []).map((t: { name: string }) => t.name);
+    expect(await names()).toContain('list_api_keys');
+
+    const { store } = gw.gateway.services;
+    const membership = (q: any) => q.where('organization_id', '=', owner.ownOrganizationId).where('user_id', '=', userId);
+    await membership(store.updateTable('memberships').set({ role: 'member' })).execute();
+    expect(await names()).not.toContain('list_api_keys');
+    expect(await names()).toContain('list_workflows');
+    await membership(store.deleteFrom('memberships')).execute();
+    expect((await listTools('/mcp', connected.saved!.access_token)).status).toBe(401);
+  });
+
   it('a client_id metadata URL the egress policy refuses', async () => {
     const url = new URL(`${gw.url}/authorize`);
     const params = {
