@@ -192,6 +192,12 @@ describe('the MCP SDK client connects by signing in', () => {
     expect((await listTools('/mcp', token)).status).toBe(200);
     const grants = await owner.client.fetch('/api/oauth/clients');
     const grant = grants.body.find((g: any) => g.clientId === connected.client!.client_id);
+    // Another organization's admin can neither see nor revoke it.
+    const stranger = await newSignedInUser(gw);
+    expect((await stranger.client.fetch('/api/oauth/clients')).body).toEqual([]);
+    const foreign = await stranger.client.fetch(`/api/oauth/clients/${grant.id}`, { method: 'DELETE' });
+    expect(foreign.status).toBe(404);
+    expect((await listTools('/mcp', token)).status).toBe(200);
     const revoked = await owner.client.fetch(`/api/oauth/clients/${grant.id}`, { method: 'DELETE' });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toMatchObject({ id: grant.id, revokedAt: expect.any(String) });
@@ -380,6 +386,11 @@ describe('refusals', () => {
     const capped = await authorize(member, mcpUrl());
     expect(capped.consent!.html).not.toContain('<code>mcp:admin</code>');
     expect(capped.saved!.scope).toBe('mcp:write');
+    // A member lists only their own connected clients; the owner's many grants in this organization stay out of view.
+    const mine = await member.fetch('/api/oauth/clients');
+    expect(mine.body.map((g: { userId: string }) => g.userId)).toEqual([userId]);
+    const ownersGrant = (await owner.client.fetch('/api/oauth/clients')).body.find((g: { userId: string }) => g.userId === owner.userId);
+    expect((await member.fetch(`/api/oauth/clients/${ownersGrant.id}`, { method: 'DELETE' })).status).toBe(404);
     const client = await connectWith(capped, mcpUrl());
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('list_api_keys');
     await client.close();
