@@ -48,7 +48,7 @@ async function visibleTo(services: Services, principal: Principal): Promise<stri
 export const listOAuthClients = defineTool({
   name: 'list_oauth_clients',
   title: 'List OAuth clients',
-  description: 'Connected OAuth clients; admins see all.',
+  description: 'Connected OAuth clients (your grants; admins see all).',
   scope: 'mcp:read',
   input: z.object({ includeRevoked: booleanish.optional() }),
   output: z.array(clientView),
@@ -64,7 +64,7 @@ export const listOAuthClients = defineTool({
 export const revokeOAuthClient = defineTool({
   name: 'revoke_oauth_client',
   title: 'Revoke OAuth client',
-  description: 'Revokes a grant and its tokens.',
+  description: 'Revokes an OAuth grant and all its tokens at once.',
   scope: 'mcp:write',
   input: z.object({ grantId: z.string().min(1).max(100) }),
   output: z.object({ id: z.string(), revokedAt: z.string() }),
