@@ -20,6 +20,9 @@ Usage:
                                       revoked ones too), read from the data directory.
   flowgate keys revoke KEY_ID         Revoke a key in the data directory (audited as the CLI); a
                                       running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.
+  flowgate oauth list [--org SLUG] [--json]
+                                      Connected OAuth clients (grants: client, scope, resource, dates).
+  flowgate oauth revoke GRANT_ID      Revoke a connected client and all its tokens at once (audited).
   flowgate devnet fund ADDRESS [--eth N] [--usdc N]
                                       Top up ADDRESS on the devnet (chain 31337) with ETH and test
                                       USDC (default 100 ETH and 10000 USDC when neither is given).
@@ -166,6 +169,11 @@ export async function main(argv: string[]): Promise<number> {
       const keys = await import('./cli/keys.ts');
       const run = { create: keys.keysCreate, list: keys.keysList, revoke: keys.keysRevoke }[rest[0]];
       await run(loadConfig(), rest.slice(1));
+      return 0;
+    }
+    if (command === 'oauth' && (rest[0] === 'list' || rest[0] === 'revoke')) {
+      const oauth = await import('./cli/oauth.ts');
+      await (rest[0] === 'list' ? oauth.oauthList : oauth.oauthRevoke)(loadConfig(), rest.slice(1));
       return 0;
     }
     if (command === 'workflows' && rest[0] === 'list') {
