@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
+import { openPostgresStore } from './postgres.ts';
 
 export type Store = Kysely<Database>;
 export type SqliteHandle = SQLite.Database;
@@ -43,12 +45,30 @@ function withStatementCache(sqlite: SqliteHandle) {
   };
 }
 
-/** Domain code only ever sees this Kysely handle, so a PostgreSQL dialect can slot in later. */
+/** Domain code only ever sees this Kysely handle, over SQLite or PostgreSQL alike. */
 export const kyselyOverSqlite = (sqlite: SqliteHandle): Store => new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 
 export const openSqliteStore = (file: string): Store => kyselyOverSqlite(openSqlite(file));
 
-/** Applies pending migrations (optionally only up to `target`); throws when one fails. */
+export type StoreKind = 'sqlite' | 'postgres';
+
+/** FLOWGATE_DATABASE_URL selects PostgreSQL; unset, the embedded SQLite file in the data directory. */
+export const storeKind = (databaseUrl: string | undefined): StoreKind => (databaseUrl ? 'postgres' : 'sqlite');
+
+/** The open store plus the raw client the rate limiter keeps its counters in (same database). */
+export type OpenedStore = { store: Store } & ({ kind: 'sqlite'; sqlite: SqliteHandle } | { kind: 'postgres'; pool: pg.Pool });
+
+export function openStore(options: { dataDir: string; databaseUrl: string | undefined }): OpenedStore {
+  if (options.databaseUrl) return { kind: 'postgres', ...openPostgresStore(options.databaseUrl) };
+  const sqlite = openSqlite(databaseFile(options.dataDir));
+  return { kind: 'sqlite', sqlite, store: kyselyOverSqlite(sqlite) };
+}
+
+/**
+ * Applies pending migrations (optionally only up to `target`); throws when one
+ * fails. On PostgreSQL Kysely's Migrator holds an advisory lock and runs them in
+ * one transaction, so instances starting together migrate once.
+ */
 export async function migrate(db: Store, target?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();

@@ -32,10 +32,34 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * FLOWGATE_TEST_DATABASE=postgres runs a test file's gateways on a real
+ * PostgreSQL (one embedded cluster per test process, one database per data
+ * directory, so a restart on the same directory finds its data again).
+ */
+const databaseByDataDir = new Map<string, string>();
+let sharedPostgres: Promise<import('./postgres.ts').TestPostgres> | undefined;
+
+async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
+  if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
+  let url = databaseByDataDir.get(dataDir);
+  if (!url) {
+    sharedPostgres ??= import('./postgres.ts').then(async ({ startPostgres }) => {
+      const postgres = await startPostgres();
+      process.once('beforeExit', () => void postgres.destroy());
+      return postgres;
+    });
+    url = await (await sharedPostgres).createDatabase('gw');
+    databaseByDataDir.set(dataDir, url);
+  }
+  return { FLOWGATE_DATABASE_URL: url };
+}
+
 export async function startTestGateway(options: { env?: Record<string, string>; dataDir?: string; tools?: readonly AnyTool[] } = {}): Promise<TestGateway> {
   const dataDir = options.dataDir ?? tempDir();
   const port = await freePort();
   const config = loadConfig({
+    ...(await testDatabaseEnv(dataDir, options.env)),
     PORT: String(port),
     HOST: '127.0.0.1',
     FLOWGATE_DATA_DIR: dataDir,
