@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config.ts';
 import { migrate, openStore } from '../src/store/db.ts';
 import { migrations } from '../src/store/migrations/index.ts';
 import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { callTool, connectMcp } from './helpers/mcp.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 
 /**
@@ -166,6 +167,7 @@ describe('PostgreSQL store', () => {
   });
 
   it('answers 503 while PostgreSQL is down and recovers when it returns', async () => {
+    const mcp = await connectMcp(gw.url, gw.ownerKey);
     await postgres.stop();
     try {
       const down = await fetchJson(`${gw.url}/healthz`);
@@ -173,6 +175,13 @@ describe('PostgreSQL store', () => {
       expect(down.body).toMatchObject({ code: 'unavailable', store: { kind: 'postgres', reachable: false } });
       expect(down.body.error).toMatch(/PostgreSQL/);
       expect(JSON.stringify(down.body)).not.toContain(postgres.password);
+      // Any request that needs the database: a retryable 503, not a 500 "gateway bug", and no host or port.
+      const read = await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey });
+      expect(read.status, JSON.stringify(read.body)).toBe(503);
+      expect(read.body.code).toBe('unavailable');
+      expect(JSON.stringify(read.body)).not.toContain(String(postgres.port));
+      // MCP: the key check already needs the database, so the HTTP answer is the same 503.
+      await expect(callTool(mcp, 'list_workflows')).rejects.toThrow(/"code":"unavailable"/);
     } finally {
       await postgres.start();
     }
@@ -180,5 +189,7 @@ describe('PostgreSQL store', () => {
     expect(up.status).toBe(200);
     expect(up.body.store).toEqual({ kind: 'postgres', reachable: true });
     expect((await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey })).status).toBe(200);
+    expect((await callTool(mcp, 'list_workflows')).isError).toBe(false);
+    await mcp.close();
   });
 });

@@ -80,3 +80,14 @@ export async function migrate(db: Store, target?: string): Promise<string[]> {
 export const isUniqueViolation = (error: unknown): boolean => /UNIQUE|unique/.test(String(error));
 
 export const databaseFile = (dataDir: string) => path.join(dataDir, 'flowgate.sqlite');
+
+/** node-postgres errors that mean the server is gone or refusing connections (not a bad query). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03']);
+
+/** True when `error` is the database being unreachable (down, restarting, network), as opposed to a failing statement. */
+export function isStoreUnreachable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(String((error as Error).message));
+}
