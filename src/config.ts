@@ -291,7 +291,8 @@ function allowHosts(env: NodeJS.ProcessEnv, variable: string): EgressAllowList {
 function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   const raw = env.FLOWGATE_DATABASE_URL?.trim();
   if (!raw) return undefined;
-  if (!/^postgres(ql)?:\/\/\S+$/.test(raw)) throw new ConfigError('FLOWGATE_DATABASE_URL', 'must be a postgres:// or postgresql:// URL (value not shown: it may hold a password)');
+  if (!/^postgres(ql)?:\/\/\S+$/.test(raw))
+    throw new ConfigError('FLOWGATE_DATABASE_URL', 'must be a postgres:// or postgresql:// URL (value not shown: it may hold a password)');
   return raw;
 }
 

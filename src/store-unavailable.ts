@@ -7,4 +7,6 @@ import { isStoreUnreachable } from './store/db.ts';
  * driver's text (hosts, ports) stays in the log.
  */
 export const storeUnavailable = (error: unknown): ServiceError | undefined =>
-  isStoreUnreachable(error) ? new ServiceError(503, 'unavailable', 'The database is not answering; retry shortly (GET /healthz shows when it is back).') : undefined;
+  isStoreUnreachable(error)
+    ? new ServiceError(503, 'unavailable', 'The database is not answering; retry shortly (GET /healthz shows when it is back).')
+    : undefined;

@@ -116,7 +116,11 @@ describe('PostgreSQL store', () => {
     expect((await fetchJson(`${gw.url}/api/workflows`)).status).toBe(401);
     expect((await fetchJson(`${gw.url}/api/workflows`, { key: 'svc_not-a-real-key' })).status).toBe(401);
 
-    const created = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key: gw.ownerKey, body: JSON.stringify({ name: 'On Postgres', ...graph }) });
+    const created = await fetchJson(`${gw.url}/api/workflows/create`, {
+      method: 'POST',
+      key: gw.ownerKey,
+      body: JSON.stringify({ name: 'On Postgres', ...graph }),
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const listed = await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey });
     expect(listed.status).toBe(200);
@@ -144,7 +148,11 @@ describe('PostgreSQL store', () => {
       expect(theirs.body).toEqual(mine.body);
 
       // A workflow created on the second runs there, and the first reads its run.
-      const created = await fetchJson(`${other.url}/api/workflows/create`, { method: 'POST', key: gw.ownerKey, body: JSON.stringify({ name: 'Second', ...graph }) });
+      const created = await fetchJson(`${other.url}/api/workflows/create`, {
+        method: 'POST',
+        key: gw.ownerKey,
+        body: JSON.stringify({ name: 'Second', ...graph }),
+      });
       expect(created.status).toBe(200);
       const started = await fetchJson(`${other.url}/api/workflows/${created.body.id}/execute`, { method: 'POST', key: gw.ownerKey, body: '{}' });
       const done = await fetchJson(`${other.url}/api/workflows/executions/${started.body.executionId}/wait`, { key: gw.ownerKey });

@@ -1,5 +1,13 @@
 import pg from 'pg';
-import { DataTypeNode, Kysely, OperationNodeTransformer, PostgresDialect, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs } from 'kysely';
+import {
+  DataTypeNode,
+  Kysely,
+  OperationNodeTransformer,
+  PostgresDialect,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+} from 'kysely';
 import type { Database } from './schema.ts';
 
 /**

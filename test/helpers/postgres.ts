@@ -45,7 +45,18 @@ export async function startPostgres(): Promise<TestPostgres> {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // Loopback TCP only (no shared socket directory), and no fsync: the data is thrown away.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+    ],
     onLog: (message) => void log.push(message),
     onError: (error) => void log.push(String(error)),
   });
