@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,7 +173,14 @@ describe('PostgreSQL store', () => {
     } finally {
       await other.stop();
     }
-  });
+  }, 90_000);
+
+  it('flowgate keys lists the keys of a PostgreSQL deployment (no SQLite file needed)', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [path.resolve('bin/flowgate.js'), 'keys', 'list', '--json'], {
+      env: { ...process.env, FLOWGATE_DATA_DIR: tempDir(), FLOWGATE_DATABASE_URL: databaseUrl, FLOWGATE_MASTER_KEY: MASTER_KEY, FLOWGATE_DEVNET: 'off' },
+    });
+    expect(stdout).toContain('Owner key (first start)');
+  }, 90_000);
 
   it('answers 503 while PostgreSQL is down and recovers when it returns', async () => {
     const mcp = await connectMcp(gw.url, gw.ownerKey);
