@@ -108,6 +108,34 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it("runs transactions one writer at a time, as on SQLite (no write skew between a guard's check and its write)", async () => {
+    const opened = openStore({ dataDir: tempDir(), databaseUrl });
+    try {
+      // Ten concurrent check-then-insert transactions ("insert only if none exists yet"): exactly one may insert.
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          opened.store.transaction().execute(async (trx) => {
+            const { n } = await trx
+              .selectFrom('rate_limits')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('key', 'like', 'skew:%')
+              .executeTakeFirstOrThrow();
+            await new Promise((r) => setTimeout(r, 20));
+            if (Number(n) === 0)
+              await trx
+                .insertInto('rate_limits')
+                .values({ key: `skew:${i}`, points: 0, expire: null })
+                .execute();
+          }),
+        ),
+      );
+      const rows = await query<{ key: string }>(databaseUrl, "select key from rate_limits where key like 'skew:%'");
+      expect(rows).toHaveLength(1);
+    } finally {
+      await opened.store.destroy();
+    }
+  });
+
   it('serves the gateway: health, keys, workflows and a run to success', async () => {
     const health = await fetchJson(`${gw.url}/healthz`);
     expect(health.status).toBe(200);

@@ -1,10 +1,16 @@
 import pg from 'pg';
 import {
+  CompiledQuery,
   DataTypeNode,
   Kysely,
   OperationNodeTransformer,
   PostgresDialect,
+  PostgresDriver,
+  type DatabaseConnection,
+  type Driver,
   type KyselyPlugin,
+  type PostgresDialectConfig,
+  type TransactionSettings,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
 } from 'kysely';
@@ -43,6 +49,36 @@ const types = {
     oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * The domain's transactions were written for SQLite, where one writer runs at
+ * a time: a guard reads, checks and writes (the last owner stays, a cap is not
+ * exceeded) and nothing interleaves. Under PostgreSQL's READ COMMITTED two such
+ * transactions can each pass the check on the other's stale state (write skew).
+ * Every transaction therefore first takes one transaction-scoped advisory lock,
+ * which gives back exactly SQLite's single-writer order across all pooled
+ * connections and all instances. Plain reads and single statements do not
+ * take it. (Finer row locks per guard are issue #19's later work.)
+ */
+const WRITER_LOCK = 0x466c6f77; // "Flow"
+
+class SingleWriterDriver extends PostgresDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await super.beginTransaction(connection, settings);
+    await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITER_LOCK})`));
+  }
+}
+
+class SingleWriterDialect extends PostgresDialect {
+  readonly #config: PostgresDialectConfig;
+  constructor(config: PostgresDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new SingleWriterDriver(this.#config);
+  }
+}
+
 export interface PostgresStore {
   store: Kysely<Database>;
   pool: pg.Pool;
@@ -54,6 +90,6 @@ export function openPostgresStore(url: string): PostgresStore {
   // An idle connection the server dropped (restart, failover) is discarded by the pool; without
   // this listener its 'error' event would crash the process. The next query opens a new one.
   pool.on('error', () => {});
-  const store = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [wideIntegers] });
+  const store = new Kysely<Database>({ dialect: new SingleWriterDialect({ pool }), plugins: [wideIntegers] });
   return { store, pool };
 }
