@@ -44,11 +44,8 @@ async function testDatabaseEnv(dataDir: string, env: Record<string, string> | un
   if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
   let url = databaseByDataDir.get(dataDir);
   if (!url) {
-    sharedPostgres ??= import('./postgres.ts').then(async ({ startPostgres }) => {
-      const postgres = await startPostgres();
-      process.once('beforeExit', () => void postgres.destroy());
-      return postgres;
-    });
+    // Removed when the test process exits (test/helpers/postgres.ts).
+    sharedPostgres ??= import('./postgres.ts').then(({ startPostgres }) => startPostgres());
     url = await (await sharedPostgres).createDatabase('gw');
     databaseByDataDir.set(dataDir, url);
   }
