@@ -1,7 +1,8 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { ChainCatalog } from '../chains/catalog.ts';
 import type { Store } from '../store/db.ts';
+import { dialectOf } from '../store/dialect.ts';
 import { bucketStarts, type Window } from './range.ts';
 import { DIRECT_FAILED, DIRECT_SUCCESS, WORKFLOW_FAILED, WORKFLOW_SUCCESS } from './statuses.ts';
 
@@ -14,10 +15,10 @@ import { DIRECT_FAILED, DIRECT_SUCCESS, WORKFLOW_FAILED, WORKFLOW_SUCCESS } from
  * (through the (organization_id, created_at) indexes). Both use the same
  * status rules (./statuses.ts) and gas arithmetic.
  *
- * SQL notes (SQLite, the embedded store): times are ISO text, so durations
- * use julianday() and buckets strftime('%s'). Wei amounts are decimal text
- * that can outgrow a 64-bit integer when summed, so each is summed as two
- * integer halves (digits above and below 1e9) and joined exactly in BigInt.
+ * SQL notes: times are ISO text and wei amounts decimal text; the SQLite and
+ * PostgreSQL spellings of their arithmetic are in src/store/dialect.ts. Wei
+ * sums can outgrow a 64-bit integer, so each is summed as two integer halves
+ * (digits above and below 1e9) and joined exactly in BigInt.
  */
 
 const HOUR = 3_600_000;
@@ -63,10 +64,10 @@ const inList = (values: readonly string[]) =>
   );
 const countWhere = (column: string, values: readonly string[]) =>
   sql<number>`coalesce(sum(case when ${sql.ref(column)} in (${inList(values)}) then 1 else 0 end), 0)`;
-const weiHigh = (expr: RawBuilder<unknown>) => sql<number>`coalesce(sum(cast(substr(${expr}, 1, length(${expr}) - 9) as integer)), 0)`;
-const weiLow = (expr: RawBuilder<unknown>) => sql<number>`coalesce(sum(cast(substr(${expr}, max(length(${expr}) - 8, 1)) as integer)), 0)`;
+const weiHigh = (store: Store, expr: string) => sql<number>`coalesce(sum(${sql.raw(dialectOf(store).weiHigh(expr))}), 0)`;
+const weiLow = (store: Store, expr: string) => sql<number>`coalesce(sum(${sql.raw(dialectOf(store).weiLow(expr))}), 0)`;
 const joinWei = (high: number | bigint, low: number | bigint) => (BigInt(high) * 1_000_000_000n + BigInt(low)).toString();
-const millisBetween = (from: string, to: string) => sql<number>`(julianday(${sql.ref(to)}) - julianday(${sql.ref(from)})) * 86400000.0`;
+const millisBetween = (store: Store, from: string, to: string) => sql<number>`${sql.raw(dialectOf(store).millisBetween(from, to))}`;
 
 interface Totals {
   total: number;
@@ -89,10 +90,10 @@ async function workflowTotals(store: Store, organizationId: string, window: Slic
       sql<number>`count(*)`.as('total'),
       countWhere('status', WORKFLOW_SUCCESS).as('ok'),
       countWhere('status', WORKFLOW_FAILED).as('failed'),
-      sql<number>`coalesce(sum(case when ${timed} then ${millisBetween('started_at', 'completed_at')} end), 0)`.as('durationSum'),
+      sql<number>`coalesce(sum(case when ${timed} then ${millisBetween(store, 'started_at', 'completed_at')} end), 0)`.as('durationSum'),
       sql<number>`coalesce(sum(case when ${timed} then 1 else 0 end), 0)`.as('durationCount'),
-      weiHigh(sql.ref('gas_used_wei')).as('gasHigh'),
-      weiLow(sql.ref('gas_used_wei')).as('gasLow'),
+      weiHigh(store, 'gas_used_wei').as('gasHigh'),
+      weiLow(store, 'gas_used_wei').as('gasLow'),
     ])
     .executeTakeFirstOrThrow();
 }
@@ -107,10 +108,10 @@ async function directTotals(store: Store, organizationId: string, window: Slice)
       sql<number>`count(*)`.as('total'),
       countWhere('status', DIRECT_SUCCESS).as('ok'),
       countWhere('status', DIRECT_FAILED).as('failed'),
-      sql<number>`coalesce(sum(case when completed_at is not null then ${millisBetween('created_at', 'completed_at')} end), 0)`.as('durationSum'),
+      sql<number>`coalesce(sum(case when completed_at is not null then ${millisBetween(store, 'created_at', 'completed_at')} end), 0)`.as('durationSum'),
       sql<number>`coalesce(sum(case when completed_at is not null then 1 else 0 end), 0)`.as('durationCount'),
-      weiHigh(sql.ref('gas_used_wei')).as('gasHigh'),
-      weiLow(sql.ref('gas_used_wei')).as('gasLow'),
+      weiHigh(store, 'gas_used_wei').as('gasHigh'),
+      weiLow(store, 'gas_used_wei').as('gasLow'),
     ])
     .executeTakeFirstOrThrow();
 }
@@ -164,7 +165,7 @@ interface BucketRow {
 
 /** Runs per bucket of both sources in one slice, from the runs themselves; `bucket` counts buckets since the epoch. */
 function rawBuckets(store: Store, organizationId: string, slice: Slice, bucketMs: number): Promise<BucketRow[]>[] {
-  const bucket = sql<number>`cast(strftime('%s', created_at) as integer) / ${sql.lit(bucketMs / 1000)}`;
+  const bucket = sql<number>`${sql.raw(dialectOf(store).epochSeconds('created_at'))} / ${sql.lit(bucketMs / 1000)}`;
   return [
     store
       .selectFrom('workflow_executions')
@@ -249,7 +250,9 @@ interface NetworkRow {
  */
 export async function networks(store: Store, chains: ChainCatalog, organizationId: string, window: Window): Promise<z.output<typeof networksSchema>> {
   const { hours, edges } = split(window);
-  const txGas = sql`json_extract(tx.value, '$.gasUsedWei')`;
+  const d = dialectOf(store);
+  const txGas = d.jsonField('tx.value', 'gasUsedWei');
+  const chain = sql.raw(d.jsonInteger('tx.value', 'chainId'));
   const parts: Promise<NetworkRow[]>[] = [];
   if (hours) {
     parts.push(
@@ -266,11 +269,11 @@ export async function networks(store: Store, chains: ChainCatalog, organizationI
   for (const edge of edges) {
     parts.push(
       sql<NetworkRow>`
-        select json_extract(tx.value, '$.chainId') as "chainId", count(distinct e.id) as runs,
-               ${weiHigh(txGas)} as "gasHigh", ${weiLow(txGas)} as "gasLow"
-        from workflow_executions e, json_each(case when json_valid(e.transaction_hashes) then e.transaction_hashes else '[]' end) tx
+        select ${chain} as "chainId", count(distinct e.id) as runs,
+               ${weiHigh(store, txGas)} as "gasHigh", ${weiLow(store, txGas)} as "gasLow"
+        from workflow_executions e, ${sql.raw(d.jsonArrayRows('e.transaction_hashes', 'tx'))}
         where e.organization_id = ${organizationId} and e.created_at >= ${edge.since} and e.created_at < ${edge.until}
-          and json_extract(tx.value, '$.chainId') is not null
+          and ${chain} is not null
         group by 1`
         .execute(store)
         .then((r) => r.rows),
@@ -282,8 +285,8 @@ export async function networks(store: Store, chains: ChainCatalog, organizationI
         .select([
           'chain_id as chainId',
           sql<number>`count(*)`.as('runs'),
-          weiHigh(sql.ref('gas_used_wei')).as('gasHigh'),
-          weiLow(sql.ref('gas_used_wei')).as('gasLow'),
+          weiHigh(store, 'gas_used_wei').as('gasHigh'),
+          weiLow(store, 'gas_used_wei').as('gasLow'),
         ])
         .groupBy('chain_id')
         .execute(),
