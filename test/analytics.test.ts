@@ -2,15 +2,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import path from 'node:path';
 import { newId, newSortableId } from '../src/ids.ts';
-import { migrate, openSqliteStore } from '../src/store/db.ts';
+import { migrate } from '../src/store/db.ts';
 import { summary as summaryOf, networks as networksOf } from '../src/analytics/aggregates.ts';
 import { resolveWindow } from '../src/analytics/range.ts';
 import { createChainCatalog } from '../src/chains/catalog.ts';
 import { loadConfig } from '../src/config.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, openTestStore, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 import { addMember, newSignedInUser, type SignedInUser } from './helpers/members.ts';
 import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
@@ -634,8 +633,9 @@ describe('hourly rollups', () => {
   });
 });
 
+// On the store FLOWGATE_TEST_DATABASE selects: SQLite, or PostgreSQL's PL/pgSQL triggers and backfill.
 test('migration 016 counts the runs stored before it into the rollups', async () => {
-  const store = openSqliteStore(path.join(tempDir(), 'db.sqlite'));
+  const store = await openTestStore();
   await migrate(store, '014_signup_email');
   const at = new Date(Date.now() - 5 * 3_600_000).toISOString();
   await store.insertInto('organizations').values({ id: 'org', slug: 'org', name: 'Org', created_at: at }).execute();
@@ -670,6 +670,8 @@ test('migration 016 counts the runs stored before it into the rollups', async ()
         transaction_hashes: txs,
       },
       { id: 'r2', workflow_id: 'wf', organization_id: 'org', status: 'error', created_at: at },
+      // Unreadable transactions and gas count as none, in the backfill as in the triggers, rather than failing.
+      { id: 'r3', workflow_id: 'wf', organization_id: 'org', status: 'running', created_at: at, gas_used_wei: 'n/a', transaction_hashes: 'not json' },
     ])
     .execute();
   await store
@@ -689,8 +691,16 @@ test('migration 016 counts the runs stored before it into the rollups', async ()
     .execute();
   await migrate(store);
   const window = resolveWindow({ range: '24h' });
-  expect(await summaryOf(store, 'org', window)).toMatchObject({ totalRuns: 3, successfulRuns: 2, failedRuns: 1, totalGasUsedWei: '3000000000000000000007' });
   const chains = createChainCatalog(loadConfig({ FLOWGATE_DATA_DIR: tempDir(), FLOWGATE_DEVNET: 'off' }));
-  expect(await networksOf(store, chains, 'org', window)).toEqual({ networks: [{ network: 'base', runCount: 2, gasUsedWei: '3000000000000000000007' }] });
+  const expected = { totalRuns: 4, successfulRuns: 2, failedRuns: 1, totalGasUsedWei: '3000000000000000000007' };
+  const expectedNetworks = { networks: [{ network: 'base', runCount: 2, gasUsedWei: '3000000000000000000007' }] };
+  expect(await summaryOf(store, 'org', window)).toMatchObject(expected);
+  expect(await networksOf(store, chains, 'org', window)).toEqual(expectedNetworks);
+  // The triggers keep it exact: r3 finishes with the same unreadable fields, then is deleted.
+  await store.updateTable('workflow_executions').set({ status: 'error', completed_at: at }).where('id', '=', 'r3').execute();
+  expect(await summaryOf(store, 'org', window)).toMatchObject({ ...expected, failedRuns: 2 });
+  await store.deleteFrom('workflow_executions').where('id', '=', 'r3').execute();
+  expect(await summaryOf(store, 'org', window)).toMatchObject({ ...expected, totalRuns: 3 });
+  expect(await networksOf(store, chains, 'org', window)).toEqual(expectedNetworks);
   await store.destroy();
 });

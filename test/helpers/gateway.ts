@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
+import { openStore, type Store } from '../../src/store/db.ts';
 import type { AnyTool, KeyScope } from '../../tools/define.ts';
 import { afterAll } from 'vitest';
 
@@ -56,6 +57,13 @@ async function testDatabaseEnv(dataDir: string, env: Record<string, string> | un
     databaseByDataDir.set(dataDir, url);
   }
   return { FLOWGATE_DATABASE_URL: url };
+}
+
+/** A store without a gateway, on the database FLOWGATE_TEST_DATABASE selects (a temp SQLite file by default). */
+export async function openTestStore(): Promise<Store> {
+  const dataDir = tempDir();
+  const { FLOWGATE_DATABASE_URL: databaseUrl } = await testDatabaseEnv(dataDir, undefined);
+  return openStore({ dataDir, databaseUrl }).store;
 }
 
 export async function startTestGateway(options: { env?: Record<string, string>; dataDir?: string; tools?: readonly AnyTool[] } = {}): Promise<TestGateway> {
