@@ -85,7 +85,9 @@ end $$`,
       )
       .execute(db);
     await sql
-      .raw(`create trigger ${table}_rollup after insert or delete or update of ${COUNTED[table].join(', ')} on ${table} for each row execute function ${table}_rollup()`)
+      .raw(
+        `create trigger ${table}_rollup after insert or delete or update of ${COUNTED[table].join(', ')} on ${table} for each row execute function ${table}_rollup()`,
+      )
       .execute(db);
     return;
   }
