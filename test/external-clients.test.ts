@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registry } from '../tools/index.ts';
+import { organizationToolNames } from './helpers/mcp.ts';
 import { startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 
 /**
@@ -56,12 +56,7 @@ describe.skipIf(skip)('MCP Inspector CLI', { timeout: 300_000 }, () => {
     );
     expect(code, stderr).toBe(0);
     const { tools } = JSON.parse(stdout.slice(stdout.indexOf('{')));
-    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(
-      registry
-        .filter((t) => t.mcp)
-        .map((t) => t.name)
-        .sort(),
-    );
+    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(organizationToolNames());
     for (const tool of tools) expect(tool.inputSchema.type).toBe('object');
   });
 

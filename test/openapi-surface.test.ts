@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../tools/index.ts';
 import { openApiPath } from '../src/http/rest.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { organizationToolNames } from './helpers/mcp.ts';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -67,13 +68,7 @@ describe('/openapi.json', () => {
 
   it('lists every MCP-exposed entry in tools/list for an unrestricted key', async () => {
     const names = (await listTools(gw.ownerKey)).map((t) => t.name).sort();
-    expect(names).toEqual(
-      registry
-        // Session-only tools (get_run_steps) are listed to signed-in browsers, never to keys (test/analytics.test.ts).
-        .filter((t) => t.mcp && t.scope !== 'session')
-        .map((t) => t.name)
-        .sort(),
-    );
+    expect(names).toEqual(organizationToolNames());
   });
 });
 

@@ -4,8 +4,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registry } from '../tools/index.ts';
-import { callTool, connectMcp } from './helpers/mcp.ts';
+import { callTool, connectMcp, organizationToolNames } from './helpers/mcp.ts';
 import { balanceGraph } from './helpers/workflows.ts';
 import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 
@@ -54,12 +53,7 @@ describe('flowgate mcp, embedded on the local data directory', { timeout: 90_000
     const { client, stderr } = await launch([], { FLOWGATE_DATA_DIR: dataDir });
     try {
       const tools = names((await client.listTools()).tools);
-      expect(tools).toEqual(
-        registry
-          .filter((t) => t.mcp)
-          .map((t) => t.name)
-          .sort(),
-      );
+      expect(tools).toEqual(organizationToolNames());
 
       const created = await callTool(client, 'create_workflow', { name: 'From the desktop', ...balanceGraph() });
       expect(created.isError, JSON.stringify(created.body)).toBe(false);
