@@ -29,13 +29,13 @@ function requireExistingDatabase(config: Config): void {
   );
 }
 
-function orgSlug(value: string | undefined): string {
+export function orgSlug(value: string | undefined): string {
   const slug = (value ?? DEFAULT_ORGANIZATION_SLUG).trim();
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) throw new UsageError(`--org must be a lowercase slug of letters, digits and dashes (got "${slug}")`);
   return slug;
 }
 
-async function withRuntime<T>(config: Config, body: (runtime: Awaited<ReturnType<typeof import('../gateway.ts').openRuntime>>) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(config: Config, body: (runtime: Awaited<ReturnType<typeof import('../gateway.ts').openRuntime>>) => Promise<T>): Promise<T> {
   requireExistingDatabase(config);
   const { openRuntime } = await import('../gateway.ts');
   const runtime = await openRuntime(config);
