@@ -66,6 +66,12 @@ export interface RestBinding {
   cacheControl?: string;
   /** One-line summary for OpenAPI when it should differ from `title`. */
   summary?: string;
+  /**
+   * A server-sent-events feed (src/http/event-stream.ts): the edge calls the
+   * handler every `intervalMs` and sends its output as an event (with an `id:`)
+   * only when it changed, and a comment every `heartbeatMs` of silence.
+   */
+  eventStream?: { intervalMs: number; heartbeatMs: number };
 }
 
 export interface McpBinding {

@@ -16,6 +16,7 @@ import { workflowTools } from './workflows.ts';
 import { executeTools } from './execute.ts';
 import { executeNodeTools } from './execute-node.ts';
 import { workflowCallTools } from './workflow-calls.ts';
+import { analyticsTools } from './analytics.ts';
 
 /**
  * How the registry's families read to a person or agent deciding whether to
@@ -68,10 +69,10 @@ export const TOOL_FAMILIES: readonly ToolFamily[] = [
   {
     id: 'executions',
     name: 'Run workflows and follow runs',
-    description: 'Start runs, wait for them, read per-node logs and verified transaction hashes, cancel runs.',
-    tags: ['executions', 'runs', 'onchain'],
+    description: 'Start runs, wait for them, read per-node logs and verified transaction hashes, cancel runs; totals and one list of all runs.',
+    tags: ['executions', 'runs', 'onchain', 'analytics'],
     examples: ['Run workflow <id> and tell me whether it succeeded'],
-    tools: executionTools,
+    tools: [...executionTools, ...analyticsTools],
   },
   {
     id: 'direct-execution',

@@ -29,6 +29,7 @@ import { publicWorkflowTools } from './public-workflows.ts';
 import { executeTools } from './execute.ts';
 import { executeNodeTools } from './execute-node.ts';
 import { workflowCallTools } from './workflow-calls.ts';
+import { analyticsTools } from './analytics.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -62,6 +63,7 @@ export const registry: readonly AnyTool[] = [
   ...integrationTools,
   ...executeTools,
   ...executeNodeTools,
+  ...analyticsTools,
 ];
 
 const names = new Set<string>();

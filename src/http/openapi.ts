@@ -74,7 +74,9 @@ function operation(tool: AnyTool) {
 
   const isPublic = tool.scope === 'public';
   const responses: Record<string, unknown> = {
-    [String(rest.status ?? 200)]: { description: 'Success', content: { 'application/json': { schema: outputJsonSchema(tool) } } },
+    [String(rest.status ?? 200)]: rest.eventStream
+      ? { description: 'Server-sent events; each `data:` line is this JSON', content: { 'text/event-stream': { schema: outputJsonSchema(tool) } } }
+      : { description: 'Success', content: { 'application/json': { schema: outputJsonSchema(tool) } } },
     '400': errorResponse('Invalid input: `code` is `invalid_input`, `issues` lists each field path and what was expected'),
     '429': errorResponse('Rate limited; wait `Retry-After` seconds'),
   };

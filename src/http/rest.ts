@@ -3,6 +3,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AnyTool, HttpMethod, ToolContext } from '../../tools/define.ts';
 import { invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
+import { serveEventStream } from './event-stream.ts';
 
 /** Mounts every registry entry that has a REST binding; nothing else defines routes. */
 
@@ -103,6 +104,7 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
     const rest = tool.rest!;
     try {
       req.params = found.params as Record<string, string>;
+      if (rest.eventStream) return await serveEventStream(tool, collectInput(tool, req), req, res, contextFor(req, res));
       const output = await invokeTool(tool, collectInput(tool, req), contextFor(req, res));
       if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
       res.status((res.locals.status as number | undefined) ?? rest.status ?? 200).json(output);

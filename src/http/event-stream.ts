@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { AnyTool, ToolContext } from '../../tools/define.ts';
+import { invokeTool } from '../../tools/invoke.ts';
+import { sessionTokenFrom } from '../auth/session-cookie.ts';
+
+/**
+ * Server-sent events for a registry entry with `rest.eventStream` (the
+ * analytics stream). The entry's handler answers "the current state"; this
+ * edge asks it every `intervalMs` and sends it only when it changed, so an
+ * idle organization costs one comment per `heartbeatMs`, not a firehose.
+ *
+ * Each event's `id:` is a digest of its data: a client that reconnects with
+ * `Last-Event-ID` (EventSource does so on its own) gets no event until the
+ * state differs from what it already has. A session caller is
+ * re-authenticated on every check: a revoked session, a lost membership or
+ * a switch of organization ends the stream.
+ */
+
+const eventId = (data: unknown) => createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 22);
+
+export async function serveEventStream(tool: AnyTool, input: Record<string, unknown>, req: Request, res: Response, ctx: ToolContext): Promise<void> {
+  const { intervalMs, heartbeatMs } = tool.rest!.eventStream!;
+  // The first answer comes before any header: a refusal (401, 400) is an ordinary JSON error.
+  let data = await invokeTool(tool, input, ctx);
+
+  const session = ctx.principal?.kind === 'session' ? ctx.principal : undefined;
+  const token = session ? sessionTokenFrom(req.headers.cookie, ctx.services.config.baseUrl) : undefined;
+  const stillSignedIn = async () => {
+    if (!session) return true;
+    const now = token ? await ctx.services.sessions.authenticate(token) : null;
+    return now !== null && now.keyId === session.keyId && now.organizationId === session.organizationId;
+  };
+
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('Connection', 'keep-alive');
+  // Proxies (nginx) would otherwise hold events back in a buffer.
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  res.write(`retry: ${intervalMs}\n\n`);
+
+  let lastId = typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined;
+  let lastWrite = Date.now();
+  const send = (value: unknown) => {
+    const id = eventId(value);
+    if (id === lastId) return;
+    lastId = id;
+    res.write(`id: ${id}\ndata: ${JSON.stringify(value)}\n\n`);
+    lastWrite = Date.now();
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  let open = true;
+  const stop = () => {
+    open = false;
+    clearTimeout(timer);
+  };
+  res.on('close', stop);
+
+  const tick = async () => {
+    try {
+      if (!(await stillSignedIn())) {
+        stop();
+        res.end();
+        return;
+      }
+      data = await invokeTool(tool, input, ctx);
+      if (!open) return;
+      send(data);
+      if (Date.now() - lastWrite >= heartbeatMs) {
+        res.write(': heartbeat\n\n');
+        lastWrite = Date.now();
+      }
+      // The next check is planned after this one finished: a slow check never piles up behind itself.
+      timer = setTimeout(tick, intervalMs);
+    } catch (error) {
+      // The gateway closing under us (store gone) or a bug: end the stream; the client reconnects and sees any error as JSON.
+      if (open) console.error(`[flowgate] event stream ${tool.name} ended:`, (error as Error).message);
+      stop();
+      res.end();
+    }
+  };
+  send(data);
+  timer = setTimeout(tick, intervalMs);
+}
