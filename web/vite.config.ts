@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { defineConfig } from 'vite';
+import { dashboardSourceHash, SOURCE_HASH_FILE } from './source-hash.ts';
 
 /**
  * The dashboard build: Preact through esbuild's automatic JSX runtime (no
@@ -9,6 +12,14 @@ export default defineConfig({
   root: import.meta.dirname,
   base: '/app/',
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  plugins: [
+    {
+      name: 'flowgate-source-hash',
+      closeBundle() {
+        fs.writeFileSync(path.join(import.meta.dirname, 'dist', SOURCE_HASH_FILE), `${dashboardSourceHash()}\n`);
+      },
+    },
+  ],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
