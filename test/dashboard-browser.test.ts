@@ -95,11 +95,14 @@ const shot = async (page: Page, name: string) => {
 
 describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    chain = await startTestChain(31337);
-    gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: chain.url, FLOWGATE_RATE_LIMITS: 'off' } });
+    // Base's chain id, so the catalog gives runs on it a real block explorer to link to.
+    chain = await startTestChain(8453);
+    gw = await startTestGateway({ env: { FLOWGATE_RPC_URL_8453: chain.url, FLOWGATE_RATE_LIMITS: 'off' } });
     // The wallet's first sign-in creates its user and organization; the dashboard then signs in to it with `flowgate open --org`.
     const account = await signIn(browserClient(gw.url), gw.url, wallet);
     orgSlug = account.organization.slug;
+    const orgWallet = await gw.gateway.services.organizations.wallet(account.organization.id);
+    await chain.setBalance(orgWallet!.walletAddress as `0x${string}`, '10');
     key = await gw.createKey({ org: orgSlug, name: 'test agent' });
     const created = await api('/api/workflows/create', {
       method: 'POST',
@@ -107,7 +110,7 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
         name: 'Treasury balance',
         nodes: [
           { id: 'trigger', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
-          { id: 'balance', type: 'web3/check-balance', data: { label: 'Balance', config: { network: '31337', address: wallet.address } } },
+          { id: 'balance', type: 'web3/check-balance', data: { label: 'Balance', config: { network: '8453', address: wallet.address } } },
         ],
         edges: [{ id: 'e1', source: 'trigger', target: 'balance' }],
       }),
@@ -173,6 +176,30 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     expect(await step.locator('.status').textContent()).toBe('success');
     expect(await step.locator('pre').nth(1).textContent()).toContain('balance');
     expect(await step.textContent()).toMatch(/took \d/);
+    await page.context().close();
+  });
+
+  it('lists a direct transfer with its gas and links its transaction to the chain explorer', async () => {
+    const page = await signedInPage();
+    await page.goto('/app/runs');
+    await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+    const sent = await api('/api/execute/transfer', {
+      method: 'POST',
+      body: JSON.stringify({ network: 'base', recipientAddress: chain.account(3).address.toLowerCase(), amount: '0.01' }),
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const executionId = sent.body.executionId as string;
+    const row = page.locator(`tr[data-run-id="${executionId}"]`);
+    await row.locator('.status', { hasText: /completed|success/ }).waitFor({ timeout: 30_000 });
+    expect(await row.textContent()).toMatch(/direct/);
+    expect(await row.textContent()).toMatch(/\d ETH/);
+    await row.getByRole('link').click();
+    const link = page.locator('li.step a[href*="/tx/0x"]');
+    await link.waitFor();
+    const receipt = await chain.publicClient.getTransactionReceipt({ hash: (await link.textContent())!.slice(0, 66) as `0x${string}` });
+    expect(receipt.status).toBe('success');
+    expect(await link.getAttribute('href')).toMatch(/^https:\/\/basescan\.org\/tx\/0x[0-9a-f]{64}$/);
+    expect(await link.getAttribute('rel')).toContain('noreferrer');
     await page.context().close();
   });
 
