@@ -24,7 +24,9 @@ const HAVE_BROWSER = fs.existsSync(CHROMIUM);
 if (!HAVE_BROWSER && process.env.FLOWGATE_REQUIRE_BROWSER === '1') {
   throw new Error(`FLOWGATE_REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium, or set FLOWGATE_CHROMIUM_PATH)`);
 }
-const SKIP_REASON = HAVE_BROWSER ? '' : ` — skipped: no Chromium at ${CHROMIUM} (install it, or set FLOWGATE_CHROMIUM_PATH; FLOWGATE_REQUIRE_BROWSER=1 fails instead)`;
+const SKIP_REASON = HAVE_BROWSER
+  ? ''
+  : ` — skipped: no Chromium at ${CHROMIUM} (install it, or set FLOWGATE_CHROMIUM_PATH; FLOWGATE_REQUIRE_BROWSER=1 fails instead)`;
 const SCREENSHOTS = process.env.FLOWGATE_DASHBOARD_SCREENSHOTS === '1';
 
 let chain: TestChain;
@@ -225,7 +227,10 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke key from the dashboard' }).click();
-    await page.locator('tr', { hasText: 'from the dashboard' }).getByText(/^revoked/).waitFor({ timeout: 20_000 });
+    await page
+      .locator('tr', { hasText: 'from the dashboard' })
+      .getByText(/^revoked/)
+      .waitFor({ timeout: 20_000 });
     expect(signed.length).toBe(before + 2);
     expect((await fetchJson(`${gw.url}/api/workflows`, { key: created })).status).toBe(401);
     await page.context().close();

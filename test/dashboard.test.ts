@@ -90,7 +90,11 @@ describe('flowgate open', () => {
     expect(again.body).toMatchObject({ code: 'sign_in_link_invalid' });
     expect(again.headers.get('set-cookie')).toBeNull();
 
-    const audit = await store.selectFrom('audit_log').select(['action', 'actor_kind', 'outcome', 'details']).where('organization_id', '=', organization.id).execute();
+    const audit = await store
+      .selectFrom('audit_log')
+      .select(['action', 'actor_kind', 'outcome', 'details'])
+      .where('organization_id', '=', organization.id)
+      .execute();
     expect(audit).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ action: 'sign_in_link_created', actor_kind: 'cli' }),
@@ -140,7 +144,10 @@ describe('flowgate open', () => {
     const client = browserClient(gw.url);
     expect((await client.fetch('/api/auth/link', { method: 'POST', json: { token } })).status).toBe(200);
     const session = await client.fetch('/api/auth/session');
-    expect(session.body).toMatchObject({ user: { walletAddress: expect.stringMatching(new RegExp(wallet.address, 'i')) }, organization: { slug: signedUp.organization.slug } });
+    expect(session.body).toMatchObject({
+      user: { walletAddress: expect.stringMatching(new RegExp(wallet.address, 'i')) },
+      organization: { slug: signedUp.organization.slug },
+    });
 
     const unknown = await runCli(['open', '--org', 'no-such-org'], { FLOWGATE_DATA_DIR: gw.dataDir, FLOWGATE_BASE_URL: gw.url });
     expect(unknown.code).toBe(2);

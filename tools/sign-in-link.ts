@@ -31,7 +31,14 @@ export const signInWithLink = defineTool({
       account = await consumeSignInLink(store, input.token);
     } catch (error) {
       if (isServiceError(error)) {
-        await recordAudit(store, { organizationId: null, actor: null, action: 'sign_in_failed', outcome: 'failure', ip: ctx.ip, details: { method: 'link', reason: error.message } });
+        await recordAudit(store, {
+          organizationId: null,
+          actor: null,
+          action: 'sign_in_failed',
+          outcome: 'failure',
+          ip: ctx.ip,
+          details: { method: 'link', reason: error.message },
+        });
       }
       throw error;
     }

@@ -20,7 +20,14 @@ export async function createSignInLink(store: Store, input: { userId: string; or
   const expiresAt = isoIn(SIGN_IN_LINK_TTL_MS);
   await store
     .insertInto('sign_in_links')
-    .values({ token_hash: tokenHash(token), user_id: input.userId, organization_id: input.organizationId, created_at: nowIso(), expires_at: expiresAt, used_at: null })
+    .values({
+      token_hash: tokenHash(token),
+      user_id: input.userId,
+      organization_id: input.organizationId,
+      created_at: nowIso(),
+      expires_at: expiresAt,
+      used_at: null,
+    })
     .execute();
   return { token, expiresAt };
 }

@@ -35,7 +35,10 @@ export function orgSlug(value: string | undefined): string {
   return slug;
 }
 
-export async function withRuntime<T>(config: Config, body: (runtime: Awaited<ReturnType<typeof import('../gateway.ts').openRuntime>>) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(
+  config: Config,
+  body: (runtime: Awaited<ReturnType<typeof import('../gateway.ts').openRuntime>>) => Promise<T>,
+): Promise<T> {
   requireExistingDatabase(config);
   const { openRuntime } = await import('../gateway.ts');
   const runtime = await openRuntime(config);

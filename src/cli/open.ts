@@ -29,7 +29,9 @@ export async function open(config: Config, args: string[]) {
     });
     // The gateway running on this data directory knows its real port; the configured URL is the fallback.
     const base = readAdvertisedBaseUrl(config.dataDir) ?? config.baseUrl;
-    console.log(`Open this link in a browser within ${SIGN_IN_LINK_TTL_MS / 60_000} minutes to sign in to organization ${organization.slug} as its owner (works once):`);
+    console.log(
+      `Open this link in a browser within ${SIGN_IN_LINK_TTL_MS / 60_000} minutes to sign in to organization ${organization.slug} as its owner (works once):`,
+    );
     console.log(signInLinkUrl(base, token));
   });
 }

@@ -59,7 +59,16 @@ export interface NetworkRow {
   gasUsedWei: string;
 }
 export type RunRow =
-  | { id: string; source: 'workflow'; workflowId: string; workflowName: string | null; status: string; createdAt: string; completedAt: string | null; durationMs: number | null }
+  | {
+      id: string;
+      source: 'workflow';
+      workflowId: string;
+      workflowName: string | null;
+      status: string;
+      createdAt: string;
+      completedAt: string | null;
+      durationMs: number | null;
+    }
   | {
       id: string;
       source: 'direct';

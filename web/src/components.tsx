@@ -5,7 +5,12 @@ import { statusClass } from './format.ts';
 
 export function Link(props: { to: string; children: ComponentChildren; current?: boolean; class?: string }) {
   return (
-    <a href={`${BASE}${props.to}`} class={props.class} aria-current={props.current ? 'page' : undefined} onClick={(e) => onLinkClick(e as MouseEvent, props.to)}>
+    <a
+      href={`${BASE}${props.to}`}
+      class={props.class}
+      aria-current={props.current ? 'page' : undefined}
+      onClick={(e) => onLinkClick(e as MouseEvent, props.to)}
+    >
       {props.children}
     </a>
   );

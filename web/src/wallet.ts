@@ -13,7 +13,8 @@ interface Eip1193 {
 
 const provider = (): Eip1193 => {
   const ethereum = (window as { ethereum?: Eip1193 }).ethereum;
-  if (!ethereum) throw new Error('No browser wallet found. Install one (it provides window.ethereum), or run `flowgate open` on the server for a one-time sign-in link.');
+  if (!ethereum)
+    throw new Error('No browser wallet found. Install one (it provides window.ethereum), or run `flowgate open` on the server for a one-time sign-in link.');
   return ethereum;
 };
 

@@ -22,7 +22,9 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
     setCreated(undefined);
     try {
       const body = { name: name.trim(), ...(scope ? { scope } : {}) };
-      const key = await withStepUp((proof) => api<ApiKey & { key: string }>('/api/keys', { method: 'POST', body: { ...body, ...proof } }), { code: code.trim() || undefined });
+      const key = await withStepUp((proof) => api<ApiKey & { key: string }>('/api/keys', { method: 'POST', body: { ...body, ...proof } }), {
+        code: code.trim() || undefined,
+      });
       setCreated({ name: key.name, key: key.key });
       setName('');
       setCode('');

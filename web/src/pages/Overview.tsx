@@ -49,7 +49,9 @@ function Cards({ summary }: { summary: Summary }) {
 }
 
 function Networks({ networks }: { networks: NetworkRow[] }) {
-  const sorted = [...networks].sort((a, b) => (BigInt(b.gasUsedWei) > BigInt(a.gasUsedWei) ? 1 : BigInt(b.gasUsedWei) < BigInt(a.gasUsedWei) ? -1 : b.runCount - a.runCount));
+  const sorted = [...networks].sort((a, b) =>
+    BigInt(b.gasUsedWei) > BigInt(a.gasUsedWei) ? 1 : BigInt(b.gasUsedWei) < BigInt(a.gasUsedWei) ? -1 : b.runCount - a.runCount,
+  );
   const top = sorted.reduce((max, n) => (BigInt(n.gasUsedWei) > max ? BigInt(n.gasUsedWei) : max), 0n);
   if (sorted.length === 0) return <p>No runs on any network in this range.</p>;
   return (

@@ -55,7 +55,9 @@ export function Runs() {
   const more = async () => {
     if (!nextCursor) return;
     try {
-      const page = await api<{ runs: RunRow[]; nextCursor: string | null }>(`/api/analytics/runs${query({ range, status, source, limit: 50, cursor: nextCursor })}`);
+      const page = await api<{ runs: RunRow[]; nextCursor: string | null }>(
+        `/api/analytics/runs${query({ range, status, source, limit: 50, cursor: nextCursor })}`,
+      );
       setRuns((old) => {
         const seen = new Set(old.map((r) => r.id));
         return [...old, ...page.runs.filter((r) => !seen.has(r.id))];

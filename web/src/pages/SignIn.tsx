@@ -49,13 +49,10 @@ export function LinkLanding({ onSignedIn }: { onSignedIn: () => void }) {
     // Drop the token from the address bar and history at once.
     history.replaceState(null, '', location.pathname);
     if (!token) return setError(new Error('This link has no sign-in token. Run `flowgate open` on the server for a new link.'));
-    api('/api/auth/link', { method: 'POST', body: { token } }).then(
-      () => {
-        onSignedIn();
-        navigate('/', true);
-      },
-      setError,
-    );
+    api('/api/auth/link', { method: 'POST', body: { token } }).then(() => {
+      onSignedIn();
+      navigate('/', true);
+    }, setError);
   }, []);
   return (
     <main id="main" class="narrow">

@@ -11,7 +11,15 @@ function Usage({ used, cap, unit, label, decimals = 18 }: { used: string; cap: s
       <td>{ether(used, unit, decimals)}</td>
       <td>{ether(cap, unit, decimals)}</td>
       <td>
-        <meter min={0} max={100} value={Math.min(100, percent)} low={70} high={90} optimum={0} aria-label={`${label}: ${percent.toFixed(1)} % of today's cap used`} />{' '}
+        <meter
+          min={0}
+          max={100}
+          value={Math.min(100, percent)}
+          low={70}
+          high={90}
+          optimum={0}
+          aria-label={`${label}: ${percent.toFixed(1)} % of today's cap used`}
+        />{' '}
         {percent.toFixed(1)} %
       </td>
     </>
@@ -28,7 +36,9 @@ export function Spend() {
   return (
     <section aria-busy={data.loading}>
       <PageHeading>Spend</PageHeading>
-      <p>Value the organization wallet may move per UTC day, and what it moved today. Owners change caps with <code>PUT /api/organization/spend-caps</code>.</p>
+      <p>
+        Value the organization wallet may move per UTC day, and what it moved today. Owners change caps with <code>PUT /api/organization/spend-caps</code>.
+      </p>
       <ErrorNote error={data.error} />
       {caps && (
         <table>

@@ -95,11 +95,12 @@ export function Workflows({ id }: { id?: string }) {
       <ErrorNote error={list.error} />
       {list.data?.length === 0 && (
         <p>
-          No workflows yet. Create one through MCP (<code>create_workflow</code>) or <code>POST /api/workflows/create</code>.{' '}
-          <a href="/docs">Documentation</a>
+          No workflows yet. Create one through MCP (<code>create_workflow</code>) or <code>POST /api/workflows/create</code>. <a href="/docs">Documentation</a>
         </p>
       )}
-      {list.data?.map((w) => <WorkflowCard key={w.id} workflow={w} onChanged={() => void list.reload()} />)}
+      {list.data?.map((w) => (
+        <WorkflowCard key={w.id} workflow={w} onChanged={() => void list.reload()} />
+      ))}
       {id && list.error ? (
         <button type="button" onClick={() => navigate('/workflows')}>
           Back to the list
