@@ -65,7 +65,8 @@ const mcpArguments = (name: string) => {
 const sorted = (names: Iterable<string>) => [...names].sort();
 const newName = (rename: TwinFields[string]) => (typeof rename === 'string' ? rename : rename.as);
 const twins = registry.filter((t): t is AnyTool & { twin: NonNullable<AnyTool['twin']> } => t.twin !== undefined);
-const dualBound = registry.filter((t) => t.rest && t.mcp && !t.twin);
+// Session-only tools are not in a key's tools/list; they are plain entries, the same names on both transports by construction.
+const dualBound = registry.filter((t) => t.rest && t.mcp && !t.twin && t.scope !== 'session');
 
 describe('every MCP tool takes exactly the inputs of its REST operation', () => {
   test('the hand-mapped pairs of old are generated twins', () => {

@@ -21,7 +21,7 @@ const organizationOf = (ctx: Parameters<typeof requirePrincipal>[0]) => requireP
 const summaryTool = defineTool({
   name: 'get_analytics_summary',
   title: 'Run totals',
-  description: 'Runs, successes, failures, success rate, gas and mean duration over a range, workflow and direct runs together.',
+  description: 'Totals of workflow and direct runs over a range (custom: customStart, customEnd).',
   input: rangeInput,
   output: summarySchema,
   scope: 'mcp:read',
@@ -57,7 +57,7 @@ const networksTool = defineTool({
 const runsTool = defineTool({
   name: 'list_runs',
   title: 'List runs',
-  description: 'Workflow and direct runs, newest first. Page with nextCursor; steps: get_run_steps.',
+  description: 'Workflow and direct runs, newest first; page with nextCursor.',
   input: z.object({
     ...rangeFields,
     status: z.enum(STATUS_FILTERS).optional(),

@@ -163,10 +163,12 @@ interface NetworkRow {
 /**
  * Runs and gas per chain: direct executions by their chain, workflow runs by
  * the chains of their transactions (a run with transactions on two chains
- * counts once on each). Most gas first.
+ * counts once on each). Most gas first. A transaction's gas in wei is on
+ * its entry for runs verified since analytics exists; older entries count
+ * as runs without gas.
  */
 export async function networks(store: Store, chains: ChainCatalog, organizationId: string, window: Window): Promise<z.output<typeof networksSchema>> {
-  const txGas = sql`json_extract(tx.value, '$.gasUsed')`;
+  const txGas = sql`json_extract(tx.value, '$.gasUsedWei')`;
   const [w, d] = await Promise.all([
     sql<NetworkRow>`
       select json_extract(tx.value, '$.chainId') as "chainId", count(distinct e.id) as runs,

@@ -25,6 +25,8 @@ export interface TransactionHashEntry {
   receiptStatus?: 'success' | 'reverted' | 'safe_inner_failure' | 'not_found' | 'timeout';
   blockNumber?: number;
   gasUsed?: string;
+  /** gasUsed × effective gas price, in wei. */
+  gasUsedWei?: string;
   verifiedAt?: string;
 }
 

@@ -22,6 +22,8 @@ function merge(entry: TransactionHashEntry, receipt: VerifiedReceipt): Transacti
     ...(receipt.receiptStatus ? { receiptStatus: receipt.receiptStatus } : {}),
     ...(receipt.blockNumber !== undefined ? { blockNumber: receipt.blockNumber } : {}),
     ...(receipt.gasUsed !== undefined ? { gasUsed: receipt.gasUsed } : {}),
+    // Kept per transaction so analytics can tell gas per chain (the run's gas_used_wei is the total of all chains).
+    ...(receipt.gasUsedWei !== undefined ? { gasUsedWei: receipt.gasUsedWei } : {}),
     verifiedAt: receipt.verifiedAt,
   };
 }

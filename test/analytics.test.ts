@@ -1,0 +1,468 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { newId, newSortableId } from '../src/ids.ts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { callTool, connectMcp } from './helpers/mcp.ts';
+import { addMember, newSignedInUser, type SignedInUser } from './helpers/members.ts';
+import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
+import { action, linear, randomAddress, runWorkflow } from './helpers/web3.ts';
+
+/**
+ * SPEC "Analytics" over the real gateway: workflow runs on the engine, a
+ * direct transfer and a workflow transfer on a real anvil, keys and a
+ * signed-in browser session, the MCP SDK client, and eventsource-parser as
+ * the SSE client of the stream.
+ */
+
+let chain: TestChain;
+let gw: TestGateway;
+let readKey: string;
+let session: BrowserClient;
+let stranger: SignedInUser;
+let organizationId: string;
+
+const runs = { ok: [] as string[], failed: '', onchain: '', direct: '' };
+let directGas = '';
+let workflowGas = 0n;
+
+const get = (path: string, key: string | undefined = gw.ownerKey) => fetchJson(`${gw.url}${path}`, { key });
+
+beforeAll(async () => {
+  chain = await startTestChain(31337);
+  gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: chain.url, FLOWGATE_RATE_LIMITS: 'off' } });
+  readKey = await gw.createKey({ scope: 'mcp:read' });
+  organizationId = (await gw.gateway.services.organizations.ensure('default')).organization.id;
+
+  // A member of the default organization, signed in with a wallet: the session caller.
+  const member = privateKeyToAccount(generatePrivateKey());
+  await addMember(gw, organizationId, member, 'member');
+  session = browserClient(gw.url);
+  await signIn(session, gw.url, member);
+  // Someone else, with an organization of its own.
+  stranger = await newSignedInUser(gw);
+
+  const sumGraph = linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[1,2]' }));
+  for (let i = 0; i < 2; i++) runs.ok.push((await runWorkflow(gw, sumGraph)).executionId);
+  const failing = await runWorkflow(gw, linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '{{@t:Start.missing}}' })));
+  expect(failing.execution.status).toBe('error');
+  runs.failed = failing.executionId;
+  const onchain = await runWorkflow(
+    gw,
+    linear(action('send', 'Send ETH', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.001', recipientAddress: randomAddress() })),
+  );
+  expect(onchain.execution.status).toBe('success');
+  runs.onchain = onchain.executionId;
+  runs.ok.push(onchain.executionId);
+  workflowGas = BigInt(onchain.execution.gasUsedWei);
+
+  const transfer = await fetchJson(`${gw.url}/api/execute/transfer`, {
+    method: 'POST',
+    key: gw.ownerKey,
+    body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.002' }),
+  });
+  expect(transfer.status).toBe(202);
+  runs.direct = transfer.body.executionId;
+  directGas = transfer.body.gasUsedWei;
+}, 120_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await chain?.stop();
+});
+
+describe('summary, time series, networks', () => {
+  test('summary counts workflow and direct runs together, with exact gas as a decimal string', async () => {
+    const res = await get('/api/analytics/summary?range=24h');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ totalRuns: 5, successfulRuns: 4, failedRuns: 1, successRate: 80 });
+    expect(res.body.totalGasUsedWei).toBe((BigInt(directGas) + workflowGas).toString());
+    expect(workflowGas).toBeGreaterThan(0n);
+    expect(res.body.avgExecutionTimeMs).toBeGreaterThanOrEqual(0);
+    // The default range is 30d and holds the same runs.
+    expect((await get('/api/analytics/summary')).body.totalRuns).toBe(5);
+  });
+
+  test('time series: every bucket of the range, aligned, adding up to the summary', async () => {
+    const day = await get('/api/analytics/time-series?range=24h');
+    expect(day.status).toBe(200);
+    const buckets = day.body.buckets as { timestamp: string; runCount: number; successCount: number; failedCount: number }[];
+    expect(buckets.length).toBeGreaterThanOrEqual(24);
+    expect(buckets.length).toBeLessThanOrEqual(25);
+    for (const [i, b] of buckets.entries()) {
+      expect(Date.parse(b.timestamp) % 3_600_000).toBe(0);
+      if (i > 0) expect(Date.parse(b.timestamp) - Date.parse(buckets[i - 1]!.timestamp)).toBe(3_600_000);
+    }
+    expect(buckets.reduce((n, b) => n + b.runCount, 0)).toBe(5);
+    expect(buckets.reduce((n, b) => n + b.successCount, 0)).toBe(4);
+    expect(buckets.reduce((n, b) => n + b.failedCount, 0)).toBe(1);
+    expect(buckets.at(-1)!.runCount).toBeGreaterThan(0);
+
+    const month = (await get('/api/analytics/time-series?range=30d')).body.buckets as { timestamp: string }[];
+    expect(month.length).toBeGreaterThanOrEqual(30);
+    expect(month.every((b) => b.timestamp.endsWith('T00:00:00.000Z'))).toBe(true);
+    const week = (await get('/api/analytics/time-series?range=7d')).body.buckets as { timestamp: string }[];
+    expect(Date.parse(week[1]!.timestamp) - Date.parse(week[0]!.timestamp)).toBe(6 * 3_600_000);
+  });
+
+  test('networks: the direct transfer and the workflow transfer on the devnet, with their gas', async () => {
+    const res = await get('/api/analytics/networks?range=24h');
+    expect(res.status).toBe(200);
+    expect(res.body.networks).toEqual([{ network: 'flowgate-devnet', runCount: 2, gasUsedWei: (BigInt(directGas) + workflowGas).toString() }]);
+  });
+
+  test('a range with no runs answers zeros and empty lists, not an error', async () => {
+    const range = 'range=custom&customStart=2020-01-01T00:00:00Z&customEnd=2020-01-02T00:00:00Z';
+    expect((await get(`/api/analytics/summary?${range}`)).body).toEqual({
+      totalRuns: 0,
+      successfulRuns: 0,
+      failedRuns: 0,
+      successRate: 0,
+      totalGasUsedWei: '0',
+      avgExecutionTimeMs: 0,
+    });
+    expect((await get(`/api/analytics/networks?${range}`)).body).toEqual({ networks: [] });
+    expect((await get(`/api/analytics/runs?${range}`)).body).toEqual({ runs: [], nextCursor: null });
+    const buckets = (await get(`/api/analytics/time-series?${range}`)).body.buckets as { timestamp: string; runCount: number }[];
+    expect(buckets).toHaveLength(24);
+    expect(buckets[0]!.timestamp).toBe('2020-01-01T00:00:00.000Z');
+    expect(buckets.every((b) => b.runCount === 0)).toBe(true);
+  });
+
+  test('bad ranges are 400 invalid_input with the field named', async () => {
+    for (const query of [
+      'range=1y',
+      'range=custom&customStart=2020-01-01T00:00:00Z',
+      'range=custom&customStart=2020-01-02T00:00:00Z&customEnd=2020-01-01T00:00:00Z',
+      'range=custom&customStart=2020-01-01T00:00:00Z&customEnd=2024-01-01T00:00:00Z',
+      'range=7d&customStart=2020-01-01T00:00:00Z',
+      'range=custom&customStart=yesterday&customEnd=2020-01-01T00:00:00Z',
+    ]) {
+      const res = await get(`/api/analytics/summary?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.code, query).toBe('invalid_input');
+      expect(res.body.issues[0].path, query).toMatch(/range|customStart|customEnd/);
+    }
+  });
+});
+
+describe('runs', () => {
+  test('one list of workflow and direct runs, newest first, in the SPEC row shapes', async () => {
+    const res = await get('/api/analytics/runs?range=24h');
+    expect(res.status).toBe(200);
+    expect(res.body.nextCursor).toBeNull();
+    const rows = res.body.runs as any[];
+    expect(rows.map((r) => r.id)).toEqual([runs.direct, runs.onchain, runs.failed, runs.ok[1], runs.ok[0]]);
+    expect(rows[0]).toEqual({
+      id: runs.direct,
+      source: 'direct',
+      type: 'transfer',
+      network: 'flowgate-devnet',
+      status: 'success',
+      transactionHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      gasUsedWei: directGas,
+      createdAt: expect.any(String),
+      completedAt: expect.any(String),
+    });
+    expect(rows[2]).toEqual({
+      id: runs.failed,
+      source: 'workflow',
+      workflowId: expect.any(String),
+      workflowName: 'web3 test',
+      status: 'error',
+      createdAt: expect.any(String),
+      completedAt: expect.any(String),
+      durationMs: expect.any(Number),
+    });
+  });
+
+  test('filters by status and source', async () => {
+    const ids = async (query: string) => ((await get(`/api/analytics/runs?${query}`)).body.runs as { id: string }[]).map((r) => r.id);
+    expect(await ids('status=error')).toEqual([runs.failed]);
+    expect(await ids('source=direct')).toEqual([runs.direct]);
+    expect(await ids('source=workflow&status=success')).toEqual([runs.onchain, runs.ok[1], runs.ok[0]]);
+    expect(await ids('source=direct&status=error')).toEqual([]);
+    expect(await ids('status=pending')).toEqual([]);
+    for (const query of ['status=done', 'source=cron', 'limit=0', 'limit=201', 'cursor=not-a-cursor']) {
+      const res = await get(`/api/analytics/runs?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.code, query).toBe('invalid_input');
+    }
+  });
+
+  test('pages stay correct while runs are written: no duplicates, no gaps, stable order', async () => {
+    // An organization of its own, seeded with 60 runs of both sources, many sharing one creation time.
+    const { organization, owner } = await gw.gateway.services.organizations.ensure('paging');
+    const key = (await gw.gateway.services.keys.create({ organizationId: organization.id, userId: owner.id, name: 'paging', scope: 'mcp:read' })).key;
+    const { store } = gw.gateway.services;
+    const workflowId = newId();
+    await store
+      .insertInto('workflows')
+      .values({
+        id: workflowId,
+        organization_id: organization.id,
+        user_id: owner.id,
+        name: 'Seeded',
+        description: null,
+        visibility: 'private',
+        nodes: '[]',
+        edges: '[]',
+        project_id: null,
+        tag_id: null,
+        enabled: 1,
+        claim_token_hash: null,
+        featured: 0,
+        featured_category: null,
+        featured_protocol: null,
+        featured_order: null,
+        published_at: null,
+        created_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      })
+      .execute();
+    const base = Date.now() - 3_600_000;
+    const insert = async (at: number) => {
+      const createdAt = new Date(at).toISOString();
+      if (Math.random() < 0.5) {
+        const id = newSortableId(at);
+        await store
+          .insertInto('workflow_executions')
+          .values({ id, workflow_id: workflowId, organization_id: organization.id, user_id: null, status: 'success', input: '{}', created_at: createdAt })
+          .execute();
+        return id;
+      }
+      const id = newId();
+      await store
+        .insertInto('direct_executions')
+        .values({ id, organization_id: organization.id, api_key_id: null, type: 'transfer', chain_id: 31337, status: 'completed', value_wei: '1', created_at: createdAt })
+        .execute();
+      return id;
+    };
+    const existing: string[] = [];
+    // Every fourth run shares its time with the next ones: ties are broken by id, across sources.
+    for (let i = 0; i < 60; i++) existing.push(await insert(base + Math.floor(i / 4) * 1000));
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await get(`/api/analytics/runs?range=24h&limit=7${cursor ? `&cursor=${cursor}` : ''}`, key);
+      expect(res.status).toBe(200);
+      seen.push(...(res.body.runs as { id: string }[]).map((r) => r.id));
+      cursor = res.body.nextCursor;
+      pages++;
+      // New runs arrive while the client pages: two now, one at the same time as the oldest seeded ones.
+      await insert(Date.now());
+      await insert(Date.now());
+      await insert(base);
+    } while (cursor && pages < 50);
+
+    const seeded = new Set(existing);
+    const fromSeed = seen.filter((id) => seeded.has(id));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(fromSeed).toHaveLength(60);
+    // Newest first and ties by id descending, as the first read of the full list shows them.
+    const full = await store
+      .selectFrom('workflow_executions')
+      .select(['id', 'created_at'])
+      .where('organization_id', '=', organization.id)
+      .unionAll(store.selectFrom('direct_executions').select(['id', 'created_at']).where('organization_id', '=', organization.id))
+      .execute();
+    const expected = full
+      .filter((r) => seeded.has(r.id))
+      .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
+      .map((r) => r.id);
+    expect(fromSeed).toEqual(expected);
+  });
+});
+
+describe('steps (session only)', () => {
+  test('a run opens to its steps in order, with redacted input, output and duration', async () => {
+    const res = await session.fetch(`/api/analytics/runs/${runs.onchain}/steps`);
+    expect(res.status).toBe(200);
+    const steps = res.body.steps as any[];
+    expect(steps.map((s) => s.nodeId)).toEqual(['t', 'send']);
+    expect(steps[1]).toMatchObject({ nodeName: 'Send ETH', status: 'success', error: null, durationMs: expect.any(Number), timestamp: expect.any(String) });
+    expect(steps[1].output.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const failed = (await session.fetch(`/api/analytics/runs/${runs.failed}/steps`)).body.steps as any[];
+    expect(failed.at(-1)).toMatchObject({ nodeId: 'sum', status: 'error', error: expect.any(String) });
+
+    const direct = (await session.fetch(`/api/analytics/runs/${runs.direct}/steps`)).body.steps as any[];
+    expect(direct).toEqual([expect.objectContaining({ nodeId: 'transfer', status: 'success', output: expect.objectContaining({ transactionHash: expect.any(String) }) })]);
+  });
+
+  test('keys are refused; another organization sees 404, as for a missing run', async () => {
+    for (const key of [gw.ownerKey, readKey]) {
+      const res = await get(`/api/analytics/runs/${runs.onchain}/steps`, key);
+      expect(res.status).toBe(401);
+      expect(res.body.code).toBe('session_required');
+    }
+    for (const id of [runs.onchain, runs.direct]) {
+      const res = await stranger.client.fetch(`/api/analytics/runs/${id}/steps`);
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('not_found');
+      expect(JSON.stringify(res.body)).not.toContain('Send ETH');
+    }
+    expect((await session.fetch('/api/analytics/runs/nope/steps')).status).toBe(404);
+  });
+});
+
+describe('scopes and tenants', () => {
+  test('mcp:read keys and sessions read summary, time-series, networks, runs and spend-cap', async () => {
+    for (const path of ['summary', 'time-series', 'networks', 'runs', 'spend-cap']) {
+      expect((await get(`/api/analytics/${path}`, readKey)).status, path).toBe(200);
+      expect((await session.fetch(`/api/analytics/${path}`)).status, path).toBe(200);
+      const anonymous = await fetchJson(`${gw.url}/api/analytics/${path}`);
+      expect(anonymous.status, path).toBe(401);
+    }
+  });
+
+  test("another organization's session sees none of these runs", async () => {
+    expect((await stranger.client.fetch('/api/analytics/summary')).body.totalRuns).toBe(0);
+    expect((await stranger.client.fetch('/api/analytics/runs')).body.runs).toEqual([]);
+    expect((await stranger.client.fetch('/api/analytics/networks')).body.networks).toEqual([]);
+  });
+});
+
+describe('MCP', () => {
+  let owner: Client;
+  let reader: Client;
+  beforeAll(async () => {
+    owner = await connectMcp(gw.url, gw.ownerKey);
+    reader = await connectMcp(gw.url, readKey);
+  });
+  afterAll(async () => {
+    await owner?.close();
+    await reader?.close();
+  });
+
+  test('summary and runs are tools for mcp:read keys; steps is not offered to keys', async () => {
+    const names = (await reader.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_analytics_summary', 'list_runs']));
+    expect(names).not.toContain('get_run_steps');
+    const summary = await callTool(reader, 'get_analytics_summary', { range: '24h' });
+    expect(summary.isError).toBe(false);
+    expect(summary.structured).toMatchObject({ totalRuns: 5, failedRuns: 1 });
+    const page = await callTool(reader, 'list_runs', { range: '24h', source: 'direct' });
+    expect(page.structured.runs.map((r: { id: string }) => r.id)).toEqual([runs.direct]);
+    const steps = await callTool(owner, 'get_run_steps', { executionId: runs.onchain });
+    expect(steps.isError).toBe(true);
+  });
+
+  test('a signed-in browser lists and calls get_run_steps over MCP', async () => {
+    const rpc = (method: string, params: Record<string, unknown>) =>
+      session.fetch('/mcp', { method: 'POST', headers: { accept: 'application/json, text/event-stream' }, json: { jsonrpc: '2.0', id: 1, method, params } });
+    const listed = await rpc('tools/list', {});
+    expect(listed.body.result.tools.map((t: { name: string }) => t.name)).toContain('get_run_steps');
+    const called = await rpc('tools/call', { name: 'get_run_steps', arguments: { executionId: runs.onchain } });
+    expect(called.status).toBe(200);
+    expect(called.body.result.structuredContent.steps.map((s: { nodeId: string }) => s.nodeId)).toEqual(['t', 'send']);
+    const foreign = await stranger.client.fetch('/mcp', {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
+      json: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_run_steps', arguments: { executionId: runs.onchain } } },
+    });
+    expect(foreign.body.result.isError).toBe(true);
+    expect(JSON.parse(foreign.body.result.content[0].text).code).toBe('not_found');
+  });
+});
+
+/** An SSE client on fetch: eventsource-parser reads the body; the cookie jar of `client` signs it in. */
+async function openStream(client: BrowserClient, headers: Record<string, string> = {}) {
+  const cookie = await client.jar.getCookieString(gw.url);
+  const abort = new AbortController();
+  const response = await fetch(`${gw.url}/api/analytics/stream?range=24h`, { headers: { cookie, origin: gw.url, ...headers }, signal: abort.signal });
+  const events: EventSourceMessage[] = [];
+  const comments: string[] = [];
+  let retry: number | undefined;
+  const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c), onRetry: (r) => (retry = r) });
+  let ended = false;
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+    } catch {
+      // Aborted by the test.
+    }
+    ended = true;
+  })();
+  return {
+    response,
+    events,
+    comments,
+    retry: () => retry,
+    ended: () => ended,
+    async until(check: () => boolean, ms: number) {
+      const deadline = Date.now() + ms;
+      while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return check();
+    },
+    async close() {
+      abort.abort();
+      await reading;
+    },
+  };
+}
+
+describe('stream (session only)', () => {
+  test('keys are refused before any event', async () => {
+    const res = await get('/api/analytics/stream', gw.ownerKey);
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('session_required');
+  });
+
+  test('a summary at once, a new one after a run completes, resume with Last-Event-ID, heartbeat while idle', async () => {
+    const stream = await openStream(session);
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await stream.until(() => stream.events.length === 1, 5_000)).toBe(true);
+    const first = stream.events[0]!;
+    expect(first.id).toBeTruthy();
+    const before = JSON.parse(first.data);
+    expect(before).toMatchObject({ type: 'summary', data: { totalRuns: expect.any(Number) } });
+    expect(stream.retry()).toBe(2000);
+
+    // Nothing changed: no event for a while (changes are checked every 2 s, and only changes are sent).
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(stream.events).toHaveLength(1);
+
+    await runWorkflow(gw, linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[3]' })));
+    expect(await stream.until(() => stream.events.length === 2, 6_000)).toBe(true);
+    const second = stream.events[1]!;
+    expect(second.id).toBeTruthy();
+    expect(second.id).not.toBe(first.id);
+    expect(JSON.parse(second.data).data.totalRuns).toBe(before.data.totalRuns + 1);
+    await stream.close();
+
+    // Reconnecting with the last id it saw: the client has the current summary already, so nothing is sent...
+    const resumed = await openStream(session, { 'last-event-id': second.id! });
+    expect(resumed.response.status).toBe(200);
+    // ...only the heartbeat, which keeps an idle connection open.
+    expect(await resumed.until(() => resumed.comments.some((c) => c.trim() === 'heartbeat'), 13_000)).toBe(true);
+    expect(resumed.events).toHaveLength(0);
+    // A change is sent at once with the next check.
+    const transfer = await fetchJson(`${gw.url}/api/execute/transfer`, {
+      method: 'POST',
+      key: gw.ownerKey,
+      body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.001' }),
+    });
+    expect(transfer.status).toBe(202);
+    expect(await resumed.until(() => resumed.events.length === 1, 6_000)).toBe(true);
+    expect(JSON.parse(resumed.events[0]!.data).data.totalRuns).toBe(before.data.totalRuns + 2);
+    await resumed.close();
+
+    // Reconnecting with an id that is out of date: the current summary comes at once.
+    const stale = await openStream(session, { 'last-event-id': first.id! });
+    expect(await stale.until(() => stale.events.length === 1, 3_000)).toBe(true);
+    expect(JSON.parse(stale.events[0]!.data).data.totalRuns).toBe(before.data.totalRuns + 2);
+
+    // Signing out ends an open stream at its next check.
+    const out = await session.fetch('/api/auth/sign-out', { method: 'POST' });
+    expect(out.status).toBeLessThan(300);
+    expect(await stale.until(() => stale.ended(), 5_000)).toBe(true);
+    await stale.close();
+  }, 60_000);
+});
