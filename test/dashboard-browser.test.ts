@@ -174,6 +174,7 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await page.waitForURL(`**/app/runs/${executionId}`);
     const step = page.locator('li.step[data-step="balance"]');
     await step.waitFor();
+    expect(await page.locator('.run-summary').textContent()).toContain(workflowId);
     expect(await step.locator('h2').textContent()).toContain('Balance');
     expect(await step.locator('.status').textContent()).toBe('success');
     expect(await step.locator('pre').nth(1).textContent()).toContain('balance');
@@ -198,6 +199,7 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await row.getByRole('link').click();
     const link = page.locator('li.step a[href*="/tx/0x"]');
     await link.waitFor();
+    expect(await page.locator('.run-summary').textContent()).toContain('direct transfer on chain 8453');
     const receipt = await chain.publicClient.getTransactionReceipt({ hash: (await link.textContent())!.slice(0, 66) as `0x${string}` });
     expect(receipt.status).toBe('success');
     expect(await link.getAttribute('href')).toMatch(/^https:\/\/basescan\.org\/tx\/0x[0-9a-f]{64}$/);

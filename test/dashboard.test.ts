@@ -63,7 +63,8 @@ describe('/app', () => {
   });
 });
 
-describe('flowgate open', () => {
+// Each `flowgate open` starts a CLI process that opens the data directory: seconds apiece on a busy machine.
+describe('flowgate open', { timeout: 120_000 }, () => {
   it('prints a one-time link whose token signs in once as the owner, is stored hashed, and is audited', async () => {
     const link = await openLink(gw.dataDir, gw.url);
     expect(link).toMatch(new RegExp(`^${gw.url}/app/link#token=[A-Za-z0-9_-]{40,}$`));

@@ -82,7 +82,7 @@ function Networks({ networks }: { networks: NetworkRow[] }) {
 }
 
 export function Overview() {
-  const [range, setRange] = useState('7d');
+  const [range, setRange] = useState('24h');
   const [live, setLive] = useState<Summary | undefined>();
   const data = useLoad(async () => {
     setLive(undefined);
