@@ -276,6 +276,38 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await context.close();
   });
 
+  it('works from the keyboard, moves focus to each new page, and labels every control', async () => {
+    const page = await signedInPage();
+    const active = () => page.evaluate(() => document.activeElement?.textContent?.trim());
+    await page.keyboard.press('Tab');
+    expect(await active()).toBe('Skip to content');
+    await page.keyboard.press('Tab');
+    expect(await active()).toBe('Overview');
+    await page.keyboard.press('Tab');
+    expect(await active()).toBe('Runs');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H1');
+
+    for (const route of ['/app/', '/app/runs', '/app/workflows', '/app/spend', '/app/access']) {
+      await page.goto(route);
+      await page.locator('main h1').waitFor();
+      await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+      const unlabeled = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>('input, select, button, a[href], [role="img"]')]
+          .filter((el) => {
+            const labels = (el as HTMLInputElement).labels;
+            const named = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || el.textContent?.trim() || (labels && labels.length > 0);
+            return !named;
+          })
+          .map((el) => el.outerHTML.slice(0, 120)),
+      );
+      expect(unlabeled, route).toEqual([]);
+      expect(await page.locator('main h1').count(), route).toBe(1);
+    }
+    await page.context().close();
+  });
+
   it('makes no request outside the gateway and breaks no Content-Security-Policy rule', async () => {
     if (SCREENSHOTS) {
       const page = await signedInPage();
