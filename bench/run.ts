@@ -26,11 +26,13 @@ import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
 import { measureContextBudget, printContextBudget } from './context-budget.ts';
+import { benchAnalytics } from './analytics.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-/** `BENCH_ONLY=engine` runs the baseline and the engine rows only (for iterating on the engine). */
+/** `BENCH_ONLY=engine` runs the baseline and the engine rows only (for iterating on the engine); `BENCH_ONLY=analytics` the analytics rows only. */
 const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
+const ONLY_ANALYTICS = process.env.BENCH_ONLY === 'analytics';
 
 interface Row {
   name: string;
@@ -262,6 +264,7 @@ async function measureEngine(
 }
 
 async function main() {
+  if (ONLY_ANALYTICS) return benchAnalytics(DURATION_SECONDS);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
   const gateway = await createGateway(
     loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
@@ -321,6 +324,7 @@ async function main() {
   if (ONLY_ENGINE) return;
   await benchDirectExecution(DURATION_SECONDS, CONNECTIONS);
   await benchPayments(DURATION_SECONDS, CONNECTIONS);
+  await benchAnalytics(DURATION_SECONDS);
 }
 
 await main();

@@ -2,9 +2,15 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import path from 'node:path';
 import { newId, newSortableId } from '../src/ids.ts';
+import { migrate, openSqliteStore } from '../src/store/db.ts';
+import { summary as summaryOf, networks as networksOf } from '../src/analytics/aggregates.ts';
+import { resolveWindow } from '../src/analytics/range.ts';
+import { createChainCatalog } from '../src/chains/catalog.ts';
+import { loadConfig } from '../src/config.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 import { addMember, newSignedInUser, type SignedInUser } from './helpers/members.ts';
 import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
@@ -236,7 +242,7 @@ describe('runs', () => {
       const id = newId();
       await store
         .insertInto('direct_executions')
-        .values({ id, organization_id: organization.id, api_key_id: null, type: 'transfer', chain_id: 31337, status: 'completed', value_wei: '1', created_at: createdAt })
+        .values({ id, organization_id: organization.id, api_key_id: null, type: 'transfer', chain_id: 31337, status: 'completed', value_wei: '1', receipts: '[]', created_at: createdAt })
         .execute();
       return id;
     };
@@ -465,4 +471,147 @@ describe('stream (session only)', () => {
     expect(await stale.until(() => stale.ended(), 5_000)).toBe(true);
     await stale.close();
   }, 60_000);
+});
+
+describe('hourly rollups', () => {
+  /** The figures as a reader of the raw rows would compute them, for one organization and window. */
+  async function fromRows(organizationId: string, since: string) {
+    const { store } = gw.gateway.services;
+    const wf = await store.selectFrom('workflow_executions').selectAll().where('organization_id', '=', organizationId).where('created_at', '>=', since).execute();
+    const dx = await store.selectFrom('direct_executions').selectAll().where('organization_id', '=', organizationId).where('created_at', '>=', since).execute();
+    const gas = [...wf.map((r) => r.gas_used_wei), ...dx.map((r) => r.gas_used_wei)].reduce((n, g) => n + BigInt(g ?? 0), 0n);
+    const perChain = new Map<number, { runs: number; gas: bigint }>();
+    const count = (chainId: number, g: bigint) => {
+      const into = perChain.get(chainId) ?? { runs: 0, gas: 0n };
+      perChain.set(chainId, { runs: into.runs + 1, gas: into.gas + g });
+    };
+    for (const r of wf) {
+      const txs = JSON.parse(r.transaction_hashes ?? '[]') as { chainId: number; gasUsedWei?: string }[];
+      for (const chainId of new Set(txs.map((t) => t.chainId)))
+        count(
+          chainId,
+          txs.filter((t) => t.chainId === chainId).reduce((n, t) => n + BigInt(t.gasUsedWei ?? 0), 0n),
+        );
+    }
+    for (const r of dx) count(r.chain_id, BigInt(r.gas_used_wei ?? 0));
+    return {
+      totalRuns: wf.length + dx.length,
+      successfulRuns: wf.filter((r) => r.status === 'success').length + dx.filter((r) => r.status === 'completed').length,
+      failedRuns: wf.filter((r) => ['error', 'system_error'].includes(r.status)).length + dx.filter((r) => r.status === 'failed').length,
+      totalGasUsedWei: gas.toString(),
+      networks: [...perChain.entries()].map(([chainId, n]) => ({ chainId, runCount: n.runs, gasUsedWei: n.gas.toString() })),
+    };
+  }
+
+  test('whole hours from the rollups agree with the runs after inserts, status changes and deletes', async () => {
+    const { store } = gw.gateway.services;
+    const { organization, owner } = await gw.gateway.services.organizations.ensure('rollups');
+    const key = (await gw.gateway.services.keys.create({ organizationId: organization.id, userId: owner.id, name: 'rollups', scope: 'mcp:read' })).key;
+    const workflowId = newId();
+    const stamp = new Date().toISOString();
+    await store
+      .insertInto('workflows')
+      .values({ id: workflowId, organization_id: organization.id, user_id: owner.id, name: 'Rolled', visibility: 'private', nodes: '[]', edges: '[]', enabled: 1, featured: 0, created_at: stamp, updated_at: stamp })
+      .execute();
+    const now = Date.now();
+    const ids: string[] = [];
+    // 40 runs over the last three days (many hours ago: the rollups' part of the window), of every kind.
+    for (let i = 0; i < 40; i++) {
+      const at = new Date(now - (i + 1) * 97 * 60_000 - i * 1_234).toISOString();
+      const done = new Date(Date.parse(at) + 100 + i).toISOString();
+      if (i % 3 === 2) {
+        const id = newId();
+        await store
+          .insertInto('direct_executions')
+          .values({
+            id,
+            organization_id: organization.id,
+            type: 'transfer',
+            chain_id: i % 2 ? 8453 : 1,
+            status: i % 4 ? 'completed' : 'failed',
+            value_wei: '1',
+            receipts: '[]',
+            gas_used_wei: i % 4 ? `${i}000000000123456789` : null,
+            created_at: at,
+            completed_at: done,
+          })
+          .execute();
+        ids.push(id);
+        continue;
+      }
+      const id = newSortableId(Date.parse(at));
+      const txs = i % 2 ? [{ hash: '0x1', nodeId: 'a', nodeName: 'A', chainId: 8453, gasUsedWei: `${i}999999999` }, { hash: '0x2', nodeId: 'b', nodeName: 'B', chainId: 1, gasUsedWei: '5' }] : [];
+      await store
+        .insertInto('workflow_executions')
+        .values({ id, workflow_id: workflowId, organization_id: organization.id, status: 'pending', input: '{}', created_at: at, transaction_hashes: JSON.stringify(txs) })
+        .execute();
+      ids.push(id);
+    }
+    // The engine's life of a run: claimed, then finished with gas; some fail; heartbeats change nothing counted.
+    const workflowIds = (await store.selectFrom('workflow_executions').select(['id', 'created_at']).where('organization_id', '=', organization.id).execute()).map((r) => r);
+    for (const [n, run] of workflowIds.entries()) {
+      await store.updateTable('workflow_executions').set({ status: 'running', started_at: run.created_at }).where('id', '=', run.id).execute();
+      await store.updateTable('workflow_executions').set({ heartbeat_at: stamp, lease_expires_at: now }).where('id', '=', run.id).execute();
+      if (n % 5 === 4) continue;
+      const gas = n % 2 ? `${n}999999999` : null;
+      await store
+        .updateTable('workflow_executions')
+        .set({ status: n % 3 ? 'success' : 'system_error', completed_at: new Date(Date.parse(run.created_at) + 250).toISOString(), gas_used_wei: gas })
+        .where('id', '=', run.id)
+        .execute();
+    }
+    // Deleting history takes it out of the totals again.
+    await store.deleteFrom('workflow_executions').where('id', '=', workflowIds[1]!.id).execute();
+    await store.deleteFrom('direct_executions').where('id', '=', ids[2]!).execute();
+
+    const since = new Date(now - 7 * 24 * 3_600_000).toISOString();
+    const expected = await fromRows(organization.id, since);
+    const summary = (await get('/api/analytics/summary?range=7d', key)).body;
+    expect(summary).toMatchObject({
+      totalRuns: expected.totalRuns,
+      successfulRuns: expected.successfulRuns,
+      failedRuns: expected.failedRuns,
+      totalGasUsedWei: expected.totalGasUsedWei,
+    });
+    expect(expected.totalRuns).toBe(38);
+    const buckets = (await get('/api/analytics/time-series?range=7d', key)).body.buckets as { runCount: number; successCount: number; failedCount: number }[];
+    expect(buckets.reduce((n, b) => n + b.runCount, 0)).toBe(expected.totalRuns);
+    expect(buckets.reduce((n, b) => n + b.successCount, 0)).toBe(expected.successfulRuns);
+    expect(buckets.reduce((n, b) => n + b.failedCount, 0)).toBe(expected.failedRuns);
+    expect(buckets.filter((b) => b.runCount > 0).length).toBeGreaterThan(5);
+    const networks = (await get('/api/analytics/networks?range=7d', key)).body.networks as { network: string; runCount: number; gasUsedWei: string }[];
+    const names: Record<number, string> = { 1: 'ethereum', 8453: 'base' };
+    expect(networks.map((n) => ({ ...n })).sort((a, b) => a.network.localeCompare(b.network))).toEqual(
+      expected.networks.map((n) => ({ network: names[n.chainId], runCount: n.runCount, gasUsedWei: n.gasUsedWei })).sort((a, b) => a.network!.localeCompare(b.network!)),
+    );
+  });
+});
+
+test('migration 016 counts the runs stored before it into the rollups', async () => {
+  const store = openSqliteStore(path.join(tempDir(), 'db.sqlite'));
+  await migrate(store, '014_signup_email');
+  const at = new Date(Date.now() - 5 * 3_600_000).toISOString();
+  await store.insertInto('organizations').values({ id: 'org', slug: 'org', name: 'Org', created_at: at }).execute();
+  await store
+    .insertInto('workflows')
+    .values({ id: 'wf', organization_id: 'org', name: 'W', visibility: 'private', nodes: '[]', edges: '[]', enabled: 1, featured: 0, created_at: at, updated_at: at })
+    .execute();
+  const txs = JSON.stringify([{ hash: '0x1', nodeId: 'a', nodeName: 'A', chainId: 8453, gasUsedWei: '7' }]);
+  await store
+    .insertInto('workflow_executions')
+    .values([
+      { id: 'r1', workflow_id: 'wf', organization_id: 'org', status: 'success', created_at: at, started_at: at, completed_at: at, gas_used_wei: '7', transaction_hashes: txs },
+      { id: 'r2', workflow_id: 'wf', organization_id: 'org', status: 'error', created_at: at },
+    ])
+    .execute();
+  await store
+    .insertInto('direct_executions')
+    .values({ id: 'd1', organization_id: 'org', type: 'transfer', chain_id: 8453, status: 'completed', value_wei: '1', receipts: '[]', gas_used_wei: '3000000000000000000000', created_at: at, completed_at: at })
+    .execute();
+  await migrate(store);
+  const window = resolveWindow({ range: '24h' });
+  expect(await summaryOf(store, 'org', window)).toMatchObject({ totalRuns: 3, successfulRuns: 2, failedRuns: 1, totalGasUsedWei: '3000000000000000000007' });
+  const chains = createChainCatalog(loadConfig({ FLOWGATE_DATA_DIR: tempDir(), FLOWGATE_DEVNET: 'off' }));
+  expect(await networksOf(store, chains, 'org', window)).toEqual({ networks: [{ network: 'base', runCount: 2, gasUsedWei: '3000000000000000000007' }] });
+  await store.destroy();
 });

@@ -6,15 +6,38 @@ import { bucketStarts, type Window } from './range.ts';
 import { DIRECT_FAILED, DIRECT_SUCCESS, WORKFLOW_FAILED, WORKFLOW_SUCCESS } from './statuses.ts';
 
 /**
- * Summary, time series and networks of one organization over a window:
- * aggregates over workflow executions plus direct executions, each read
- * from its analytics index (migration 016) without touching table rows.
+ * Summary, time series and networks of one organization over a window, for
+ * workflow executions and direct executions together. Whole hours come from
+ * the hourly rollups the store keeps (migration 016), so a 90-day range
+ * reads about 2,000 small rows however many runs it holds; the partial
+ * hours at the window's two edges are counted from the runs themselves
+ * (through the (organization_id, created_at) indexes). Both use the same
+ * status rules (./statuses.ts) and gas arithmetic.
  *
  * SQL notes (SQLite, the embedded store): times are ISO text, so durations
  * use julianday() and buckets strftime('%s'). Wei amounts are decimal text
  * that can outgrow a 64-bit integer when summed, so each is summed as two
  * integer halves (digits above and below 1e9) and joined exactly in BigInt.
  */
+
+const HOUR = 3_600_000;
+
+/** A part of a window: ISO bounds, since inclusive, until exclusive. */
+interface Slice {
+  since: string;
+  until: string;
+}
+
+/** The window as whole hours [first, end) (rollups) and the partial hours at its edges (raw runs). */
+function split(window: Window): { hours?: { first: number; end: number }; edges: Slice[] } {
+  const first = Math.ceil(window.sinceMs / HOUR);
+  const end = Math.floor(window.untilMs / HOUR);
+  if (first >= end) return { edges: [{ since: window.since, until: window.until }] };
+  const edges: Slice[] = [];
+  if (first * HOUR > window.sinceMs) edges.push({ since: window.since, until: new Date(first * HOUR).toISOString() });
+  if (end * HOUR < window.untilMs) edges.push({ since: new Date(end * HOUR).toISOString(), until: window.until });
+  return { hours: { first, end }, edges };
+}
 
 export const summarySchema = z.object({
   totalRuns: z.number().int(),
@@ -54,7 +77,7 @@ interface Totals {
   gasLow: number;
 }
 
-async function workflowTotals(store: Store, organizationId: string, window: Window): Promise<Totals> {
+async function workflowTotals(store: Store, organizationId: string, window: Slice): Promise<Totals> {
   const timed = sql`started_at is not null and completed_at is not null`;
   return store
     .selectFrom('workflow_executions')
@@ -73,7 +96,7 @@ async function workflowTotals(store: Store, organizationId: string, window: Wind
     .executeTakeFirstOrThrow();
 }
 
-async function directTotals(store: Store, organizationId: string, window: Window): Promise<Totals> {
+async function directTotals(store: Store, organizationId: string, window: Slice): Promise<Totals> {
   return store
     .selectFrom('direct_executions')
     .where('organization_id', '=', organizationId)
@@ -91,19 +114,43 @@ async function directTotals(store: Store, organizationId: string, window: Window
     .executeTakeFirstOrThrow();
 }
 
+async function rollupTotals(store: Store, organizationId: string, hours: { first: number; end: number }): Promise<Totals> {
+  return store
+    .selectFrom('run_rollups')
+    .where('organization_id', '=', organizationId)
+    .where('hour', '>=', hours.first)
+    .where('hour', '<', hours.end)
+    .select([
+      sql<number>`coalesce(sum(runs), 0)`.as('total'),
+      sql<number>`coalesce(sum(ok), 0)`.as('ok'),
+      sql<number>`coalesce(sum(failed), 0)`.as('failed'),
+      sql<number>`coalesce(sum(duration_sum), 0)`.as('durationSum'),
+      sql<number>`coalesce(sum(duration_count), 0)`.as('durationCount'),
+      sql<number>`coalesce(sum(gas_high), 0)`.as('gasHigh'),
+      sql<number>`coalesce(sum(gas_low), 0)`.as('gasLow'),
+    ])
+    .executeTakeFirstOrThrow();
+}
+
 /** SPEC summary: counts of both sources together; success rate over all runs in the window; mean duration of finished runs. */
 export async function summary(store: Store, organizationId: string, window: Window): Promise<Summary> {
-  const [w, d] = await Promise.all([workflowTotals(store, organizationId, window), directTotals(store, organizationId, window)]);
-  const total = w.total + d.total;
-  const ok = w.ok + d.ok;
-  const timed = w.durationCount + d.durationCount;
+  const { hours, edges } = split(window);
+  const parts = await Promise.all([
+    ...(hours ? [rollupTotals(store, organizationId, hours)] : []),
+    ...edges.flatMap((edge) => [workflowTotals(store, organizationId, edge), directTotals(store, organizationId, edge)]),
+  ]);
+  const add = (field: keyof Totals) => parts.reduce((n, p) => n + Number(p[field]), 0);
+  const addBig = (field: 'gasHigh' | 'gasLow') => parts.reduce((n, p) => n + BigInt(p[field]), 0n);
+  const total = add('total');
+  const ok = add('ok');
+  const timed = add('durationCount');
   return {
     totalRuns: total,
     successfulRuns: ok,
-    failedRuns: w.failed + d.failed,
+    failedRuns: add('failed'),
     successRate: total === 0 ? 0 : Math.round((ok / total) * 10_000) / 100,
-    totalGasUsedWei: joinWei(BigInt(w.gasHigh) + BigInt(d.gasHigh), BigInt(w.gasLow) + BigInt(d.gasLow)),
-    avgExecutionTimeMs: timed === 0 ? 0 : Math.round((w.durationSum + d.durationSum) / timed),
+    totalGasUsedWei: joinWei(addBig('gasHigh'), addBig('gasLow')),
+    avgExecutionTimeMs: timed === 0 ? 0 : Math.round(add('durationSum') / timed),
   };
 }
 
@@ -114,35 +161,41 @@ interface BucketRow {
   failed: number;
 }
 
-/** Runs per bucket of both sources; every bucket of the window is present (zeros where nothing ran), oldest first. */
-export async function timeSeries(store: Store, organizationId: string, window: Window): Promise<z.output<typeof timeSeriesSchema>> {
-  const seconds = window.bucketMs / 1000;
-  const bucket = sql<number>`cast(strftime('%s', created_at) as integer) / ${sql.lit(seconds)}`;
-  const [w, d] = await Promise.all([
+/** Runs per bucket of both sources in one slice, from the runs themselves; `bucket` counts buckets since the epoch. */
+function rawBuckets(store: Store, organizationId: string, slice: Slice, bucketMs: number): Promise<BucketRow[]>[] {
+  const bucket = sql<number>`cast(strftime('%s', created_at) as integer) / ${sql.lit(bucketMs / 1000)}`;
+  return [
     store
       .selectFrom('workflow_executions')
       .where('organization_id', '=', organizationId)
-      .where('created_at', '>=', window.since)
-      .where('created_at', '<', window.until)
+      .where('created_at', '>=', slice.since)
+      .where('created_at', '<', slice.until)
       .select([bucket.as('bucket'), sql<number>`count(*)`.as('runs'), countWhere('status', WORKFLOW_SUCCESS).as('ok'), countWhere('status', WORKFLOW_FAILED).as('failed')])
       .groupBy('bucket')
       .execute() as Promise<BucketRow[]>,
     store
       .selectFrom('direct_executions')
       .where('organization_id', '=', organizationId)
-      .where('created_at', '>=', window.since)
-      .where('created_at', '<', window.until)
+      .where('created_at', '>=', slice.since)
+      .where('created_at', '<', slice.until)
       .select([bucket.as('bucket'), sql<number>`count(*)`.as('runs'), countWhere('status', DIRECT_SUCCESS).as('ok'), countWhere('status', DIRECT_FAILED).as('failed')])
       .groupBy('bucket')
       .execute() as Promise<BucketRow[]>,
-  ]);
+  ];
+}
+
+/** Runs per bucket of both sources; every bucket of the window is present (zeros where nothing ran), oldest first. */
+export async function timeSeries(store: Store, organizationId: string, window: Window): Promise<z.output<typeof timeSeriesSchema>> {
+  const { hours, edges } = split(window);
+  const perHour = hours ? rollupBuckets(store, organizationId, hours, window.bucketMs) : Promise.resolve([]);
+  const raw = await Promise.all(edges.flatMap((edge) => rawBuckets(store, organizationId, edge, window.bucketMs)));
   const byStart = new Map<number, { runCount: number; successCount: number; failedCount: number }>();
-  for (const row of [...w, ...d]) {
+  for (const row of [...(await perHour), ...raw.flat()]) {
     const start = row.bucket * window.bucketMs;
     const into = byStart.get(start) ?? { runCount: 0, successCount: 0, failedCount: 0 };
-    into.runCount += row.runs;
-    into.successCount += row.ok;
-    into.failedCount += row.failed;
+    into.runCount += Number(row.runs);
+    into.successCount += Number(row.ok);
+    into.failedCount += Number(row.failed);
     byStart.set(start, into);
   }
   return {
@@ -152,6 +205,22 @@ export async function timeSeries(store: Store, organizationId: string, window: W
     })),
   };
 }
+
+/** Rollup hours grouped into the window's buckets (a bucket is a whole number of hours). */
+const rollupBuckets = (store: Store, organizationId: string, hours: { first: number; end: number }, bucketMs: number) =>
+  store
+    .selectFrom('run_rollups')
+    .where('organization_id', '=', organizationId)
+    .where('hour', '>=', hours.first)
+    .where('hour', '<', hours.end)
+    .select([
+      sql<number>`hour / ${sql.lit(bucketMs / HOUR)}`.as('bucket'),
+      sql<number>`sum(runs)`.as('runs'),
+      sql<number>`sum(ok)`.as('ok'),
+      sql<number>`sum(failed)`.as('failed'),
+    ])
+    .groupBy('bucket')
+    .execute() as Promise<BucketRow[]>;
 
 interface NetworkRow {
   chainId: number | null;
@@ -168,40 +237,54 @@ interface NetworkRow {
  * as runs without gas.
  */
 export async function networks(store: Store, chains: ChainCatalog, organizationId: string, window: Window): Promise<z.output<typeof networksSchema>> {
+  const { hours, edges } = split(window);
   const txGas = sql`json_extract(tx.value, '$.gasUsedWei')`;
-  const [w, d] = await Promise.all([
-    sql<NetworkRow>`
-      select json_extract(tx.value, '$.chainId') as "chainId", count(distinct e.id) as runs,
-             ${weiHigh(txGas)} as "gasHigh", ${weiLow(txGas)} as "gasLow"
-      from workflow_executions e, json_each(e.transaction_hashes) tx
-      where e.organization_id = ${organizationId} and e.created_at >= ${window.since} and e.created_at < ${window.until}
-        and e.transaction_hashes <> '[]'
-      group by 1`.execute(store),
-    store
-      .selectFrom('direct_executions')
-      .where('organization_id', '=', organizationId)
-      .where('created_at', '>=', window.since)
-      .where('created_at', '<', window.until)
-      .select([
-        'chain_id as chainId',
-        sql<number>`count(*)`.as('runs'),
-        weiHigh(sql.ref('gas_used_wei')).as('gasHigh'),
-        weiLow(sql.ref('gas_used_wei')).as('gasLow'),
-      ])
-      .groupBy('chain_id')
-      .execute(),
-  ]);
+  const parts: Promise<NetworkRow[]>[] = [];
+  if (hours) {
+    parts.push(
+      store
+        .selectFrom('network_rollups')
+        .where('organization_id', '=', organizationId)
+        .where('hour', '>=', hours.first)
+        .where('hour', '<', hours.end)
+        .select(['chain_id as chainId', sql<number>`sum(runs)`.as('runs'), sql<number>`sum(gas_high)`.as('gasHigh'), sql<number>`sum(gas_low)`.as('gasLow')])
+        .groupBy('chain_id')
+        .execute(),
+    );
+  }
+  for (const edge of edges) {
+    parts.push(
+      sql<NetworkRow>`
+        select json_extract(tx.value, '$.chainId') as "chainId", count(distinct e.id) as runs,
+               ${weiHigh(txGas)} as "gasHigh", ${weiLow(txGas)} as "gasLow"
+        from workflow_executions e, json_each(case when json_valid(e.transaction_hashes) then e.transaction_hashes else '[]' end) tx
+        where e.organization_id = ${organizationId} and e.created_at >= ${edge.since} and e.created_at < ${edge.until}
+          and json_extract(tx.value, '$.chainId') is not null
+        group by 1`
+        .execute(store)
+        .then((r) => r.rows),
+      store
+        .selectFrom('direct_executions')
+        .where('organization_id', '=', organizationId)
+        .where('created_at', '>=', edge.since)
+        .where('created_at', '<', edge.until)
+        .select(['chain_id as chainId', sql<number>`count(*)`.as('runs'), weiHigh(sql.ref('gas_used_wei')).as('gasHigh'), weiLow(sql.ref('gas_used_wei')).as('gasLow')])
+        .groupBy('chain_id')
+        .execute(),
+    );
+  }
   const byChain = new Map<number, { runCount: number; gas: bigint }>();
-  for (const row of [...w.rows, ...d]) {
+  for (const row of (await Promise.all(parts)).flat()) {
     if (row.chainId === null || row.chainId === undefined) continue;
     const chainId = Number(row.chainId);
     const into = byChain.get(chainId) ?? { runCount: 0, gas: 0n };
-    into.runCount += row.runs;
+    into.runCount += Number(row.runs);
     into.gas += BigInt(joinWei(row.gasHigh, row.gasLow));
     byChain.set(chainId, into);
   }
   return {
     networks: [...byChain.entries()]
+      .filter(([, n]) => n.runCount > 0)
       .sort(([, a], [, b]) => (b.gas > a.gas ? 1 : b.gas < a.gas ? -1 : b.runCount - a.runCount))
       .map(([chainId, { runCount, gas }]) => ({ network: chains.get(chainId)?.id ?? String(chainId), runCount, gasUsedWei: gas.toString() })),
   };

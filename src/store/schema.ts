@@ -447,6 +447,32 @@ export interface Database {
   audit_log: AuditLogTable;
   organization_chain_caps: OrganizationChainCapsTable;
   sign_in_links: SignInLinksTable;
+  run_rollups: RunRollupsTable;
+  network_rollups: NetworkRollupsTable;
+}
+
+/** Hourly analytics counters, kept by triggers (migration 016); gas as digits above and below 1e9. */
+export interface RunRollupsTable {
+  organization_id: string;
+  /** Hours since the Unix epoch (UTC) of the runs' creation. */
+  hour: number;
+  source: 'workflow' | 'direct';
+  runs: number;
+  ok: number;
+  failed: number;
+  duration_sum: number;
+  duration_count: number;
+  gas_high: number;
+  gas_low: number;
+}
+
+export interface NetworkRollupsTable {
+  organization_id: string;
+  hour: number;
+  chain_id: number;
+  runs: number;
+  gas_high: number;
+  gas_low: number;
 }
 
 export type { Generated };
