@@ -308,6 +308,21 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await page.context().close();
   });
 
+  it('returns to the sign-in page when the session ends elsewhere, and signs out from the header', async () => {
+    const page = await signedInPage();
+    // Revoked server-side (as from another device): the next API call is refused and the page says so by showing sign-in.
+    await gw.gateway.services.store.updateTable('sessions').set({ revoked_at: new Date().toISOString() }).where('revoked_at', 'is', null).execute();
+    await page.getByRole('navigation').getByRole('link', { name: 'Spend' }).click();
+    await page.getByRole('button', { name: 'Sign in with wallet' }).waitFor();
+
+    const again = await signedInPage();
+    await again.getByRole('button', { name: 'Sign out' }).click();
+    await again.getByRole('button', { name: 'Sign in with wallet' }).waitFor();
+    expect((await again.request.get('/api/auth/session')).status()).toBe(401);
+    await page.context().close();
+    await again.context().close();
+  });
+
   it('makes no request outside the gateway and breaks no Content-Security-Policy rule', async () => {
     if (SCREENSHOTS) {
       const page = await signedInPage();

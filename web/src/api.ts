@@ -12,6 +12,8 @@ export class ApiError extends Error {
   }
 }
 
+export const SIGNED_OUT_EVENT = 'flowgate:signed-out';
+
 export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
   const response = await fetch(path, {
     method: init.method ?? 'GET',
@@ -27,7 +29,12 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   } catch {
     body = { error: text.slice(0, 300) };
   }
-  if (!response.ok) throw new ApiError(response.status, (body ?? {}) as ApiError['body']);
+  if (!response.ok) {
+    const error = new ApiError(response.status, (body ?? {}) as ApiError['body']);
+    // The session ended (expired, signed out elsewhere, revoked): the app goes back to the sign-in page.
+    if (error.status === 401 && error.code === 'unauthorized') dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    throw error;
+  }
   return body as T;
 }
 

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, type SessionInfo } from './api.ts';
+import { api, SIGNED_OUT_EVENT, type SessionInfo } from './api.ts';
 import { Link } from './components.tsx';
 import { navigate, usePath } from './router.ts';
 import { Overview } from './pages/Overview.tsx';
@@ -44,11 +44,15 @@ function App() {
   const [version, setVersion] = useState(0);
   useEffect(() => {
     if (path === '/link') return;
-    api<SessionInfo>('/api/auth/session').then(setSession, (error) => {
-      if (error instanceof ApiError && error.status === 401) setSession(null);
-      else setSession(null);
-    });
+    // Any failure to read the session shows the sign-in page, which says what to do next.
+    api<SessionInfo>('/api/auth/session').then(setSession, () => setSession(null));
   }, [version, path === '/link']);
+
+  useEffect(() => {
+    const signedOut = () => setSession(null);
+    addEventListener(SIGNED_OUT_EVENT, signedOut);
+    return () => removeEventListener(SIGNED_OUT_EVENT, signedOut);
+  }, []);
 
   useEffect(() => {
     document.title = `${NAV.find((n) => n.to === path)?.label ?? 'Flowgate'} · Flowgate dashboard`;
