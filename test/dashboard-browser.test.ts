@@ -247,6 +247,7 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     expect(await graph.locator('[data-node-id]').count()).toBe(2);
     expect(await graph.locator('[data-node-id="trigger"]').textContent()).toContain('Start');
     expect(await graph.locator('[data-node-id="balance"]').textContent()).toContain('Balance');
+    expect(await graph.locator('[data-node-id="balance"]').textContent()).toContain('web3/check-balance');
     expect(await graph.locator('path.edge').count()).toBe(1);
     expect(await graph.getAttribute('role')).toBe('img');
 
@@ -337,6 +338,9 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
       await page.locator('tr[data-run-id] a').first().click();
       await page.locator('li.step').first().waitFor();
       await shot(page, 'run-steps');
+      await page.goto('/app/workflows');
+      await page.getByTestId('workflow-graph').first().waitFor();
+      await shot(page, 'workflows');
       await page.context().close();
     }
     expect(foreignRequests).toEqual([]);

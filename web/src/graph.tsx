@@ -43,7 +43,9 @@ export function layout(workflow: Pick<Workflow, 'nodes' | 'edges'>) {
 
 const label = (node: Workflow['nodes'][number]) => node.data?.label || node.id;
 const kind = (node: Workflow['nodes'][number]) =>
-  node.type === 'trigger' ? `trigger: ${String(node.data?.config?.triggerType ?? '')}` : (node.data?.type ?? node.type ?? '');
+  node.type === 'trigger'
+    ? `trigger: ${String(node.data?.config?.triggerType ?? '')}`
+    : String(node.data?.config?.actionType ?? node.data?.type ?? node.type ?? '');
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export function WorkflowGraph({ workflow }: { workflow: Workflow }) {
