@@ -81,7 +81,16 @@ async function seed(store: Store, organizationId: string, userId: string): Promi
           completed_at: status === 'running' ? null : new Date(created + 50 + (i % 500)).toISOString(),
           trigger_type: 'Manual',
           transaction_hashes: onchain
-            ? JSON.stringify([{ hash: `0x${i.toString(16).padStart(64, '0')}`, nodeId: 'send', nodeName: 'Send', chainId: CHAINS[i % 3], gasUsed: '21000', gasUsedWei: gasWei }])
+            ? JSON.stringify([
+                {
+                  hash: `0x${i.toString(16).padStart(64, '0')}`,
+                  nodeId: 'send',
+                  nodeName: 'Send',
+                  chainId: CHAINS[i % 3],
+                  gasUsed: '21000',
+                  gasUsedWei: gasWei,
+                },
+              ])
             : '[]',
           gas_used_wei: onchain ? gasWei : null,
         };

@@ -22,6 +22,9 @@ Usage:
                                       running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.
   flowgate open [--org SLUG]          Print a one-time link that opens the dashboard (/app) signed in
                                       as the organization's owner; single use, valid 5 minutes.
+  flowgate oauth list [--org SLUG] [--json]
+                                      Connected OAuth clients (grants: client, scope, resource, dates).
+  flowgate oauth revoke GRANT_ID      Revoke a connected client and all its tokens at once (audited).
   flowgate devnet fund ADDRESS [--eth N] [--usdc N]
                                       Top up ADDRESS on the devnet (chain 31337) with ETH and test
                                       USDC (default 100 ETH and 10000 USDC when neither is given).
@@ -174,6 +177,11 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'open') {
       const { open } = await import('./cli/open.ts');
       await open(loadConfig(), rest);
+      return 0;
+    }
+    if (command === 'oauth' && (rest[0] === 'list' || rest[0] === 'revoke')) {
+      const oauth = await import('./cli/oauth.ts');
+      await (rest[0] === 'list' ? oauth.oauthList : oauth.oauthRevoke)(loadConfig(), rest.slice(1));
       return 0;
     }
     if (command === 'workflows' && rest[0] === 'list') {

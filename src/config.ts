@@ -86,6 +86,18 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 900,
     describes: 'requests to a step-up gated operation per user and action per 15 minutes',
   },
+  oauthRegisterPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_OAUTH_REGISTER_PER_IP',
+    default: 20,
+    windowSeconds: 3600,
+    describes: 'OAuth dynamic client registrations per IP per hour',
+  },
+  oauthTokenPerIp: {
+    variable: 'FLOWGATE_RATE_LIMIT_OAUTH_TOKEN_PER_IP',
+    default: 60,
+    windowSeconds: 60,
+    describes: 'OAuth token and revocation requests per IP per minute',
+  },
 } as const;
 
 export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;

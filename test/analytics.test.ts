@@ -242,7 +242,17 @@ describe('runs', () => {
       const id = newId();
       await store
         .insertInto('direct_executions')
-        .values({ id, organization_id: organization.id, api_key_id: null, type: 'transfer', chain_id: 31337, status: 'completed', value_wei: '1', receipts: '[]', created_at: createdAt })
+        .values({
+          id,
+          organization_id: organization.id,
+          api_key_id: null,
+          type: 'transfer',
+          chain_id: 31337,
+          status: 'completed',
+          value_wei: '1',
+          receipts: '[]',
+          created_at: createdAt,
+        })
         .execute();
       return id;
     };
@@ -297,7 +307,9 @@ describe('steps (session only)', () => {
     expect(failed.at(-1)).toMatchObject({ nodeId: 'sum', status: 'error', error: expect.any(String) });
 
     const direct = (await session.fetch(`/api/analytics/runs/${runs.direct}/steps`)).body.steps as any[];
-    expect(direct).toEqual([expect.objectContaining({ nodeId: 'transfer', status: 'success', output: expect.objectContaining({ transactionHash: expect.any(String) }) })]);
+    expect(direct).toEqual([
+      expect.objectContaining({ nodeId: 'transfer', status: 'success', output: expect.objectContaining({ transactionHash: expect.any(String) }) }),
+    ]);
   });
 
   test('keys are refused; another organization sees 404, as for a missing run', async () => {
@@ -477,7 +489,12 @@ describe('hourly rollups', () => {
   /** The figures as a reader of the raw rows would compute them, for one organization and window. */
   async function fromRows(organizationId: string, since: string) {
     const { store } = gw.gateway.services;
-    const wf = await store.selectFrom('workflow_executions').selectAll().where('organization_id', '=', organizationId).where('created_at', '>=', since).execute();
+    const wf = await store
+      .selectFrom('workflow_executions')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('created_at', '>=', since)
+      .execute();
     const dx = await store.selectFrom('direct_executions').selectAll().where('organization_id', '=', organizationId).where('created_at', '>=', since).execute();
     const gas = [...wf.map((r) => r.gas_used_wei), ...dx.map((r) => r.gas_used_wei)].reduce((n, g) => n + BigInt(g ?? 0), 0n);
     const perChain = new Map<number, { runs: number; gas: bigint }>();
@@ -511,7 +528,19 @@ describe('hourly rollups', () => {
     const stamp = new Date().toISOString();
     await store
       .insertInto('workflows')
-      .values({ id: workflowId, organization_id: organization.id, user_id: owner.id, name: 'Rolled', visibility: 'private', nodes: '[]', edges: '[]', enabled: 1, featured: 0, created_at: stamp, updated_at: stamp })
+      .values({
+        id: workflowId,
+        organization_id: organization.id,
+        user_id: owner.id,
+        name: 'Rolled',
+        visibility: 'private',
+        nodes: '[]',
+        edges: '[]',
+        enabled: 1,
+        featured: 0,
+        created_at: stamp,
+        updated_at: stamp,
+      })
       .execute();
     const now = Date.now();
     const ids: string[] = [];
@@ -540,15 +569,31 @@ describe('hourly rollups', () => {
         continue;
       }
       const id = newSortableId(Date.parse(at));
-      const txs = i % 2 ? [{ hash: '0x1', nodeId: 'a', nodeName: 'A', chainId: 8453, gasUsedWei: `${i}999999999` }, { hash: '0x2', nodeId: 'b', nodeName: 'B', chainId: 1, gasUsedWei: '5' }] : [];
+      const txs =
+        i % 2
+          ? [
+              { hash: '0x1', nodeId: 'a', nodeName: 'A', chainId: 8453, gasUsedWei: `${i}999999999` },
+              { hash: '0x2', nodeId: 'b', nodeName: 'B', chainId: 1, gasUsedWei: '5' },
+            ]
+          : [];
       await store
         .insertInto('workflow_executions')
-        .values({ id, workflow_id: workflowId, organization_id: organization.id, status: 'pending', input: '{}', created_at: at, transaction_hashes: JSON.stringify(txs) })
+        .values({
+          id,
+          workflow_id: workflowId,
+          organization_id: organization.id,
+          status: 'pending',
+          input: '{}',
+          created_at: at,
+          transaction_hashes: JSON.stringify(txs),
+        })
         .execute();
       ids.push(id);
     }
     // The engine's life of a run: claimed, then finished with gas; some fail; heartbeats change nothing counted.
-    const workflowIds = (await store.selectFrom('workflow_executions').select(['id', 'created_at']).where('organization_id', '=', organization.id).execute()).map((r) => r);
+    const workflowIds = (
+      await store.selectFrom('workflow_executions').select(['id', 'created_at']).where('organization_id', '=', organization.id).execute()
+    ).map((r) => r);
     for (const [n, run] of workflowIds.entries()) {
       await store.updateTable('workflow_executions').set({ status: 'running', started_at: run.created_at }).where('id', '=', run.id).execute();
       await store.updateTable('workflow_executions').set({ heartbeat_at: stamp, lease_expires_at: now }).where('id', '=', run.id).execute();
@@ -582,7 +627,9 @@ describe('hourly rollups', () => {
     const networks = (await get('/api/analytics/networks?range=7d', key)).body.networks as { network: string; runCount: number; gasUsedWei: string }[];
     const names: Record<number, string> = { 1: 'ethereum', 8453: 'base' };
     expect(networks.map((n) => ({ ...n })).sort((a, b) => a.network.localeCompare(b.network))).toEqual(
-      expected.networks.map((n) => ({ network: names[n.chainId], runCount: n.runCount, gasUsedWei: n.gasUsedWei })).sort((a, b) => a.network!.localeCompare(b.network!)),
+      expected.networks
+        .map((n) => ({ network: names[n.chainId], runCount: n.runCount, gasUsedWei: n.gasUsedWei }))
+        .sort((a, b) => a.network!.localeCompare(b.network!)),
     );
   });
 });
@@ -594,19 +641,51 @@ test('migration 016 counts the runs stored before it into the rollups', async ()
   await store.insertInto('organizations').values({ id: 'org', slug: 'org', name: 'Org', created_at: at }).execute();
   await store
     .insertInto('workflows')
-    .values({ id: 'wf', organization_id: 'org', name: 'W', visibility: 'private', nodes: '[]', edges: '[]', enabled: 1, featured: 0, created_at: at, updated_at: at })
+    .values({
+      id: 'wf',
+      organization_id: 'org',
+      name: 'W',
+      visibility: 'private',
+      nodes: '[]',
+      edges: '[]',
+      enabled: 1,
+      featured: 0,
+      created_at: at,
+      updated_at: at,
+    })
     .execute();
   const txs = JSON.stringify([{ hash: '0x1', nodeId: 'a', nodeName: 'A', chainId: 8453, gasUsedWei: '7' }]);
   await store
     .insertInto('workflow_executions')
     .values([
-      { id: 'r1', workflow_id: 'wf', organization_id: 'org', status: 'success', created_at: at, started_at: at, completed_at: at, gas_used_wei: '7', transaction_hashes: txs },
+      {
+        id: 'r1',
+        workflow_id: 'wf',
+        organization_id: 'org',
+        status: 'success',
+        created_at: at,
+        started_at: at,
+        completed_at: at,
+        gas_used_wei: '7',
+        transaction_hashes: txs,
+      },
       { id: 'r2', workflow_id: 'wf', organization_id: 'org', status: 'error', created_at: at },
     ])
     .execute();
   await store
     .insertInto('direct_executions')
-    .values({ id: 'd1', organization_id: 'org', type: 'transfer', chain_id: 8453, status: 'completed', value_wei: '1', receipts: '[]', gas_used_wei: '3000000000000000000000', created_at: at, completed_at: at })
+    .values({
+      id: 'd1',
+      organization_id: 'org',
+      type: 'transfer',
+      chain_id: 8453,
+      status: 'completed',
+      value_wei: '1',
+      receipts: '[]',
+      gas_used_wei: '3000000000000000000000',
+      created_at: at,
+      completed_at: at,
+    })
     .execute();
   await migrate(store);
   const window = resolveWindow({ range: '24h' });

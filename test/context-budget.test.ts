@@ -55,6 +55,13 @@ describe('context budget over MCP', () => {
     const update = tools.find((t) => t.name === 'update_workflow')!;
     expect(update.inputSchema.properties.projectId).toEqual({ type: ['string', 'null'] });
     expect(update.inputSchema.properties.visibility.enum).toEqual(['private', 'public']);
+    // A node keeps its id, type and required list; its inner data and position objects are plain objects
+    // (list_action_schemas documents them, tools_documentation has the full schema).
+    const node = update.inputSchema.properties.nodes.items;
+    expect(node.required).toEqual(['id', 'type']);
+    expect(node.properties.data).toEqual({ type: 'object' });
+    const [doc] = (await callTool(client, 'tools_documentation', { toolName: 'update_workflow' })).structured.tools;
+    expect(doc.inputSchema.properties.nodes.items.properties.data.properties).toHaveProperty('label');
     // Output schemas name the top-level fields.
     expect(Object.keys(transfer.outputSchema.properties)).toEqual(expect.arrayContaining(['executionId', 'status', 'pollIntervalHint', 'wouldRevert']));
     expect(tools.find((t) => t.name === 'list_workflows')!.outputSchema.properties).toHaveProperty('workflows');

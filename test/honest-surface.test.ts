@@ -106,6 +106,7 @@ async function publicDocuments(): Promise<Record<string, string>> {
     '/.well-known/mcp',
     '/.well-known/agent-card.json',
     '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-authorization-server',
     '/api/mcp/schemas',
     '/api/mcp/tools-documentation',
   ];
@@ -117,29 +118,39 @@ async function publicDocuments(): Promise<Record<string, string>> {
 }
 
 describe('no claims of what does not exist', () => {
-  it('no OAuth token or authorization-server claims, no siwx scheme, no "being built" anywhere', async () => {
+  it('no siwx scheme, no "being built" anywhere; the OAuth claims name endpoints that answer', async () => {
     const docs = await publicDocuments();
     for (const [where, text] of Object.entries(docs)) {
       expect(text.length, where).toBeGreaterThan(0);
-      // The RFC 9728 metadata URL is the one legitimate mention of the word.
-      const lower = text
-        .toLowerCase()
-        .replaceAll('oauth-protected-resource', '')
-        .replaceAll('oauth_protected_resource', '')
-        .replaceAll('oauth protected resource', '');
       // Each claim with a little context, so a failure names the sentence rather than dumping the document.
-      const claims = [...lower.matchAll(/.{0,60}(oauth|authorization_server|siwx|caip-122|being built).{0,60}/g)].map((m) => m[0]);
+      const claims = [...text.toLowerCase().matchAll(/.{0,60}(siwx|caip-122|being built).{0,60}/g)].map((m) => m[0]);
       expect(claims, where).toEqual([]);
     }
     const openapi = JSON.parse(docs['/openapi.json']!);
-    expect(Object.keys(openapi.components.securitySchemes).sort()).toEqual(['bearerAuth', 'payment', 'sessionCookie']);
+    expect(Object.keys(openapi.components.securitySchemes).sort()).toEqual(['bearerAuth', 'oauth2', 'payment', 'sessionCookie']);
+    // OAuth works now (test/oauth.test.ts runs it with the MCP SDK client): every endpoint it advertises is served and speaks RFC 6749.
+    const metadata = JSON.parse(docs['/.well-known/oauth-authorization-server']!);
+    const flow = openapi.components.securitySchemes.oauth2.flows.authorizationCode;
+    expect([flow.authorizationUrl, flow.tokenUrl]).toEqual([metadata.authorization_endpoint, metadata.token_endpoint]);
+    for (const endpoint of [metadata.token_endpoint, metadata.revocation_endpoint, metadata.registration_endpoint]) {
+      const res = await fetchJson(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+      expect(res.status, endpoint).toBe(400);
+      expect(typeof res.body.error, endpoint).toBe('string');
+    }
+    const authorize = await fetchJson(`${metadata.authorization_endpoint}?client_id=unknown`);
+    expect(authorize.status).toBe(400);
+    expect(authorize.body.error).toBe('invalid_client');
   });
 
-  it('the protected-resource metadata lists no authorization server but keeps resource, bearer methods and scopes', async () => {
+  it('the protected-resource metadata names this gateway as authorization server and keeps resource, bearer methods and scopes', async () => {
     const { status, body } = await fetchJson(`${gw.url}/.well-known/oauth-protected-resource`);
     expect(status).toBe(200);
-    expect(body).not.toHaveProperty('authorization_servers');
-    expect(body).toMatchObject({ resource: `${gw.url}/mcp`, bearer_methods_supported: ['header'], scopes_supported: ['mcp:read', 'mcp:write', 'mcp:admin'] });
+    expect(body).toMatchObject({
+      resource: gw.url,
+      authorization_servers: [gw.url],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['mcp:read', 'mcp:write', 'mcp:admin'],
+    });
     const unauthorized = await fetch(`${gw.url}/api/workflows`, { headers: { authorization: 'Bearer svc_not_a_key' } });
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
@@ -155,6 +166,8 @@ describe('no claims of what does not exist', () => {
       'executePerKey',
       'mcpPerOrganization',
       'mcpPublicCallsPerIp',
+      'oauthRegisterPerIp',
+      'oauthTokenPerIp',
       'siweNoncePerIp',
       'siweVerifyPerIp',
       'stepUpPerUserAction',

@@ -47,7 +47,7 @@ describe('/openapi.json', () => {
       const op = body.paths[openApiPath(tool.rest!.path)]?.[tool.rest!.method.toLowerCase()];
       expect(op, `${tool.name} ${tool.rest!.method} ${tool.rest!.path}`).toBeTruthy();
       expect(op.operationId).toBe(tool.name);
-      // Session-only routes take the cookie alone; key-scoped ones a key or (sessions carry no scope) the cookie.
+      // Session-only routes take the cookie alone; key-scoped ones a key, an OAuth token of that scope or (sessions carry no scope) the cookie.
       const expected =
         tool.scope === 'public'
           ? []
@@ -55,7 +55,7 @@ describe('/openapi.json', () => {
             ? [{ sessionCookie: [] }]
             : tool.scope === 'internal' || tool.scope === 'webhook'
               ? [{ bearerAuth: [] }]
-              : [{ bearerAuth: [] }, { sessionCookie: [] }];
+              : [{ bearerAuth: [] }, { oauth2: [tool.scope] }, { sessionCookie: [] }];
       expect(op.security, tool.name).toEqual(expected);
       for (const name of tool.rest!.path.match(/:([A-Za-z0-9_]+)/g) ?? []) {
         expect(op.parameters.some((p: { name: string; in: string }) => p.in === 'path' && p.name === name.slice(1))).toBe(true);

@@ -124,7 +124,7 @@ describe('POST /api/workflows/validate', () => {
 
     const tools = await mcp.listTools();
     const tool = tools.tools.find((t) => t.name === 'validate_workflow')!;
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    expect(tool.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
   });
 });
 

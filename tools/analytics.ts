@@ -20,8 +20,8 @@ const organizationOf = (ctx: Parameters<typeof requirePrincipal>[0]) => requireP
 
 const summaryTool = defineTool({
   name: 'get_analytics_summary',
-  title: 'Run totals',
-  description: 'Totals of workflow and direct runs over a range (custom: customStart, customEnd).',
+  title: 'Totals',
+  description: 'Totals of all runs: success rate and gas.',
   input: rangeInput,
   output: summarySchema,
   scope: 'mcp:read',
@@ -33,7 +33,8 @@ const summaryTool = defineTool({
 const timeSeriesTool = defineTool({
   name: 'get_analytics_time_series',
   title: 'Runs over time',
-  description: 'Runs, successes and failures per time bucket (hourly for 24h, 6-hourly for 7d, daily for 30d and 90d), every bucket of the range, oldest first.',
+  description:
+    'Runs, successes and failures per time bucket (hourly for 24h, 6-hourly for 7d, daily for 30d and 90d), every bucket of the range, oldest first.',
   input: rangeInput,
   output: timeSeriesSchema,
   scope: 'mcp:read',
@@ -56,14 +57,17 @@ const networksTool = defineTool({
 
 const runsTool = defineTool({
   name: 'list_runs',
-  title: 'List runs',
-  description: 'Workflow and direct runs, newest first; page with nextCursor.',
+  title: 'Runs',
+  description: 'Every run, newest first; page: nextCursor.',
   input: z.object({
     ...rangeFields,
     status: z.enum(STATUS_FILTERS).optional(),
     source: z.enum(['workflow', 'direct']).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
-    cursor: z.string().max(400).optional(),
+    cursor: z
+      .string()
+      .refine((v) => v.length <= 400, 'at most 400 characters')
+      .optional(),
   }),
   output: runsPageSchema,
   scope: 'mcp:read',

@@ -25,7 +25,9 @@ export function canUse(principal: Principal | null, tool: Pick<AnyTool, 'scope' 
 
 export function unauthorized(
   resourceMetadataUrl: string,
-  message = 'Authentication required: send "Authorization: Bearer svc_..." with an organization API key (create one with `flowgate keys create --name NAME`).',
+  message = 'Authentication required: send "Authorization: Bearer svc_..." with an organization API key (create one with `flowgate keys create --name NAME`) or an OAuth access token.',
+  /** RFC 6750 error code for the challenge (`invalid_token` for a bad OAuth token). */
+  bearerError?: string,
 ) {
   return new ServiceError(
     401,
@@ -33,7 +35,7 @@ export function unauthorized(
     message,
     {},
     {
-      'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl}"`,
+      'WWW-Authenticate': `Bearer ${bearerError ? `error="${bearerError}", ` : ''}resource_metadata="${resourceMetadataUrl}"`,
     },
   );
 }

@@ -1,4 +1,5 @@
 import type { AnyTool, ToolContext } from './define.ts';
+import { isRecord } from '../src/is-record.ts';
 
 /**
  * Deprecated paths and request shapes, declared once. A registry entry lists
@@ -29,7 +30,6 @@ export interface DeprecationDeclaration {
   detect?(input: Record<string, unknown>): boolean;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const has = (record: Record<string, unknown>, key: string) => Object.hasOwn(record, key) && record[key] !== undefined;
 
 /** Legacy names of abiFunction and functionArgs inside workflow node configs (SPEC Versioning 7). */

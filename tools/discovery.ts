@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { KEY_SCOPES } from '../src/auth/keys.ts';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../src/auth/oauth/metadata.ts';
+import { getListing } from '../src/catalog/listings.ts';
 import { buildAgentCard } from '../src/discovery/agent-card.ts';
 import { buildAgentRegistration } from '../src/discovery/agent-registration.ts';
 import { discoveryUrls, MCP_PROTOCOL_VERSIONS } from '../src/discovery/identity.ts';
@@ -16,35 +17,66 @@ import { TOOL_FAMILIES } from './families.ts';
 
 const CACHE = 'public, max-age=300';
 
-/**
- * RFC 9728 protected-resource metadata: where 401s' `WWW-Authenticate` points clients.
- * No `authorization_servers` (optional in RFC 9728): this gateway runs no OAuth
- * server, and an organization API key is the only bearer it accepts.
- */
+const protectedResourceOutput = z.object({
+  resource: z.string(),
+  resource_name: z.string(),
+  authorization_servers: z.array(z.string()),
+  bearer_methods_supported: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  resource_documentation: z.string(),
+});
+
+/** RFC 9728 protected-resource metadata: where 401s' `WWW-Authenticate` points clients, naming this gateway's OAuth server. */
 export const oauthProtectedResource = defineTool({
   name: 'oauth_protected_resource',
   title: 'OAuth protected resource metadata',
-  description: 'RFC 9728 metadata for the MCP endpoint: the resource URL, accepted bearer methods and scopes.',
+  description: 'RFC 9728 metadata for the REST API (the base URL): authorization server, bearer methods and scopes.',
   scope: 'public',
   input: z.object({}),
-  output: z.object({
-    resource: z.string(),
-    resource_name: z.string(),
-    bearer_methods_supported: z.array(z.string()),
-    scopes_supported: z.array(z.string()),
-    resource_documentation: z.string(),
-  }),
+  output: protectedResourceOutput,
   rest: { method: 'GET', path: '/.well-known/oauth-protected-resource', cacheControl: 'public, max-age=3600' },
   mcp: false,
-  handler(_input, { services }) {
-    return {
-      resource: `${services.config.baseUrl}/mcp`,
-      resource_name: 'Flowgate MCP server',
-      bearer_methods_supported: ['header'],
-      scopes_supported: [...KEY_SCOPES],
-      resource_documentation: `${services.config.baseUrl}/docs/authentication`,
-    };
+  handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '', 'Flowgate REST API'),
+});
+
+export const oauthProtectedResourceMcp = defineTool({
+  name: 'oauth_protected_resource_mcp',
+  title: 'OAuth protected resource metadata of /mcp',
+  description: 'RFC 9728 metadata for the MCP endpoint /mcp.',
+  scope: 'public',
+  input: z.object({}),
+  output: protectedResourceOutput,
+  rest: { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', cacheControl: 'public, max-age=3600' },
+  mcp: false,
+  handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '/mcp', 'Flowgate MCP server'),
+});
+
+export const oauthProtectedResourceWorkflow = defineTool({
+  name: 'oauth_protected_resource_workflow',
+  title: 'OAuth protected resource metadata of a workflow MCP server',
+  description: 'RFC 9728 metadata for the MCP server of one listed workflow, /mcp/w/{slug}.',
+  scope: 'public',
+  input: z.object({ slug: z.string().min(1).max(100) }),
+  output: protectedResourceOutput,
+  rest: { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp/w/:slug', cacheControl: 'public, max-age=300' },
+  mcp: false,
+  async handler({ slug }, { services }) {
+    const listing = await getListing(services.store, slug);
+    return protectedResourceMetadata(services.config.baseUrl, `/mcp/w/${listing.slug}`, `Flowgate workflow ${listing.slug}`);
   },
+});
+
+/** RFC 8414 metadata of the OAuth 2.1 authorization server (src/http/oauth/router.ts serves its endpoints). */
+export const oauthAuthorizationServer = defineTool({
+  name: 'oauth_authorization_server',
+  title: 'OAuth authorization server metadata',
+  description: 'RFC 8414 metadata: authorize, token, register and revoke endpoints, PKCE S256, scopes.',
+  scope: 'public',
+  input: z.object({}),
+  output: z.looseObject({ issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(), registration_endpoint: z.string() }),
+  rest: { method: 'GET', path: '/.well-known/oauth-authorization-server', cacheControl: 'public, max-age=3600' },
+  mcp: false,
+  handler: (_input, { services }) => authorizationServerMetadata(services.config.baseUrl),
 });
 
 const serverCardOutput = z.looseObject({
@@ -100,8 +132,9 @@ export const mcpTransportDiscovery = defineTool({
       serverCard: urls.serverCard,
       authentication: {
         anonymous: 'initialize, tools/list and the public tools',
-        header: 'Authorization: Bearer <API_KEY>',
-        protectedResourceMetadata: urls.protectedResource,
+        header: 'Authorization: Bearer <API_KEY> (or an OAuth access token)',
+        protectedResourceMetadata: urls.mcpProtectedResource,
+        oauthAuthorizationServer: urls.authorizationServer,
       },
       // The CLI of a Flowgate checkout (bin/flowgate.js); not an npm registry package name, which anyone could claim.
       stdio: { command: 'flowgate', args: ['mcp', '--url', services.config.baseUrl], env: { FLOWGATE_API_KEY: '<API_KEY>' } },
@@ -160,6 +193,9 @@ export const agentRegistration = defineTool({
 
 export const discoveryTools = [
   oauthProtectedResource,
+  oauthProtectedResourceMcp,
+  oauthProtectedResourceWorkflow,
+  oauthAuthorizationServer,
   mcpServerCard,
   mcpServerCardDirectory,
   mcpServerCardAtEndpoint,

@@ -6,6 +6,7 @@ import { executionTools } from './executions.ts';
 import { featureTools } from './features.ts';
 import { integrationTools } from './integrations.ts';
 import { keyTools } from './keys.ts';
+import { oauthClientTools } from './oauth-clients.ts';
 import { projectTools } from './projects.ts';
 import { publicTagTools } from './public-tags.ts';
 import { publicWorkflowTools } from './public-workflows.ts';
@@ -102,8 +103,8 @@ export const TOOL_FAMILIES: readonly ToolFamily[] = [
     id: 'organization',
     name: 'Organization resources',
     description:
-      'Projects, tags, integrations (notification and service credentials), the feature snapshot, API keys (list; revoke behind a wallet-signed step-up) and the organization wallet.',
-    tags: ['organization', 'projects', 'tags', 'integrations', 'wallet', 'api-keys'],
-    tools: [...projectTools, ...tagTools, ...integrationTools, ...featureTools, ...accountTools, ...keyTools],
+      'Projects, tags, integrations (notification and service credentials), the feature snapshot, API keys (list; revoke behind a wallet-signed step-up), connected OAuth clients and the organization wallet.',
+    tags: ['organization', 'projects', 'tags', 'integrations', 'wallet', 'api-keys', 'oauth'],
+    tools: [...projectTools, ...tagTools, ...integrationTools, ...featureTools, ...accountTools, ...keyTools, ...oauthClientTools],
   },
 ];

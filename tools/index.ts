@@ -6,6 +6,7 @@ import { signInLinkTools } from './sign-in-link.ts';
 import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
 import { sessionTools } from './sessions.ts';
+import { oauthClientTools } from './oauth-clients.ts';
 import { memberTools } from './members.ts';
 import { auditLogTools } from './audit-log.ts';
 import { spendCapTools } from './spend-caps.ts';
@@ -46,6 +47,7 @@ export const registry: readonly AnyTool[] = [
   ...keyTools,
   ...totpTools,
   ...sessionTools,
+  ...oauthClientTools,
   ...memberTools,
   ...auditLogTools,
   ...spendCapTools,

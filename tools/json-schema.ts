@@ -41,7 +41,11 @@ export function outputJsonSchema(tool: AnyTool): JsonSchema {
  * range), `anyOf` of plain types merged into a type list (same values), no
  * length bounds (the gateway still enforces them and answers invalid_input
  * naming the field), and plain `boolean` for flags that REST also takes as
- * "true"/"1" text. Length bounds aside, whatever it admits the gateway accepts.
+ * "true"/"1" text, and an object nested two properties deep (a workflow
+ * node's `data` or `position`) as a plain object: list_action_schemas
+ * documents node structure, and its config was a plain object already.
+ * Length bounds and those inner objects aside, whatever it admits the
+ * gateway accepts.
  *
  * Output: the top-level field names only. MCP clients validate
  * structuredContent against outputSchema, so a looser schema is always safe
@@ -95,15 +99,21 @@ function mergeTypeUnion(schema: JsonSchema): JsonSchema | undefined {
   return { ...rest, type: types, ...merged };
 }
 
-function compactInput(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(compactInput);
+/** Object arguments nested this many properties deep are published as plain objects (see above). */
+const OBJECT_DEPTH = 2;
+
+function compactInput(schema: unknown, depth = 0): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => compactInput(s, depth));
   if (typeof schema !== 'object' || schema === null) return schema;
   let source = schema as JsonSchema;
+  if (depth >= OBJECT_DEPTH && source.type === 'object' && source.properties) {
+    return { type: 'object', ...(typeof source.description === 'string' ? { description: source.description } : {}) };
+  }
   if (isBooleanish(source)) {
     const { anyOf: _anyOf, ...rest } = source;
     return { ...rest, type: 'boolean' };
   }
-  if (Array.isArray(source.anyOf)) source = { ...source, anyOf: (source.anyOf as unknown[]).map(compactInput) };
+  if (Array.isArray(source.anyOf)) source = { ...source, anyOf: (source.anyOf as unknown[]).map((s) => compactInput(s, depth)) };
   source = mergeTypeUnion(source) ?? source;
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(source)) {
@@ -113,8 +123,8 @@ function compactInput(schema: unknown): unknown {
     if (LENGTH_BOUNDS.has(key) && typeof value === 'number') continue;
     out[key] =
       key === 'properties' || key === '$defs'
-        ? Object.fromEntries(Object.entries(value as JsonSchema).map(([name, sub]) => [name, compactInput(sub)]))
-        : compactInput(value);
+        ? Object.fromEntries(Object.entries(value as JsonSchema).map(([name, sub]) => [name, compactInput(sub, depth + 1)]))
+        : compactInput(value, depth);
   }
   return out;
 }

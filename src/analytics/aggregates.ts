@@ -61,7 +61,8 @@ const inList = (values: readonly string[]) =>
     values.map((v) => sql.lit(v)),
     sql`, `,
   );
-const countWhere = (column: string, values: readonly string[]) => sql<number>`coalesce(sum(case when ${sql.ref(column)} in (${inList(values)}) then 1 else 0 end), 0)`;
+const countWhere = (column: string, values: readonly string[]) =>
+  sql<number>`coalesce(sum(case when ${sql.ref(column)} in (${inList(values)}) then 1 else 0 end), 0)`;
 const weiHigh = (expr: RawBuilder<unknown>) => sql<number>`coalesce(sum(cast(substr(${expr}, 1, length(${expr}) - 9) as integer)), 0)`;
 const weiLow = (expr: RawBuilder<unknown>) => sql<number>`coalesce(sum(cast(substr(${expr}, max(length(${expr}) - 8, 1)) as integer)), 0)`;
 const joinWei = (high: number | bigint, low: number | bigint) => (BigInt(high) * 1_000_000_000n + BigInt(low)).toString();
@@ -170,7 +171,12 @@ function rawBuckets(store: Store, organizationId: string, slice: Slice, bucketMs
       .where('organization_id', '=', organizationId)
       .where('created_at', '>=', slice.since)
       .where('created_at', '<', slice.until)
-      .select([bucket.as('bucket'), sql<number>`count(*)`.as('runs'), countWhere('status', WORKFLOW_SUCCESS).as('ok'), countWhere('status', WORKFLOW_FAILED).as('failed')])
+      .select([
+        bucket.as('bucket'),
+        sql<number>`count(*)`.as('runs'),
+        countWhere('status', WORKFLOW_SUCCESS).as('ok'),
+        countWhere('status', WORKFLOW_FAILED).as('failed'),
+      ])
       .groupBy('bucket')
       .execute() as Promise<BucketRow[]>,
     store
@@ -178,7 +184,12 @@ function rawBuckets(store: Store, organizationId: string, slice: Slice, bucketMs
       .where('organization_id', '=', organizationId)
       .where('created_at', '>=', slice.since)
       .where('created_at', '<', slice.until)
-      .select([bucket.as('bucket'), sql<number>`count(*)`.as('runs'), countWhere('status', DIRECT_SUCCESS).as('ok'), countWhere('status', DIRECT_FAILED).as('failed')])
+      .select([
+        bucket.as('bucket'),
+        sql<number>`count(*)`.as('runs'),
+        countWhere('status', DIRECT_SUCCESS).as('ok'),
+        countWhere('status', DIRECT_FAILED).as('failed'),
+      ])
       .groupBy('bucket')
       .execute() as Promise<BucketRow[]>,
   ];
@@ -268,7 +279,12 @@ export async function networks(store: Store, chains: ChainCatalog, organizationI
         .where('organization_id', '=', organizationId)
         .where('created_at', '>=', edge.since)
         .where('created_at', '<', edge.until)
-        .select(['chain_id as chainId', sql<number>`count(*)`.as('runs'), weiHigh(sql.ref('gas_used_wei')).as('gasHigh'), weiLow(sql.ref('gas_used_wei')).as('gasLow')])
+        .select([
+          'chain_id as chainId',
+          sql<number>`count(*)`.as('runs'),
+          weiHigh(sql.ref('gas_used_wei')).as('gasHigh'),
+          weiLow(sql.ref('gas_used_wei')).as('gasLow'),
+        ])
         .groupBy('chain_id')
         .execute(),
     );

@@ -15,11 +15,11 @@ export type RangeName = (typeof RANGES)[number];
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
 const isoTime = z
   .string()
-  .max(40)
-  .refine((v) => ISO_TIME.test(v) && !Number.isNaN(Date.parse(v)), 'an ISO 8601 time with a zone, such as 2026-01-31T00:00:00Z');
+  .refine((v) => v.length <= 40 && ISO_TIME.test(v) && !Number.isNaN(Date.parse(v)), 'an ISO 8601 time with a zone, such as 2026-01-31T00:00:00Z');
 
 export const rangeFields = {
-  range: z.enum(RANGES).default('30d'),
+  // Default 30d, applied in resolveWindow: a `default` in the schema would cost every tools/list 16 bytes per tool.
+  range: z.enum(RANGES).optional(),
   customStart: isoTime.optional(),
   customEnd: isoTime.optional(),
 };
@@ -49,19 +49,22 @@ export interface Window {
 const invalid = (message: string, path: string) => badRequest('invalid_input', message, { issues: [{ path, message, code: 'custom' }] });
 
 export function resolveWindow(input: RangeInput, now = Date.now()): Window {
+  const range = input.range ?? '30d';
   let sinceMs: number;
   let untilMs: number;
-  if (input.range === 'custom') {
-    if (!input.customStart || !input.customEnd) throw invalid('range=custom needs both customStart and customEnd (ISO 8601 times).', input.customStart ? 'customEnd' : 'customStart');
+  if (range === 'custom') {
+    if (!input.customStart || !input.customEnd)
+      throw invalid('range=custom needs both customStart and customEnd (ISO 8601 times).', input.customStart ? 'customEnd' : 'customStart');
     sinceMs = Date.parse(input.customStart);
     untilMs = Date.parse(input.customEnd);
     if (untilMs <= sinceMs) throw invalid('customEnd must be later than customStart.', 'customEnd');
     if (untilMs - sinceMs > MAX_CUSTOM_MS) throw invalid('A custom range spans at most 731 days.', 'customEnd');
   } else {
-    if (input.customStart || input.customEnd) throw invalid(`customStart and customEnd apply only with range=custom (range is ${input.range}).`, input.customStart ? 'customStart' : 'customEnd');
+    if (input.customStart || input.customEnd)
+      throw invalid(`customStart and customEnd apply only with range=custom (range is ${range}).`, input.customStart ? 'customStart' : 'customEnd');
     // `until` is just after now, so a run written this millisecond is inside.
     untilMs = now + 1;
-    sinceMs = untilMs - PRESET_MS[input.range];
+    sinceMs = untilMs - PRESET_MS[range];
   }
   const span = untilMs - sinceMs;
   const bucketMs = BUCKET_MS.find((size) => Math.ceil(span / size) <= MAX_BUCKETS) ?? BUCKET_MS[BUCKET_MS.length - 1];

@@ -60,7 +60,13 @@ const encodeCursor = (p: Position) => Buffer.from(JSON.stringify([p.createdAt, p
 function decodeCursor(cursor: string): Position {
   try {
     const [createdAt, id, since] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && typeof id === 'string' && typeof since === 'string' && !Number.isNaN(Date.parse(createdAt)) && !Number.isNaN(Date.parse(since)))
+    if (
+      typeof createdAt === 'string' &&
+      typeof id === 'string' &&
+      typeof since === 'string' &&
+      !Number.isNaN(Date.parse(createdAt)) &&
+      !Number.isNaN(Date.parse(since))
+    )
       return { createdAt, id, since };
   } catch {
     // Falls through to the one answer for anything that is not our cursor.
@@ -82,7 +88,9 @@ export async function listRuns(store: Store, chains: ChainCatalog, organizationI
   const statuses = query.status ? STATUS_MATCHES[query.status] : undefined;
   // Both sources: each gives at most limit+1 rows past the cursor; the merged newest limit+1 decide the page.
   const keyset = (column: (name: 'created_at' | 'id') => string) =>
-    after ? sql<boolean>`(${sql.ref(column('created_at'))} < ${after.createdAt} or (${sql.ref(column('created_at'))} = ${after.createdAt} and ${sql.ref(column('id'))} < ${after.id}))` : sql<boolean>`1 = 1`;
+    after
+      ? sql<boolean>`(${sql.ref(column('created_at'))} < ${after.createdAt} or (${sql.ref(column('created_at'))} = ${after.createdAt} and ${sql.ref(column('id'))} < ${after.id}))`
+      : sql<boolean>`1 = 1`;
 
   const workflowRuns: Promise<RunRow[]> =
     query.source === 'direct'

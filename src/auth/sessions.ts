@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.ts';
+import type { SessionsTable } from '../store/schema.ts';
 import type { Principal, Role } from './principal.ts';
 import { newId, nowIso } from '../ids.ts';
 import { isoIn, newToken, tokenHash } from './tokens.ts';
@@ -38,16 +39,7 @@ export interface SessionService {
   switchOrganization(sessionId: string, organizationId: string): Promise<void>;
 }
 
-type Row = {
-  id: string;
-  user_id: string;
-  organization_id: string;
-  ip: string | null;
-  user_agent: string | null;
-  created_at: string;
-  last_seen_at: string;
-  expires_at: string;
-};
+type Row = Pick<SessionsTable, 'id' | 'user_id' | 'organization_id' | 'ip' | 'user_agent' | 'created_at' | 'last_seen_at' | 'expires_at'>;
 
 const toRecord = (row: Row): SessionRecord => ({
   id: row.id,

@@ -15,7 +15,7 @@ import { UsageError } from './usage.ts';
  * directory holds the master key anyway). Every change is audited as `cli`.
  */
 
-const CLI_ACTOR = { kind: 'cli' } as const;
+export const CLI_ACTOR = { kind: 'cli' } as const;
 
 /**
  * Commands that act on a running deployment's data must never create a second,

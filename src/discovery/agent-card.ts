@@ -25,7 +25,7 @@ const BEARER = {
   httpAuthSecurityScheme: {
     scheme: 'Bearer',
     bearerFormat: 'svc_ organization API key',
-    description: `Organization API key (svc_...). Scopes: ${KEY_SCOPES.join(', ')}; a key without scope is unrestricted. Public tools need no credential.`,
+    description: `Organization API key (svc_...) or OAuth 2.1 access token (authorization code + PKCE; metadata at /.well-known/oauth-authorization-server). Scopes: ${KEY_SCOPES.join(', ')}; a key without scope is unrestricted. Public tools need no credential.`,
   },
   // A2A 0.3 / OpenAPI readers
   type: 'http',

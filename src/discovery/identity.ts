@@ -33,6 +33,8 @@ export const discoveryUrls = (baseUrl: string) => ({
   agentCard: `${baseUrl}/.well-known/agent-card.json`,
   agentRegistration: `${baseUrl}/.well-known/agent-registration.json`,
   protectedResource: `${baseUrl}/.well-known/oauth-protected-resource`,
+  mcpProtectedResource: `${baseUrl}/.well-known/oauth-protected-resource/mcp`,
+  authorizationServer: `${baseUrl}/.well-known/oauth-authorization-server`,
   openApi: `${baseUrl}/openapi.json`,
   docs: `${baseUrl}/docs`,
   llmsTxt: `${baseUrl}/llms.txt`,

@@ -30,7 +30,7 @@ export function buildServerCard(config: Pick<Config, 'baseUrl'>) {
           {
             name: 'Authorization',
             description:
-              'Optional. Without it you get the public tools (catalogs, marketplace search, validation). With an organization API key (svc_...) you get your organization’s tools, filtered by the key’s scope.',
+              'Optional. Without it you get the public tools (catalogs, marketplace search, validation). With an organization API key (svc_...) or an OAuth access token you get your organization’s tools, filtered by scope.',
             isRequired: false,
             isSecret: true,
             value: 'Bearer {api_key}',
@@ -46,7 +46,8 @@ export function buildServerCard(config: Pick<Config, 'baseUrl'>) {
         anonymous: 'initialize, tools/list and the public tools need no credential',
         bearer: 'Authorization: Bearer svc_... (organization key)',
         scopes: [...KEY_SCOPES],
-        protectedResourceMetadata: urls.protectedResource,
+        protectedResourceMetadata: urls.mcpProtectedResource,
+        oauth: `OAuth 2.1 with PKCE and dynamic client registration: ${urls.authorizationServer}`,
       },
       'flowgate/links': { openapi: urls.openApi, docs: urls.docs, llmsTxt: urls.llmsTxt, agentCard: urls.agentCard },
     },

@@ -13,6 +13,7 @@ import { canonicalTimezone, parseCron, suggestTimezone, timezoneMessage } from '
 import { GRAPH_LIMITS, receivedValue, type InvalidField } from './graph.ts';
 import { isWholeTemplate, replaceTemplates } from './templates.ts';
 import { nestsDeeperThan } from '../json-depth.ts';
+import { isRecord } from '../is-record.ts';
 
 /**
  * Checks of one node's data.config against its registry entry: required
@@ -32,8 +33,6 @@ export interface NodeSink {
   /** `nodes[i].data.config` */
   configPath: string;
 }
-
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An empty string counts as missing: editors save untouched fields as ''. */
 const isMissing = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');

@@ -1,5 +1,6 @@
 import { getAction, getTrigger } from '../actions/index.ts';
 import type { FieldMap } from '../actions/index.ts';
+import { isRecord } from '../is-record.ts';
 import {
   NODE_STATUSES,
   type EdgeInput,
@@ -29,8 +30,6 @@ export interface NormalizeResult {
   graph: WorkflowGraph;
   problems: InvalidField[];
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isPosition = (value: unknown): value is { x: number; y: number } => isRecord(value) && Number.isFinite(value.x) && Number.isFinite(value.y);
 

@@ -1,6 +1,7 @@
 import { getAction, suggest, triggerTypes } from '../actions/index.ts';
 import { ServiceError } from '../errors.ts';
-import { checkAction, checkConfigSize, checkTrigger, isRecord, type NodeSink } from './config-checks.ts';
+import { checkAction, checkConfigSize, checkTrigger, type NodeSink } from './config-checks.ts';
+import { isRecord } from '../is-record.ts';
 import { GRAPH_LIMITS, receivedValue, type GraphInput, type InvalidField, type ValidationReport, type WorkflowGraph, type WorkflowNode } from './graph.ts';
 import { normalizeGraph } from './normalize.ts';
 import type { ChainCatalog } from '../chains/catalog.ts';

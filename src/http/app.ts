@@ -1,5 +1,4 @@
 import express, { type Request, type Response } from 'express';
-import FindMyWay from 'find-my-way';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { isLoopbackHost } from '../config.ts';
@@ -25,20 +24,15 @@ import { isInternalService } from './internal-service.ts';
 import { getListing, listListings } from '../catalog/listings.ts';
 import { listingOperations, paymentSecuritySchemes } from './openapi-listings.ts';
 import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
+import { MCP_ENDPOINTS, resourceMap, WORKFLOW_MCP_ENDPOINT } from './oauth/resources.ts';
+import { oauthRouter } from './oauth/router.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
 
-/** Where MCP is served: /.well-known/mcp is the same transport for clients that look there (its GET is a discovery document, tools/discovery.ts). */
-const MCP_ENDPOINTS = ['/mcp', '/.well-known/mcp'];
-/** One MCP server per listed workflow. */
-const WORKFLOW_MCP_ENDPOINT = '/mcp/w/:slug';
-
-/** Matches a path to an MCP endpoint the way express routes it (any case, trailing slash ignored). */
-function mcpEndpointMatcher(): (path: string) => boolean {
-  const endpoints = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
-  for (const path of [...MCP_ENDPOINTS, WORKFLOW_MCP_ENDPOINT]) endpoints.on('POST', path, () => {});
-  return (path) => endpoints.find('POST', path) !== null;
-}
+/*
+ * Where MCP is served (src/http/oauth/resources.ts): /mcp, and /.well-known/mcp, the same transport for clients
+ * that look there (its GET is a discovery document, tools/discovery.ts); /mcp/w/:slug, one server per listed workflow.
+ */
 
 function allowedHostnames(services: Services): string[] {
   const base = new URL(services.config.baseUrl).hostname;
@@ -76,7 +70,8 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   if (isLoopbackHost(config.host)) app.use(hostHeaderValidation(allowedHostnames(services)));
   const origins = originPolicy(config);
   const operations = operationLookup(registry);
-  const isMcpEndpoint = mcpEndpointMatcher();
+  const resources = resourceMap(config.baseUrl);
+  const isMcpEndpoint = resources.isMcpEndpoint;
   // A route takes a credential unless it is a public operation; the MCP endpoints (not operations themselves) always do.
   const takesCredential = (method: string, path: string) => {
     const operation = operations.find(method, path);
@@ -85,8 +80,11 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
   app.use(corsByRoute(takesCredential, origins));
   app.use(serviceVersion);
 
-  const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
-  app.use(requestAuth({ keys: services.keys, sessions: services.sessions, store: services.store, baseUrl: config.baseUrl, resourceMetadataUrl }));
+  // The OAuth authorization server authenticates its own callers (clients, and the session on the consent page).
+  app.use(oauthRouter(services, origins));
+  // 401s point to the protected-resource metadata of the path asked for (RFC 9728): /mcp, /mcp/w/<slug> or the REST API.
+  const resourceMetadataUrl = (path: string) => resources.of(path).metadataUrl;
+  app.use(requestAuth({ keys: services.keys, sessions: services.sessions, store: services.store, baseUrl: config.baseUrl, resources }));
   app.use(originRules(origins, config.baseUrl));
 
   const contextFor =

@@ -6,6 +6,8 @@ import { unauthorized } from '../../tools/authorize.ts';
 import { authenticateUserKey, USER_KEY_PREFIX } from '../auth/user-keys.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import type { Store } from '../store/db.ts';
+import { ACCESS_TOKEN_PREFIX, verifyAccessToken } from '../auth/oauth/grants.ts';
+import type { ResourceMap } from './oauth/resources.ts';
 
 /** A `wfb_` key as a principal that only webhook-scoped operations accept (see tools/authorize.ts). */
 async function userKeyPrincipal(store: Store, token: string): Promise<Principal | null> {
@@ -27,9 +29,25 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function requestAuth(deps: { keys: KeyService; sessions: SessionService; store: Store; baseUrl: string; resourceMetadataUrl: string }): RequestHandler {
+/**
+ * An OAuth access token's principal, refused (401 invalid_token) when it is
+ * not live or is bound to another resource than the one asked for (RFC 8707).
+ */
+async function accessTokenPrincipal(store: Store, resources: ResourceMap, token: string, path: string): Promise<Principal> {
+  const here = resources.of(path);
+  const invalid = (message: string) => unauthorized(here.metadataUrl, message, 'invalid_token');
+  const verified = await verifyAccessToken(store, token);
+  if (!verified) throw invalid('Invalid, expired or revoked OAuth access token: refresh it, or authorize again.');
+  if (!resources.accepts(verified.resource, path)) {
+    throw invalid(`This access token was issued for resource ${verified.resource}; this endpoint is resource ${here.resource}. Authorize for this resource.`);
+  }
+  return verified.principal;
+}
+
+export function requestAuth(deps: { keys: KeyService; sessions: SessionService; store: Store; baseUrl: string; resources: ResourceMap }): RequestHandler {
   return async (req, _res, next) => {
     req.principal = null;
+    const resourceMetadataUrl = deps.resources.of(req.path).metadataUrl;
     const header = req.headers.authorization;
     // `Authorization: Payment <credential>` is an MPP payment for a paid workflow call, not an identity.
     if (!header || /^Payment\s/i.test(header)) {
@@ -44,20 +62,21 @@ export function requestAuth(deps: { keys: KeyService; sessions: SessionService; 
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      return next(unauthorized(deps.resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
+      return next(unauthorized(resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
     }
     try {
       const token = match[1]!;
+      if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
+        req.principal = await accessTokenPrincipal(deps.store, deps.resources, token, req.path);
+        return next();
+      }
       req.principal = token.startsWith(USER_KEY_PREFIX) ? await userKeyPrincipal(deps.store, token) : await deps.keys.authenticate(token);
     } catch (error) {
       return next(error);
     }
     if (!req.principal) {
       return next(
-        unauthorized(
-          deps.resourceMetadataUrl,
-          'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.',
-        ),
+        unauthorized(resourceMetadataUrl, 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'),
       );
     }
     next();

@@ -38,6 +38,8 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
   res.setHeader('Connection', 'keep-alive');
   // Proxies (nginx) would otherwise hold events back in a buffer.
   res.setHeader('X-Accel-Buffering', 'no');
+  // HEAD gets the headers of the stream and no stream.
+  if (req.method === 'HEAD') return void res.end();
   res.flushHeaders();
   res.write(`retry: ${intervalMs}\n\n`);
 

@@ -87,13 +87,17 @@ const rateLimited = (id: unknown, refusal: Refusal) => {
   return { jsonrpc: '2.0' as const, id, error: { code: MCP_RATE_LIMITED, message: error.message, data: error.toBody() } };
 };
 
+/** `?login`, `?login=1|true|yes`: the caller wants to authenticate; `?login=false` does not. */
+const wantsLogin = (value: unknown) => typeof value === 'string' && ['', '1', 'true', 'yes'].includes(value.toLowerCase());
+
 export interface McpRouteDeps {
   path: string;
   info: McpServerInfo;
   registry: readonly AnyTool[];
   rateLimiter: RateLimiter;
   baseUrl: string;
-  resourceMetadataUrl: string;
+  /** The protected-resource metadata URL for a request path (a 401's `resource_metadata`). */
+  resourceMetadataUrl(path: string): string;
   bodyLimitBytes: number;
   /** Browser origins allowed to call (a request without `Origin` is no browser's and passes). */
   origins: OriginPolicy;
@@ -208,7 +212,17 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       const principal: Principal | null = req.principal;
       if (principal?.kind === 'user_key') {
         // Webhook keys start webhook triggers and nothing else; they are no MCP credential.
-        return next(unauthorized(deps.resourceMetadataUrl, 'wfb_ webhook keys cannot be used for MCP; use an organization key (svc_...).'));
+        return next(unauthorized(deps.resourceMetadataUrl(req.path), 'wfb_ webhook keys cannot be used for MCP; use an organization key (svc_...).'));
+      }
+      // `?login`: the client asks to sign in. Anonymous callers are otherwise served the public tools with 200, so a client
+      // that starts OAuth only on a 401 would never do so; this URL answers them the challenge instead.
+      if (!principal && wantsLogin(req.query.login)) {
+        return next(
+          unauthorized(
+            deps.resourceMetadataUrl(req.path),
+            'Sign-in requested (?login): authorize with OAuth (see the resource_metadata of WWW-Authenticate) or send an organization API key.',
+          ),
+        );
       }
       if (Array.isArray(req.body)) return await answerBatch(req, res, principal, req.body);
 

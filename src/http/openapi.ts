@@ -110,14 +110,14 @@ function operation(tool: AnyTool) {
 /**
  * Who may call an operation: nobody needs a credential on public ones;
  * session-only ones take the sign-in cookie and nothing else; operations of a
- * key scope take an organization key or, since sessions carry no scope, the
- * cookie too.
+ * key scope take an organization key, an OAuth access token of that scope or,
+ * since sessions carry no scope, the cookie too.
  */
 export function securityOf(scope: AnyTool['scope']): Record<string, string[]>[] {
   if (scope === 'public') return [];
   if (scope === 'session') return [{ sessionCookie: [] }];
   if (scope === 'internal' || scope === 'webhook') return [{ bearerAuth: [] }];
-  return [{ bearerAuth: [] }, { sessionCookie: [] }];
+  return [{ bearerAuth: [] }, { oauth2: [scope] }, { sessionCookie: [] }];
 }
 
 export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
@@ -144,7 +144,25 @@ export function buildOpenApi(registry: readonly AnyTool[], config: Config) {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Organization API key (`svc_...`). Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
+          description:
+            'Organization API key (`svc_...`) or OAuth access token (`fgat_...`). Keys may carry scope mcp:read, mcp:write or mcp:admin; a key with no scope is unrestricted.',
+        },
+        oauth2: {
+          type: 'oauth2',
+          description:
+            'OAuth 2.1 for MCP clients and other interactive clients: dynamic client registration (or a Client ID Metadata Document URL as client_id), authorization code with PKCE S256, access tokens for 1 h bound to their resource (RFC 8707), rotating refresh tokens for 30 d. Metadata: /.well-known/oauth-authorization-server. See /docs/authentication.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${config.baseUrl}/authorize`,
+              tokenUrl: `${config.baseUrl}/token`,
+              refreshUrl: `${config.baseUrl}/token`,
+              scopes: {
+                'mcp:read': 'Read workflows, executions and chain data; run simulations',
+                'mcp:write': 'mcp:read plus create and change workflows, start runs, broadcast',
+                'mcp:admin': 'mcp:write plus organization administration (keys, members, connected clients)',
+              },
+            },
+          },
         },
         sessionCookie: {
           type: 'apiKey',

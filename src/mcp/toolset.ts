@@ -16,14 +16,16 @@ export function toMcpDescriptor(tool: AnyTool): McpToolDescriptor {
   if (!tool.mcp) throw new Error(`${tool.name} is not exposed over MCP`);
   // The compact schemas (tools/json-schema.ts) keep a full listing within an agent's context budget;
   // tools_documentation {toolName} answers the full ones. `title` is not repeated in annotations:
-  // MCP clients read the tool's own title first.
+  // MCP clients read the tool's own title first. destructiveHint and idempotentHint mean something
+  // only when readOnlyHint is false (MCP schema), so a read-only tool does not list them.
+  const { destructiveHint, idempotentHint, ...hints } = tool.mcp.annotations;
   const descriptor: McpToolDescriptor = {
     name: tool.name,
     title: tool.title,
     description: tool.description,
     inputSchema: compactInputJsonSchema(tool) as McpToolDescriptor['inputSchema'],
     ...(tool.mcp.outputSchema === false ? {} : { outputSchema: compactOutputJsonSchema(tool, tool.mcp.resultKey) as McpToolDescriptor['outputSchema'] }),
-    annotations: { ...tool.mcp.annotations },
+    annotations: hints.readOnlyHint ? hints : { ...tool.mcp.annotations },
   };
   descriptorCache.set(tool, descriptor);
   return descriptor;

@@ -33,13 +33,21 @@ export const AUDIT_ACTIONS = [
   'email_link_requested',
   'email_changed',
   'sign_in_link_created',
+  'oauth_grant_created',
+  'oauth_grant_revoked',
+  'oauth_token_revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
   organizationId: string | null;
   /** Who acted: a principal, the host operator's CLI (`kind: 'cli'`), or null for an anonymous attempt (a failed sign-in). */
-  actor: Pick<Principal, 'kind' | 'userId' | 'keyId'> | { kind: 'cli'; userId?: null; keyId?: null } | null;
+  actor:
+    | Pick<Principal, 'kind' | 'userId' | 'keyId'>
+    | { kind: 'cli'; userId?: null; keyId?: null }
+    // An OAuth client acting on its own grant (a revocation, a detected token reuse): keyId is the grant.
+    | { kind: 'oauth_client'; userId: string; keyId: string }
+    | null;
   action: AuditAction;
   target?: string | null;
   outcome?: 'success' | 'failure';

@@ -2,7 +2,8 @@ import { getAddress } from 'viem';
 import { Credential } from 'mppx';
 import { paymentRequired } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
-import { errorText, isRecord, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
+import { isRecord } from '../is-record.ts';
+import { errorText, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
 import { authorizationKey, signatureHash } from './records.ts';
 import { replay, settleAndRun } from './settle.ts';
 

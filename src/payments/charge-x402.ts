@@ -3,7 +3,8 @@ import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { paymentRequired, requirementsFor } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
-import { errorText, isRecord, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
+import { isRecord } from '../is-record.ts';
+import { errorText, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
 import { authorizationKey, signatureHash } from './records.ts';
 import { replay, settleAndRun } from './settle.ts';
 

@@ -1,6 +1,7 @@
 import type { SettleResponse } from '@x402/core/types';
 import type { Receipt } from 'mppx';
 import { ServiceError } from '../errors.ts';
+import { isRecord } from '../is-record.ts';
 
 /**
  * What a paid call exchanges with the payments service: the resource it pays
@@ -65,5 +66,4 @@ export class PaymentRequiredError extends ServiceError {
 }
 
 /** Small readers the charge modules share for credentials of unknown shape. */
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));

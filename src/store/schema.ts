@@ -415,6 +415,60 @@ export interface OrganizationChainCapsTable {
   updated_by: string | null;
 }
 
+export interface OAuthClientsTable {
+  client_id: string;
+  secret_hash: string | null;
+  /** RFC 7591 client metadata, JSON, no secret. */
+  metadata: string;
+  source: 'registered' | 'metadata_document';
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface OAuthGrantsTable {
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  user_id: string;
+  organization_id: string;
+  /** One scope: mcp:read, mcp:write or mcp:admin. */
+  scope: string;
+  resource: string;
+  redirect_uri: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+}
+
+export interface OAuthRequestsTable {
+  id_hash: string;
+  session_id: string;
+  client_id: string;
+  /** JSON of the validated authorization parameters. */
+  params: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  grant_id: string;
+  code_challenge: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OAuthTokensTable {
+  token_hash: string;
+  grant_id: string;
+  kind: 'access' | 'refresh';
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  revoked_at: string | null;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -447,6 +501,11 @@ export interface Database {
   audit_log: AuditLogTable;
   organization_chain_caps: OrganizationChainCapsTable;
   sign_in_links: SignInLinksTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_requests: OAuthRequestsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
   run_rollups: RunRollupsTable;
   network_rollups: NetworkRollupsTable;
 }

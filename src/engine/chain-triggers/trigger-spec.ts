@@ -1,7 +1,8 @@
 import { getAddress, isAddress, type AbiEvent, type Address } from 'viem';
 import type { ChainCatalog } from '../../chains/catalog.ts';
 import { isServiceError } from '../../errors.ts';
-import { bareName, isRecord } from '../config-checks.ts';
+import { bareName } from '../config-checks.ts';
+import { isRecord } from '../../is-record.ts';
 import { chainOf, isBlank } from '../../onchain/steps/config.ts';
 
 /**

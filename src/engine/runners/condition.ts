@@ -3,6 +3,7 @@ import { evaluateExpression, SandboxError } from '../../sandbox/quickjs.ts';
 import { evaluateSimpleCondition, UNSUPPORTED } from '../../sandbox/simple-expression.ts';
 import { compareDecimal, toDecimal } from './math-aggregate.ts';
 import { NodeError, type NodeRunner } from './types.ts';
+import { isRecord } from '../../is-record.ts';
 
 /**
  * `Condition`: decides which handle (`true` / `false`) the run follows.
@@ -33,8 +34,6 @@ import { NodeError, type NodeRunner } from './types.ts';
  */
 
 type Bindings = Record<string, unknown>;
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 const REGEX_TIMEOUT_MS = 1000;
 const MAX_PATTERN_CHARS = 1000;

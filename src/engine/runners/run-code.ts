@@ -1,5 +1,6 @@
 import { runUserCode, SandboxError } from '../../sandbox/quickjs.ts';
 import { NodeError, type NodeRunner } from './types.ts';
+import { isRecord } from '../../is-record.ts';
 
 /**
  * `code/run-code`: runs a JavaScript function body in the sandbox. The code
@@ -11,8 +12,6 @@ import { NodeError, type NodeRunner } from './types.ts';
 
 export const DEFAULT_CODE_TIMEOUT_MS = 1000;
 export const MAX_CODE_TIMEOUT_MS = 10_000;
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function parseTimeout(value: unknown): number {
   if (value === undefined || value === null || value === '') return DEFAULT_CODE_TIMEOUT_MS;

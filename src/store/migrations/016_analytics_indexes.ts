@@ -73,7 +73,9 @@ async function rollupTriggers(db: Kysely<any>, table: keyof typeof COUNTED, cont
   await sql.raw(`create trigger ${table}_rollup_insert after insert on ${table} begin ${contribution('NEW', 1)} end`).execute(db);
   await sql.raw(`create trigger ${table}_rollup_delete after delete on ${table} begin ${contribution('OLD', -1)} end`).execute(db);
   await sql
-    .raw(`create trigger ${table}_rollup_update after update of ${COUNTED[table].join(', ')} on ${table} begin ${contribution('OLD', -1)} ${contribution('NEW', 1)} end`)
+    .raw(
+      `create trigger ${table}_rollup_update after update of ${COUNTED[table].join(', ')} on ${table} begin ${contribution('OLD', -1)} ${contribution('NEW', 1)} end`,
+    )
     .execute(db);
 }
 

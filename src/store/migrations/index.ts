@@ -13,6 +13,7 @@ import * as identity from './011_identity.ts';
 import * as stepUpTotpReplay from './012_stepup_totp_replay.ts';
 import * as membersChainSpend from './013_members_chain_spend.ts';
 import * as signupEmail from './014_signup_email.ts';
+import * as oauth from './015_oauth.ts';
 import * as analyticsIndexes from './016_analytics_indexes.ts';
 import * as signInLinks from './017_sign_in_links.ts';
 
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   '012_stepup_totp_replay': stepUpTotpReplay,
   '013_members_chain_spend': membersChainSpend,
   '014_signup_email': signupEmail,
+  '015_oauth': oauth,
   '016_analytics_indexes': analyticsIndexes,
   '017_sign_in_links': signInLinks,
 };

@@ -1,0 +1,61 @@
+import FindMyWay from 'find-my-way';
+import { protectedResourceMetadataUrl } from '../../auth/oauth/metadata.ts';
+
+/**
+ * The protected resources of this gateway (RFC 8707 / RFC 9728): the REST
+ * API at the base URL, the MCP server at /mcp (also served at
+ * /.well-known/mcp), and one MCP server per listed workflow at /mcp/w/<slug>.
+ * An access token is bound to one of them: a token for the base URL is
+ * accepted everywhere, a token for an MCP endpoint only there.
+ */
+
+export const MCP_ENDPOINTS = ['/mcp', '/.well-known/mcp'];
+export const WORKFLOW_MCP_ENDPOINT = '/mcp/w/:slug';
+
+export interface ResourceOfPath {
+  /** '' (REST), '/mcp' or '/mcp/w/<slug>'. */
+  path: string;
+  resource: string;
+  metadataUrl: string;
+}
+
+export interface ResourceMap {
+  /** Whether a path is an MCP endpoint (as express routes it: any case, trailing slash ignored). */
+  isMcpEndpoint(path: string): boolean;
+  /** The resource a request path belongs to. */
+  of(path: string): ResourceOfPath;
+  /** Whether a token bound to `tokenResource` may be used on `path`. */
+  accepts(tokenResource: string, path: string): boolean;
+}
+
+/** A URL as compared: parsed and serialized, so `http://h` and `http://h/` are one resource. */
+export const canonicalResource = (url: string): string => {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+};
+
+export function resourceMap(baseUrl: string): ResourceMap {
+  const router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
+  for (const path of MCP_ENDPOINTS) router.on('POST', path, () => {});
+  router.on('POST', WORKFLOW_MCP_ENDPOINT, () => {});
+  const at = (path: string): ResourceOfPath => ({ path, resource: `${baseUrl}${path}`, metadataUrl: protectedResourceMetadataUrl(baseUrl, path) });
+  const base = canonicalResource(baseUrl);
+
+  const of = (path: string): ResourceOfPath => {
+    const found = router.find('POST', path);
+    if (!found) return at('');
+    const slug = found.params.slug;
+    return at(slug === undefined ? '/mcp' : `/mcp/w/${slug}`);
+  };
+  return {
+    isMcpEndpoint: (path) => router.find('POST', path) !== null,
+    of,
+    accepts(tokenResource, path) {
+      const bound = canonicalResource(tokenResource);
+      return bound === base || bound === canonicalResource(of(path).resource);
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import crypto from 'node:crypto';
+import express, { Router, type RequestHandler, type Response } from 'express';
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
+import { TooManyRequestsError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { Services } from '../../services.ts';
+import type { RateLimitName } from '../../config.ts';
+import { rateLimitHeaders } from '../../guards/rate-limit.ts';
+import { tokenHash } from '../../auth/tokens.ts';
+import { approve, takeConsentRequest } from '../../auth/oauth/grants.ts';
+import { OAUTH_ENDPOINTS } from '../../auth/oauth/metadata.ts';
+import type { OriginPolicy } from '../origins.ts';
+import { createOAuthProvider, DECISION_PATH, sessionOf } from './provider.ts';
+import { errorPage, pageHeaders } from './consent-page.ts';
+
+/**
+ * The authorization server's endpoints, from the MCP SDK's handlers (they
+ * parse requests, check PKCE and answer RFC 6749 errors) over our provider,
+ * plus the consent page's form target. Mounted before the gateway's own
+ * authentication: these endpoints authenticate clients (and, for consent,
+ * the session cookie) themselves. The discovery documents are registry
+ * operations (tools/discovery.ts).
+ */
+
+/** Our per-IP limits (shared across processes), answered as RFC 6749 errors. */
+function limitPerIp(services: Services, name: RateLimitName): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const decision = await services.rateLimiter.consume(name, req.ip ?? 'unknown');
+      if (services.rateLimiter.enabled) res.set(rateLimitHeaders(decision));
+      if (decision.allowed) return next();
+      res.setHeader('Retry-After', String(decision.resetSeconds));
+      res.status(429).json(new TooManyRequestsError(`Too many requests; retry after ${decision.resetSeconds} s.`).toResponseObject());
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/**
+ * Client secrets are stored as SHA-256 (src/auth/oauth/clients.ts): the SDK's
+ * client authentication compares the presented secret with the stored value,
+ * so the presented one is replaced by its digest first.
+ */
+const hashPresentedSecret: RequestHandler = (req, _res, next) => {
+  const body = req.body as Record<string, unknown> | undefined;
+  if (body && typeof body.client_secret === 'string') body.client_secret = tokenHash(body.client_secret);
+  next();
+};
+
+function redirectWith(res: Response, redirectUri: string, params: Record<string, string | undefined>) {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(302, url.href);
+}
+
+export function oauthRouter(services: Services, origins: OriginPolicy): Router {
+  const provider = createOAuthProvider(services);
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+
+  // The consent page's form: approve or deny a pending request of this session.
+  router.post(DECISION_PATH, form, async (req, res, next) => {
+    const fail = (status: number, message: string) => {
+      const nonce = crypto.randomBytes(16).toString('base64');
+      res.status(status).set(pageHeaders(nonce)).send(errorPage(message));
+    };
+    try {
+      // A form post from another site must not approve anything (CSRF): browsers send Origin on form posts.
+      const origin = req.headers.origin;
+      if (!origin || !origins.allows(origin)) return fail(403, 'This decision must come from the consent page of this gateway.');
+      const principal = await sessionOf(services, req);
+      if (!principal) return fail(401, 'Your session ended; start the connection again from your application.');
+      const { request, decision } = (req.body ?? {}) as Record<string, unknown>;
+      if (typeof request !== 'string' || (decision !== 'approve' && decision !== 'deny')) return fail(400, 'Malformed decision.');
+      const params = await takeConsentRequest(services.store, principal.keyId, request);
+      if (!params) return fail(400, 'This authorization request is unknown, expired or already decided; start the connection again from your application.');
+      if (decision === 'deny') {
+        return redirectWith(res, params.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: params.state });
+      }
+      const { code } = await approve(services.store, { principal, params, ip: req.ip ?? null });
+      redirectWith(res, params.redirectUri, { code, state: params.state });
+    } catch (error) {
+      next(error);
+    }
+  });
+  router.use(OAUTH_ENDPOINTS.authorize, authorizationHandler({ provider, rateLimit: false }));
+  router.use(OAUTH_ENDPOINTS.token, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, tokenHandler({ provider, rateLimit: false }));
+  router.use(OAUTH_ENDPOINTS.revoke, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, revocationHandler({ provider, rateLimit: false }));
+  router.use(
+    OAUTH_ENDPOINTS.register,
+    (req, res, next) => (req.method === 'POST' ? limitPerIp(services, 'oauthRegisterPerIp')(req, res, next) : next()),
+    clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false, clientSecretExpirySeconds: 0 }),
+  );
+
+  return router;
+}
