@@ -20,6 +20,8 @@ Usage:
                                       revoked ones too), read from the data directory.
   flowgate keys revoke KEY_ID         Revoke a key in the data directory (audited as the CLI); a
                                       running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.
+  flowgate open [--org SLUG]          Print a one-time link that opens the dashboard (/app) signed in
+                                      as the organization's owner; single use, valid 5 minutes.
   flowgate oauth list [--org SLUG] [--json]
                                       Connected OAuth clients (grants: client, scope, resource, dates).
   flowgate oauth revoke GRANT_ID      Revoke a connected client and all its tokens at once (audited).
@@ -61,6 +63,7 @@ async function serve(config: Config) {
     `  data directory: ${config.dataDir}`,
     `  MCP endpoint:   ${base}/mcp`,
     `  OpenAPI:        ${base}/openapi.json`,
+    `  Dashboard:      ${base}/app (on a headless server: flowgate open)`,
   ];
   if (gateway.firstStart) {
     const { ownerKey } = gateway.firstStart;
@@ -169,6 +172,11 @@ export async function main(argv: string[]): Promise<number> {
       const keys = await import('./cli/keys.ts');
       const run = { create: keys.keysCreate, list: keys.keysList, revoke: keys.keysRevoke }[rest[0]];
       await run(loadConfig(), rest.slice(1));
+      return 0;
+    }
+    if (command === 'open') {
+      const { open } = await import('./cli/open.ts');
+      await open(loadConfig(), rest);
       return 0;
     }
     if (command === 'oauth' && (rest[0] === 'list' || rest[0] === 'revoke')) {

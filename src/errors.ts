@@ -52,6 +52,10 @@ export const ERROR_CODES = {
   },
   captcha_failed: { status: 400, meaning: 'the CAPTCHA provider did not accept the response (`errorCodes`); solve the challenge again' },
   email_token_invalid: { status: 400, meaning: 'an e-mail verification link that is unknown, expired (24 h) or already used' },
+  sign_in_link_invalid: {
+    status: 401,
+    meaning: 'a `flowgate open` sign-in link that is unknown, expired (5 minutes), already used, or whose user left the organization',
+  },
   request_aborted: { status: 400, meaning: 'the request body was not fully received' },
   bad_request: { status: 400, meaning: 'a request the HTTP layer refused before any operation saw it' },
   unauthorized: { status: 401, meaning: 'missing, malformed, unknown or revoked credential; carries `WWW-Authenticate`' },

@@ -2,6 +2,7 @@ import type { AnyTool } from './define.ts';
 import { accountTools } from './account.ts';
 import { authTools } from './auth.ts';
 import { emailAuthTools } from './email-auth.ts';
+import { signInLinkTools } from './sign-in-link.ts';
 import { keyTools } from './keys.ts';
 import { totpTools } from './totp.ts';
 import { sessionTools } from './sessions.ts';
@@ -42,6 +43,7 @@ export const registry: readonly AnyTool[] = [
   ...accountTools,
   ...authTools,
   ...emailAuthTools,
+  ...signInLinkTools,
   ...keyTools,
   ...totpTools,
   ...sessionTools,

@@ -16,6 +16,7 @@ import { operationLookup, restRouter } from './rest.ts';
 import { corsByRoute } from './cors.ts';
 import { originPolicy } from './origins.ts';
 import { docsRouter } from './docs-route.ts';
+import { dashboardRouter } from './app-route.ts';
 import { buildDocsSite } from '../docs/site.ts';
 import { TOOL_FAMILIES } from '../../tools/families.ts';
 import { serviceVersion } from './versioning.ts';
@@ -171,6 +172,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
     }
   });
 
+  app.use(dashboardRouter());
   app.use(docsRouter(buildDocsSite({ config, registry, families: TOOL_FAMILIES })));
   app.use(restRouter(registry, contextFor('rest')));
 

@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   'audit_log_exported',
   'email_link_requested',
   'email_changed',
+  'sign_in_link_created',
   'oauth_grant_created',
   'oauth_grant_revoked',
   'oauth_token_revoked',

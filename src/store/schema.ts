@@ -382,6 +382,16 @@ export interface EmailTokensTable {
   pending_email: string | null;
 }
 
+/** `flowgate open` one-time sign-in links (migration 017). */
+export interface SignInLinksTable {
+  token_hash: string;
+  user_id: string;
+  organization_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
 export interface AuditLogTable {
   id: string;
   organization_id: string | null;
@@ -490,6 +500,7 @@ export interface Database {
   email_tokens: EmailTokensTable;
   audit_log: AuditLogTable;
   organization_chain_caps: OrganizationChainCapsTable;
+  sign_in_links: SignInLinksTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_requests: OAuthRequestsTable;

@@ -15,6 +15,7 @@ import * as membersChainSpend from './013_members_chain_spend.ts';
 import * as signupEmail from './014_signup_email.ts';
 import * as oauth from './015_oauth.ts';
 import * as analyticsIndexes from './016_analytics_indexes.ts';
+import * as signInLinks from './017_sign_in_links.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '014_signup_email': signupEmail,
   '015_oauth': oauth,
   '016_analytics_indexes': analyticsIndexes,
+  '017_sign_in_links': signInLinks,
 };
 
 export const migrationProvider: MigrationProvider = {

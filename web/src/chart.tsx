@@ -1,0 +1,50 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { Bucket } from './api.ts';
+
+/** Runs per time bucket by status, drawn with uPlot (stacked-looking bars are avoided: three clear lines). */
+
+const SERIES = [
+  { label: 'Succeeded', stroke: '#1a7f37', key: 'successCount' as const },
+  { label: 'Failed', stroke: '#cf222e', key: 'failedCount' as const },
+  { label: 'Other (pending, running, …)', stroke: '#0969da', key: 'other' as const },
+];
+
+export function RunsChart({ buckets }: { buckets: Bucket[] }) {
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = host.current;
+    if (!element) return;
+    const xs = buckets.map((b) => Math.floor(Date.parse(b.timestamp) / 1000));
+    const data: uPlot.AlignedData = [
+      xs,
+      ...SERIES.map((s) => buckets.map((b) => (s.key === 'other' ? Math.max(0, b.runCount - b.successCount - b.failedCount) : b[s.key]))),
+    ];
+    const width = () => Math.max(280, element.clientWidth);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 260,
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        axes: [{}, { label: 'Runs' }],
+        series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: buckets.length < 60 } }))],
+      },
+      data,
+      element,
+    );
+    const resize = () => plot.setSize({ width: width(), height: 260 });
+    addEventListener('resize', resize);
+    return () => {
+      removeEventListener('resize', resize);
+      plot.destroy();
+    };
+  }, [buckets]);
+  const total = buckets.reduce((n, b) => n + b.runCount, 0);
+  return (
+    <figure class="chart">
+      <div ref={host} role="img" aria-label={`Runs over time by status: ${total} runs in ${buckets.length} intervals`} />
+      <figcaption>Runs per interval: succeeded, failed, and other statuses.</figcaption>
+    </figure>
+  );
+}
