@@ -199,7 +199,8 @@ describe('code/run-code', () => {
     const error = await nodeError(runCodeRunner({ code: 'console.log("step 1");\nthrow new Error("no price")' }, ctx));
     expect(error.message).toBe('Code threw Error: no price (line 2)');
     expect(error.details.logs).toEqual(['step 1']);
-    expect((await nodeError(runCodeRunner({ code: 'let a = []; while (true) a.push(new Array(1e6))' }, ctx))).message).toBe(
+    // The longest time limit, so that on a loaded machine the memory limit is what stops it.
+    expect((await nodeError(runCodeRunner({ code: 'let a = []; while (true) a.push(new Array(1e6))', timeout: 60_000 }, ctx))).message).toBe(
       'Code exceeded its memory limit of 32 MB',
     );
     expect((await nodeError(runCodeRunner({ code: '  ' }, ctx))).message).toMatch(/code must be a non-empty JavaScript function body/);
