@@ -141,7 +141,9 @@ describe('the fast path answers as the SDK path does', () => {
     for (const [caller, headers] of Object.entries(callers)) {
       await expectParity('/mcp', request('ping'), headers, caller);
       await expectParity('/mcp', request('ping', { _meta: { x: 1 } }, 'str-id'), headers, caller);
-      expect((await expectParity('/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, headers, caller)).status).toBe(caller === 'webhookKey' ? 401 : 202);
+      expect((await expectParity('/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, headers, caller)).status).toBe(
+        caller === 'webhookKey' ? 401 : 202,
+      );
       await expectParity('/mcp', { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }, headers, caller);
       await expectParity('/mcp', { jsonrpc: '2.0', id: 9, result: {} }, headers, caller);
       await expectParity('/mcp', request('resources/list'), headers, caller);
@@ -189,7 +191,7 @@ describe('the fast path answers as the SDK path does', () => {
 
   it('every MCP tool of the registry, for every kind of caller: called without arguments and with an undeclared one', async () => {
     // Tools whose empty call would do something that differs between two calls (start a run, mint a key) get only the undeclared argument.
-    const readOnly = new Set(mcpTools.filter((t) => t.mcp!.annotations.readOnlyHint).map((t) => t.name));
+    const readOnly = new Set(mcpTools.filter((t) => t.mcp && t.mcp.annotations.readOnlyHint).map((t) => t.name));
     let compared = 0;
     for (const tool of mcpTools) {
       for (const [caller, headers] of Object.entries(callers)) {
@@ -205,7 +207,12 @@ describe('the fast path answers as the SDK path does', () => {
 
   it('the per-workflow servers at /mcp/w/<slug>', async () => {
     for (const [caller, headers] of Object.entries(callers)) {
-      await expectParity('/mcp/w/helloworld', request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }), headers, caller);
+      await expectParity(
+        '/mcp/w/helloworld',
+        request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }),
+        headers,
+        caller,
+      );
       await expectParity('/mcp/w/helloworld', request('tools/list'), headers, caller);
       await expectParity('/mcp/w/helloworld', request('tools/call', { name: 'not-this-one', arguments: {} }), headers, caller);
       await expectParity('/mcp/w/helloworld', request('tools/call', { name: 'helloworld', arguments: { unexpected: 1 } }), headers, caller, runNormalized);
@@ -215,7 +222,13 @@ describe('the fast path answers as the SDK path does', () => {
 
   it('a call that runs a workflow, on /mcp', async () => {
     for (const [caller, headers] of Object.entries(callers)) {
-      const answer = await expectParity('/mcp', request('tools/call', { name: 'call_workflow', arguments: { slug: 'helloworld' } }), headers, caller, runNormalized);
+      const answer = await expectParity(
+        '/mcp',
+        request('tools/call', { name: 'call_workflow', arguments: { slug: 'helloworld' } }),
+        headers,
+        caller,
+        runNormalized,
+      );
       if (caller !== 'webhookKey') expect(JSON.parse(answer.body).result.structuredContent.status, caller).toBe('success');
     }
   });
