@@ -13,7 +13,7 @@ import {
   type InitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { JsonRpcToolError, SERVER_CAPABILITIES, type McpServerInfo, type McpToolSet, type ProgressReporter } from './sdk.ts';
+import { JsonRpcToolError, SERVER_CAPABILITIES, type McpServerInfo, type McpToolDescriptor, type McpToolSet, type ProgressReporter } from './sdk.ts';
 
 /**
  * The stateless JSON answer to one JSON-RPC message, without building the
@@ -37,6 +37,18 @@ export interface FastAnswer {
 }
 
 const ok = (id: unknown, result: unknown): FastAnswer => ({ status: 200, body: JSON.stringify({ result, jsonrpc: '2.0', id }) });
+
+/**
+ * The serialized form of a tools/list, kept as long as its list is: the registry's lists are
+ * computed once per kind of caller (toolsFor), so a full listing (about 40 KB) is serialized once.
+ */
+const serializedLists = new WeakMap<object, string>();
+function listed(id: unknown, tools: McpToolDescriptor[]): FastAnswer {
+  let json = serializedLists.get(tools);
+  if (json === undefined) serializedLists.set(tools, (json = JSON.stringify(tools)));
+  // The same bytes as ok(id, { tools }).
+  return { status: 200, body: `{"result":{"tools":${json}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}` };
+}
 
 /** What the SDK's protocol layer sends for an error thrown by a handler. */
 function failed(id: unknown, error: unknown): FastAnswer {
@@ -87,7 +99,7 @@ export async function answerFast(
     case 'tools/list':
       if (!ListToolsRequestSchema.safeParse(message).success) return undefined;
       try {
-        return ok(id, { tools: await tools.list() });
+        return listed(id, await tools.list());
       } catch (error) {
         return failed(id, error);
       }
