@@ -186,6 +186,14 @@ describe('the fast path answers as the SDK path does', () => {
       await expectParity('/mcp', request('tools/call', { name: 'list_chain', arguments: {} }), headers, caller);
       await expectParity('/mcp', request('tools/call', { name: 'list_chains', arguments: { chainId: 1 } }), headers, caller);
       await expectParity('/mcp', request('tools/call', { name: 'list_chains' }), headers, caller);
+      // A progress token from a client that takes only JSON: answered as JSON, its progress dropped, on both paths.
+      await expectParity(
+        '/mcp',
+        request('tools/call', { name: 'list_chains', arguments: {}, _meta: { progressToken: 'p1' } }),
+        { ...headers, accept: 'application/json' },
+        caller,
+      );
+      await expectParity('/mcp', request('tools/list'), { ...headers, accept: 'application/json' }, caller);
     }
   });
 
