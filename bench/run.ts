@@ -27,12 +27,17 @@ import { timedLoop } from './devnet-bench.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
 import { measureContextBudget, printContextBudget } from './context-budget.ts';
 import { benchAnalytics } from './analytics.ts';
+import { startSdkPatternServer } from './mcp-sdk-pattern.ts';
+import { createHttpApp } from '../src/http/app.ts';
+import { registry } from '../tools/index.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 /** `BENCH_ONLY=engine` runs the baseline and the engine rows only (for iterating on the engine); `BENCH_ONLY=analytics` the analytics rows only. */
 const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
 const ONLY_ANALYTICS = process.env.BENCH_ONLY === 'analytics';
+/** `BENCH_ONLY=mcp`: the baseline and the MCP rows only. */
+const ONLY_MCP = process.env.BENCH_ONLY === 'mcp';
 
 interface Row {
   name: string;
@@ -104,17 +109,41 @@ async function seedWorkflows(gateway: Gateway, organizationId: string, count: nu
   });
 }
 
+const MCP_ROW = 'MCP tools/call list_chains';
+const SDK_PATTERN_ROW =
+  "the MCP SDK's own stateless pattern (new McpServer + StreamableHTTPServerTransport per POST, sessionIdGenerator undefined) serving the same list_chains tool";
+
+/**
+ * MCP tools/call list_chains, anonymous: the gateway, the gateway with its fast path off (every POST through
+ * the SDK's Server and transport, as before the fast path), and the SDK's own stateless pattern as the anchor.
+ */
+async function measureMcp(gateway: Gateway, gatewayUrl: string): Promise<Row[]> {
+  const request = {
+    method: 'POST' as const,
+    path: '/mcp',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_chains', arguments: {} } }),
+  };
+  const sdkPattern = await startSdkPatternServer(gateway.services, registry);
+  const sdkPath = http.createServer(createHttpApp(gateway.services, registry, { mcpFastPath: false }));
+  await new Promise<void>((resolve) => sdkPath.listen(0, '127.0.0.1', resolve));
+  try {
+    return [
+      await measure(SDK_PATTERN_ROW, sdkPattern.url, request),
+      await measure(`${MCP_ROW}, fast path off (SDK Server + transport per POST)`, `http://127.0.0.1:${(sdkPath.address() as AddressInfo).port}`, request),
+      await measure(MCP_ROW, gatewayUrl, request),
+    ];
+  } finally {
+    sdkPattern.close();
+    sdkPath.close();
+  }
+}
+
 /** The gateway's hot read paths and workflow writes (skipped with BENCH_ONLY=engine). */
 async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Record<string, string>): Promise<Row[]> {
-  const mcpCall = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_chains', arguments: {} } });
   const rows = [
     await measure('GET /api/chains', gatewayUrl, { path: '/api/chains' }),
-    await measure('MCP tools/call list_chains', gatewayUrl, {
-      method: 'POST',
-      path: '/mcp',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: mcpCall,
-    }),
+    ...(await measureMcp(gateway, gatewayUrl)),
     // Workflows: create + get of a 20-node graph (one sample = both requests), and a 50-row page over 10,000 stored workflows.
     await measure(
       'create + get 20-node workflow (one sample = both)',
@@ -284,10 +313,11 @@ async function main() {
   const budget = await measureContextBudget(gatewayUrl, key);
   const rows = [await measure('bare express JSON route (baseline)', bareUrl, { path: '/bare' })];
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
+  if (ONLY_MCP) rows.push(...(await measureMcp(gateway, gatewayUrl)));
+  else if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
   const engineRows: EngineRow[] = [];
-  for (const workflow of ENGINE_WORKFLOWS) engineRows.push(...(await measureEngine(gateway, gatewayUrl, auth, workflow)));
+  if (!ONLY_MCP) for (const workflow of ENGINE_WORKFLOWS) engineRows.push(...(await measureEngine(gateway, gatewayUrl, auth, workflow)));
 
   const baseline = rows[0]!;
   const cpu = (row: Row) => (row.cpuMs === undefined ? '' : row.cpuMs.toFixed(2));
@@ -300,19 +330,28 @@ async function main() {
       `| ${row.name} | ${row.perSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.perSecond / baseline.perSecond).toFixed(2)}x | ${cpu(row)} | ${row.failures} |`,
     );
   }
-
-  const N8N_PUBLISHED_EXECUTIONS_PER_SECOND = 220;
-  console.log('\nEngine (p50/p99: per request, or per run in process; per-step overhead = run time / steps, from the stored runs; logs on)\n');
-  console.log(
-    [
-      '| workflow: path | executions/s | p50 ms | p99 ms | per-step p50 ms | per-step p99 ms | gateway CPU ms/run | vs n8n 220/s (2 vCPU) | failures |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ].join('\n'),
-  );
-  for (const row of engineRows) {
+  const mcp = rows.find((row) => row.name === MCP_ROW);
+  const sdkPattern = rows.find((row) => row.name === SDK_PATTERN_ROW);
+  if (mcp && sdkPattern) {
     console.log(
-      `| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`,
+      `\n${MCP_ROW}: ${(mcp.perSecond / baseline.perSecond).toFixed(2)}x bare express, ${(mcp.perSecond / sdkPattern.perSecond).toFixed(2)}x the MCP SDK's stateless pattern (which is ${(sdkPattern.perSecond / baseline.perSecond).toFixed(2)}x bare express)`,
     );
+  }
+
+  if (engineRows.length > 0) {
+    const N8N_PUBLISHED_EXECUTIONS_PER_SECOND = 220;
+    console.log('\nEngine (p50/p99: per request, or per run in process; per-step overhead = run time / steps, from the stored runs; logs on)\n');
+    console.log(
+      [
+        '| workflow: path | executions/s | p50 ms | p99 ms | per-step p50 ms | per-step p99 ms | gateway CPU ms/run | vs n8n 220/s (2 vCPU) | failures |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ].join('\n'),
+    );
+    for (const row of engineRows) {
+      console.log(
+        `| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`,
+      );
+    }
   }
 
   printContextBudget(budget);
@@ -321,7 +360,7 @@ async function main() {
   await gateway.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 
-  if (ONLY_ENGINE) return;
+  if (ONLY_ENGINE || ONLY_MCP) return;
   await benchDirectExecution(DURATION_SECONDS, CONNECTIONS);
   await benchPayments(DURATION_SECONDS, CONNECTIONS);
   await benchAnalytics(DURATION_SECONDS);

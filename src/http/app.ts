@@ -58,7 +58,12 @@ function paymentHeaders(req: Request): ToolContext['payment'] {
   };
 }
 
-export function createHttpApp(services: Services, registry: readonly AnyTool[]): express.Express {
+export interface HttpAppOptions {
+  /** False serves every MCP POST through the SDK's server and transport (src/http/mcp-route.ts `fastPath`): tests and the benchmark compare the two. */
+  mcpFastPath?: boolean;
+}
+
+export function createHttpApp(services: Services, registry: readonly AnyTool[], options: HttpAppOptions = {}): express.Express {
   const { config } = services;
   const app = express();
   app.disable('x-powered-by');
@@ -127,6 +132,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
         origins,
         contextFor: contextFor('mcp'),
         refuseOtherMethods: path === '/mcp',
+        fastPath: options.mcpFastPath,
       }),
     );
   }
@@ -146,6 +152,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[]):
         bodyLimitBytes: config.bodyLimitBytes,
         origins,
         contextFor: mcpContext,
+        fastPath: options.mcpFastPath,
         async serverFor(req, res) {
           const listing = await getListing(services.store, String(req.params.slug));
           return { info: workflowServerInfo(listing, GATEWAY_VERSION), tools: workflowToolSet(listing, callTool, () => mcpContext(req, res)) };

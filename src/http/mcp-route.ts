@@ -10,6 +10,7 @@ import {
   type McpToolSet,
 } from '../mcp/sdk.ts';
 import { createToolSet } from '../mcp/toolset.ts';
+import { answerFast } from '../mcp/fast-path.ts';
 import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
 import { rateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../guards/rate-limit.ts';
 import type { RateLimitName } from '../config.ts';
@@ -106,6 +107,12 @@ export interface McpRouteDeps {
   refuseOtherMethods?: boolean;
   /** A server of its own for the request (the per-workflow servers at /mcp/w/:slug); the registry's tools otherwise. */
   serverFor?(req: Request, res: Response, principal: Principal | null): Promise<{ info: McpServerInfo; tools: McpToolSet }>;
+  /**
+   * Answer single JSON (not streamed) messages without building the SDK's server and transport
+   * (src/mcp/fast-path.ts); default true. False serves every POST through the SDK: the
+   * parity test (test/mcp-fast-path.test.ts) and the benchmark compare the two.
+   */
+  fastPath?: boolean;
 }
 
 export function mcpRouter(deps: McpRouteDeps): Router {
@@ -122,13 +129,33 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     return { name, decision: await deps.rateLimiter.consume(name, principal ? principal.organizationId : (req.ip ?? 'unknown')) };
   };
 
-  const answer = async (req: Request, res: Response, principal: Principal | null, body: unknown, streaming: boolean) => {
+  const fastPath = deps.fastPath !== false;
+
+  /** The server a request speaks to: its info and tools. */
+  const serverOf = async (req: Request, res: Response, principal: Principal | null) => {
     const { info, tools } = deps.serverFor
       ? await deps.serverFor(req, res, principal)
       : { info: deps.info, tools: createToolSet(deps.registry, principal, () => deps.contextFor(req, res)) };
     // Callers announcing MPP (Accept-Payment) get payment challenges as JSON-RPC -32042; others as isError results.
-    const answering = acceptsMppCharge(req.get('accept-payment')) ? withMppErrorForm(tools) : tools;
-    return answerMcpPost(info, answering, toWebRequest(req, deps.baseUrl), body, streaming);
+    return { info, tools: acceptsMppCharge(req.get('accept-payment')) ? withMppErrorForm(tools) : tools };
+  };
+
+  const answer = async (req: Request, res: Response, principal: Principal | null, body: unknown, streaming: boolean) => {
+    const { info, tools } = await serverOf(req, res, principal);
+    return answerMcpPost(info, tools, toWebRequest(req, deps.baseUrl), body, streaming);
+  };
+
+  /** One message: the fast path where it answers (plain JSON), the SDK's server and transport otherwise. */
+  const answerOne = async (req: Request, res: Response, principal: Principal | null) => {
+    const streaming = wantsStream(req);
+    if (!fastPath || streaming) return sendWebResponse(res, await answer(req, res, principal, req.body, streaming));
+    const { info, tools } = await serverOf(req, res, principal);
+    const fast = await answerFast(info, tools, req.body, { contentType: req.get('content-type'), protocolVersion: req.get('mcp-protocol-version') });
+    if (!fast) return sendWebResponse(res, await answerMcpPost(info, tools, toWebRequest(req, deps.baseUrl), req.body, false));
+    res.status(fast.status);
+    if (fast.body === undefined) return res.end();
+    res.setHeader('Content-Type', 'application/json');
+    res.end(fast.body);
   };
 
   /**
@@ -232,7 +259,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
         res.setHeader('Retry-After', String(counted.decision.resetSeconds));
         return res.status(429).json(rateLimited(idOf(req.body), counted));
       }
-      await sendWebResponse(res, await answer(req, res, principal, req.body, wantsStream(req)));
+      await answerOne(req, res, principal);
     } catch (error) {
       next(error);
     }

@@ -19,7 +19,9 @@ import { z } from 'zod';
 
 /**
  * The only file that touches the MCP SDK's server API, so a move to the SDK's
- * v2 packages stays here. Everything else speaks plain descriptors and results.
+ * v2 packages stays here. Everything else speaks plain descriptors and results
+ * (fast-path.ts reads the SDK's message schemas only, to answer exactly as the
+ * server built here would).
  */
 
 export type McpToolDescriptor = Tool;
@@ -96,6 +98,9 @@ export interface McpServerInfo {
   instructions: string;
 }
 
+/** What initialize announces: tools, a fixed list. */
+export const SERVER_CAPABILITIES = { tools: { listChanged: false } };
+
 /**
  * Answers one streamable-HTTP POST statelessly: a fresh server and transport
  * per request (the SDK cannot reuse a stateless transport), JSON responses.
@@ -103,7 +108,7 @@ export interface McpServerInfo {
 function createServer(info: McpServerInfo, tools: McpToolSet): Server {
   const server = new Server(
     { name: info.name, title: info.title, version: info.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: info.instructions },
+    { capabilities: SERVER_CAPABILITIES, instructions: info.instructions },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await tools.list() }));
   server.setRequestHandler(CheckedCallToolRequest, async (checked, extra) => {

@@ -109,16 +109,48 @@ export async function callRegistryTool(
   }
 }
 
+/** The registry's MCP tools, by name, and each kind of caller's tools/list, computed once per registry. */
+interface Exposed {
+  byName: Map<string, AnyTool>;
+  exposed: AnyTool[];
+  lists: Map<string, McpToolDescriptor[]>;
+}
+const exposedByRegistry = new WeakMap<readonly AnyTool[], Exposed>();
+
+function exposedTools(registry: readonly AnyTool[]): Exposed {
+  let cached = exposedByRegistry.get(registry);
+  if (!cached) {
+    const exposed = registry.filter((t) => t.mcp);
+    cached = { exposed, byName: new Map(exposed.map((t) => [t.name, t])), lists: new Map() };
+    exposedByRegistry.set(registry, cached);
+  }
+  return cached;
+}
+
+/** Everything canUse reads of a caller: callers with the same key see the same tools. */
+const callerKind = (principal: Principal | null) => (principal === null ? 'anonymous' : `${principal.kind}:${principal.scope ?? '*'}`);
+
+/** The tools a caller may see and call, as listed (canUse decides; the list is kept per kind of caller). */
+export function toolsFor(registry: readonly AnyTool[], principal: Principal | null): McpToolDescriptor[] {
+  const { exposed, lists } = exposedTools(registry);
+  const kind = callerKind(principal);
+  let list = lists.get(kind);
+  if (!list) {
+    list = exposed.filter((t) => canUse(principal, t)).map(toMcpDescriptor);
+    lists.set(kind, list);
+  }
+  return list;
+}
+
 export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
-  const exposed = registry.filter((t) => t.mcp);
   return {
-    list: () => exposed.filter((t) => canUse(principal, t)).map(toMcpDescriptor),
+    list: () => toolsFor(registry, principal),
     async call(name, args, meta, progress) {
-      const tool = exposed.find((t) => t.name === name);
+      const tool = exposedTools(registry).byName.get(name);
       if (!tool) {
         const suggestion = suggest(
           name,
-          exposed.filter((t) => canUse(principal, t)).map((t) => t.name),
+          toolsFor(registry, principal).map((t) => t.name),
         );
         return errorResult(
           new ServiceError(
