@@ -27,6 +27,7 @@ import { timedLoop } from './devnet-bench.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
 import { measureContextBudget, printContextBudget } from './context-budget.ts';
 import { benchAnalytics } from './analytics.ts';
+import { benchStartup } from './startup.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -325,6 +326,7 @@ async function main() {
   await benchDirectExecution(DURATION_SECONDS, CONNECTIONS);
   await benchPayments(DURATION_SECONDS, CONNECTIONS);
   await benchAnalytics(DURATION_SECONDS);
+  await benchStartup();
 }
 
 await main();
