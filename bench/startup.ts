@@ -39,6 +39,8 @@ else {
 
 interface Trial {
   readyMs: number;
+  /** CPU time (user + system) the process itself used until ready: steadier than wall time on a busy machine. */
+  cpuMs: number;
   /** RSS of the process tree without anvil, IDLE_MS after ready (MB). */
   rssMb?: number;
 }
@@ -66,6 +68,17 @@ function rssKb(pid: number): number {
     return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   } catch {
     return 0;
+  }
+}
+
+/** utime + stime from /proc/PID/stat, in ms (clock ticks of 10 ms on Linux). */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
   }
 }
 
@@ -98,10 +111,11 @@ async function trial(args: string[], env: NodeJS.ProcessEnv, measureRss: boolean
       await new Promise((r) => setTimeout(r, 5));
     }
     const readyMs = performance.now() - started;
+    const cpuMs = cpuMsOf(child.pid!);
     child.stdout!.resume();
-    if (!measureRss) return { readyMs };
+    if (!measureRss) return { readyMs, cpuMs };
     await new Promise((r) => setTimeout(r, IDLE_MS));
-    return { readyMs, rssMb: treeRssMb(child.pid!) };
+    return { readyMs, cpuMs, rssMb: treeRssMb(child.pid!) };
   } finally {
     await stop(child);
   }
@@ -125,18 +139,23 @@ const median = (values: number[]) => {
 export async function benchStartup(trials = TRIALS): Promise<void> {
   const anvil = anvilBinary();
   const anchorStart: number[] = [];
+  const anchorCpu: number[] = [];
   const anchorRss: number[] = [];
   const gatewayStart: number[] = [];
+  const gatewayCpu: number[] = [];
   const gatewayRss: number[] = [];
   const bare = ['--input-type=module', '-e', BARE_APP];
   // Alternate the runs so that background load on the machine hits both sides alike.
   for (let i = 0; i < trials; i++) {
-    anchorStart.push((await trial(bare, { ANVIL_BIN: anvil }, false)).readyMs);
+    const anchor = await trial(bare, { ANVIL_BIN: anvil }, false);
+    anchorStart.push(anchor.readyMs);
+    anchorCpu.push(anchor.cpuMs);
     anchorRss.push((await trial(bare, { ANVIL_BIN: '' }, true)).rssMb!);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-startup-'));
     try {
       const gateway = await trial(['bin/flowgate.js', 'serve'], { PORT: '0', HOST: '127.0.0.1', FLOWGATE_DATA_DIR: dataDir }, true);
       gatewayStart.push(gateway.readyMs);
+      gatewayCpu.push(gateway.cpuMs);
       gatewayRss.push(gateway.rssMb!);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -152,6 +171,16 @@ export async function benchStartup(trials = TRIALS): Promise<void> {
       'bare express + anvil',
       anchorStart.map((ms) => ms / 1000),
       gatewayStart.map((ms) => ms / 1000),
+      's',
+      2,
+    ),
+  );
+  console.log(
+    row(
+      'CPU until ready (user + system, the process itself, without anvil)',
+      'bare express + anvil',
+      anchorCpu.map((ms) => ms / 1000),
+      gatewayCpu.map((ms) => ms / 1000),
       's',
       2,
     ),
