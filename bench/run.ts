@@ -30,6 +30,7 @@ import { benchAnalytics } from './analytics.ts';
 import { startSdkPatternServer } from './mcp-sdk-pattern.ts';
 import { createHttpApp } from '../src/http/app.ts';
 import { registry } from '../tools/index.ts';
+import { benchStartup } from './startup.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -364,6 +365,7 @@ async function main() {
   await benchDirectExecution(DURATION_SECONDS, CONNECTIONS);
   await benchPayments(DURATION_SECONDS, CONNECTIONS);
   await benchAnalytics(DURATION_SECONDS);
+  await benchStartup();
 }
 
 await main();

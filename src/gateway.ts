@@ -21,8 +21,7 @@ import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
-import { createPaymentsService } from './payments/service.ts';
-import { createFacilitator } from './payments/facilitator.ts';
+import { createOnDemandPaymentsService } from './payments/on-demand.ts';
 import { resolvePaymentSettings } from './payments/settings.ts';
 import { loadCatalog } from './catalog/load.ts';
 import { syncCatalog } from './catalog/sync.ts';
@@ -68,12 +67,7 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     devnet,
     chainClients: createChainClients(chains),
     nonces: createNonceManager(),
-    payments: createPaymentsService({
-      store,
-      settings: paymentSettings,
-      facilitator: createFacilitator(paymentSettings),
-      rpcUrl: chains.rpcUrl(paymentSettings.chainId),
-    }),
+    payments: createOnDemandPaymentsService({ store, settings: paymentSettings, rpcUrl: chains.rpcUrl(paymentSettings.chainId) }),
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { createChainCatalog, resolveChainOrThrow, type ChainCatalog } from '../src/chains/catalog.ts';
 import { ServiceError } from '../src/errors.ts';
+import { CHAIN_SPECS } from '../src/chains/chain-data.ts';
+import * as viemChains from 'viem/chains';
 
 const catalogWith = (env: Record<string, string> = {}): ChainCatalog =>
   createChainCatalog(loadConfig({ FLOWGATE_DATA_DIR: '/tmp/flowgate-catalog-test', ...env }));
@@ -185,4 +187,19 @@ describe('chain status and internal lookups', () => {
     // The public view keeps the catalog's own explorer API, not the override.
     expect(configured.get(8453)?.explorerApiUrl).toBe('https://api.etherscan.io/v2/api');
   });
+});
+
+describe('default RPC URLs', () => {
+  // chain-data.ts writes viem's URLs out (importing 'viem/chains' costs start time); a viem upgrade that moves one fails here.
+  const viemChainsById = new Map<number, string[]>();
+  for (const chain of Object.values(viemChains) as { id?: number; rpcUrls?: { default?: { http?: readonly string[] } } }[]) {
+    const url = chain?.rpcUrls?.default?.http?.[0];
+    if (typeof chain?.id === 'number' && url) viemChainsById.set(chain.id, [...(viemChainsById.get(chain.id) ?? []), url]);
+  }
+  it.each(CHAIN_SPECS.filter((spec) => spec.chainType === 'evm').map((spec) => [spec.id, spec] as const))(
+    '%s uses a default RPC URL of viem for its chain id',
+    (_id, spec) => {
+      expect(viemChainsById.get(spec.chainId)).toContain(spec.defaultRpcUrl);
+    },
+  );
 });

@@ -1,33 +1,10 @@
-import {
-  anvil,
-  arbitrum,
-  arbitrumSepolia,
-  arc,
-  arcTestnet,
-  base,
-  baseSepolia,
-  hyperEvm,
-  mainnet,
-  optimism,
-  polygon,
-  polygonAmoy,
-  sepolia,
-  somnia,
-  somniaTestnet,
-  tempo,
-  tempoModerato,
-  unichain,
-  unichainSepolia,
-  zeroGMainnet,
-  zeroGTestnet,
-  type Chain,
-} from 'viem/chains';
-
 /**
  * The static chain list (SPEC.md "Chains"). Names, symbols and explorers follow
- * viem's chain definitions; default RPC URLs are taken from viem where it has
- * the chain, so they move with viem upgrades. Everything here is data: the
- * catalog (catalog.ts) turns it into the public and internal views.
+ * viem's chain definitions; default RPC URLs are viem's where it has the chain,
+ * written out rather than imported: 'viem/chains' loads ~700 chain modules at
+ * start (README "Start and memory"). test/chain-catalog.test.ts fails when a
+ * viem upgrade moves one. Everything here is data: the catalog (catalog.ts)
+ * turns it into the public and internal views.
  */
 
 export type ChainType = 'evm' | 'solana';
@@ -64,7 +41,6 @@ export const ETHERSCAN_V2_API_URL = 'https://api.etherscan.io/v2/api';
 
 const etherscanV2: ExplorerApi = { url: ETHERSCAN_V2_API_URL, type: 'etherscan' };
 const blockscout = (host: string): ExplorerApi => ({ url: `https://${host}/api`, type: 'blockscout' });
-const rpcOf = (chain: Chain): string => chain.rpcUrls.default.http[0]!;
 
 /** Every link to an address is explorerUrl + this + address, on every chain we list. */
 export const EXPLORER_ADDRESS_PATH = '/address/';
@@ -83,7 +59,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://etherscan.io',
     explorerApi: etherscanV2,
     aliases: ['mainnet', 'ethereum', 'eth-mainnet', 'ethereum-mainnet', 'eth'],
-    defaultRpcUrl: rpcOf(mainnet),
+    defaultRpcUrl: 'https://ethereum.reth.rs/rpc',
   },
   {
     id: 'base',
@@ -97,7 +73,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://basescan.org',
     explorerApi: etherscanV2,
     aliases: ['base', 'base-mainnet'],
-    defaultRpcUrl: rpcOf(base),
+    defaultRpcUrl: 'https://mainnet.base.org',
   },
   {
     id: 'arbitrum',
@@ -111,7 +87,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://arbiscan.io',
     explorerApi: etherscanV2,
     aliases: ['arbitrum', 'arbitrum-one', 'arbitrum-mainnet', 'arb'],
-    defaultRpcUrl: rpcOf(arbitrum),
+    defaultRpcUrl: 'https://arb1.arbitrum.io/rpc',
   },
   {
     id: 'optimism',
@@ -125,7 +101,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://optimistic.etherscan.io',
     explorerApi: etherscanV2,
     aliases: ['optimism', 'optimism-mainnet', 'op', 'op-mainnet'],
-    defaultRpcUrl: rpcOf(optimism),
+    defaultRpcUrl: 'https://mainnet.optimism.io',
   },
   {
     id: 'polygon',
@@ -139,7 +115,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://polygonscan.com',
     explorerApi: etherscanV2,
     aliases: ['polygon', 'polygon-mainnet', 'polygon-pos', 'matic'],
-    defaultRpcUrl: rpcOf(polygon),
+    defaultRpcUrl: 'https://polygon.drpc.org',
   },
 
   // Stable testnets
@@ -155,7 +131,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://sepolia.etherscan.io',
     explorerApi: etherscanV2,
     aliases: ['sepolia', 'eth-sepolia', 'sepolia-testnet', 'ethereum-sepolia'],
-    defaultRpcUrl: rpcOf(sepolia),
+    defaultRpcUrl: 'https://11155111.rpc.thirdweb.com',
   },
   {
     id: 'base-sepolia',
@@ -169,7 +145,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://sepolia.basescan.org',
     explorerApi: etherscanV2,
     aliases: ['base-sepolia', 'base-testnet'],
-    defaultRpcUrl: rpcOf(baseSepolia),
+    defaultRpcUrl: 'https://sepolia.base.org',
   },
 
   // Experimental
@@ -185,7 +161,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://chainscan.0g.ai',
     explorerApi: null,
     aliases: ['0g', '0g-mainnet', 'zerog', 'zerog-mainnet'],
-    defaultRpcUrl: rpcOf(zeroGMainnet),
+    defaultRpcUrl: 'https://evmrpc.0g.ai',
   },
   {
     id: '0g-galileo',
@@ -199,7 +175,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://chainscan-galileo.0g.ai',
     explorerApi: null,
     aliases: ['0g-galileo', '0g-testnet', 'zerog-testnet', 'zerog-galileo', 'galileo'],
-    defaultRpcUrl: rpcOf(zeroGTestnet),
+    defaultRpcUrl: 'https://evmrpc-testnet.0g.ai',
   },
   {
     // SPEC: "On chain 5042 contract ABIs cannot be fetched automatically".
@@ -214,7 +190,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://explorer.arc.io',
     explorerApi: null,
     aliases: ['arc', 'arc-mainnet'],
-    defaultRpcUrl: rpcOf(arc),
+    defaultRpcUrl: 'https://rpc.mainnet.arc.io',
     abiAutoFetch: false,
   },
   {
@@ -229,7 +205,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://testnet.arcscan.app',
     explorerApi: blockscout('testnet.arcscan.app'),
     aliases: ['arc-testnet'],
-    defaultRpcUrl: rpcOf(arcTestnet),
+    defaultRpcUrl: 'https://rpc.testnet.arc.network',
   },
   {
     id: 'hyperevm',
@@ -243,7 +219,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://hyperevmscan.io',
     explorerApi: etherscanV2,
     aliases: ['hyperevm', 'hyperevm-mainnet', 'hyperliquid', 'hyperliquid-evm'],
-    defaultRpcUrl: rpcOf(hyperEvm),
+    defaultRpcUrl: 'https://rpc.hyperliquid.xyz/evm',
   },
   {
     id: 'unichain',
@@ -257,7 +233,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://uniscan.xyz',
     explorerApi: etherscanV2,
     aliases: ['unichain', 'unichain-mainnet'],
-    defaultRpcUrl: rpcOf(unichain),
+    defaultRpcUrl: 'https://mainnet.unichain.org/',
   },
   {
     id: 'unichain-sepolia',
@@ -271,7 +247,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://sepolia.uniscan.xyz',
     explorerApi: etherscanV2,
     aliases: ['unichain-sepolia', 'unichain-testnet'],
-    defaultRpcUrl: rpcOf(unichainSepolia),
+    defaultRpcUrl: 'https://sepolia.unichain.org',
   },
   {
     id: 'somnia',
@@ -285,7 +261,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://explorer.somnia.network',
     explorerApi: blockscout('explorer.somnia.network'),
     aliases: ['somnia', 'somnia-mainnet'],
-    defaultRpcUrl: rpcOf(somnia),
+    defaultRpcUrl: 'https://api.infra.mainnet.somnia.network',
   },
   {
     id: 'somnia-testnet',
@@ -299,7 +275,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://shannon-explorer.somnia.network',
     explorerApi: blockscout('shannon-explorer.somnia.network'),
     aliases: ['somnia-testnet', 'somnia-shannon', 'shannon'],
-    defaultRpcUrl: rpcOf(somniaTestnet),
+    defaultRpcUrl: 'https://api.infra.testnet.somnia.network',
   },
 
   // Solana (network ids 101 and 103 by convention; not EIP-155)
@@ -347,7 +323,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://explore.tempo.xyz',
     explorerApi: null,
     aliases: ['tempo', 'tempo-mainnet'],
-    defaultRpcUrl: rpcOf(tempo),
+    defaultRpcUrl: 'https://rpc.tempo.xyz',
   },
   {
     id: 'tempo-moderato',
@@ -361,7 +337,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://explore.testnet.tempo.xyz',
     explorerApi: null,
     aliases: ['tempo-testnet', 'tempo-moderato', 'moderato'],
-    defaultRpcUrl: rpcOf(tempoModerato),
+    defaultRpcUrl: 'https://rpc.moderato.tempo.xyz',
   },
 
   // Listed but not available for execution (shown only with includeDisabled)
@@ -377,7 +353,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://amoy.polygonscan.com',
     explorerApi: etherscanV2,
     aliases: ['polygon-amoy', 'amoy', 'polygon-testnet'],
-    defaultRpcUrl: rpcOf(polygonAmoy),
+    defaultRpcUrl: 'https://polygon-amoy.drpc.org',
   },
   {
     id: 'arbitrum-sepolia',
@@ -391,7 +367,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: 'https://sepolia.arbiscan.io',
     explorerApi: etherscanV2,
     aliases: ['arbitrum-sepolia', 'arbitrum-testnet'],
-    defaultRpcUrl: rpcOf(arbitrumSepolia),
+    defaultRpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
   },
 
   // The embedded local devnet (DESIGN "Chains and the embedded default").
@@ -407,7 +383,7 @@ export const CHAIN_SPECS: readonly ChainSpec[] = [
     explorerUrl: null,
     explorerApi: null,
     aliases: ['devnet', 'flowgate-devnet', 'anvil', 'localhost', 'local'],
-    defaultRpcUrl: rpcOf(anvil),
+    defaultRpcUrl: 'http://127.0.0.1:8545',
     abiAutoFetch: false,
   },
 ];

@@ -163,9 +163,11 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
 
   app.use(jsonBody(config.bodyLimitBytes));
 
-  const openApi = buildOpenApi(registry, config);
+  // Built on the first request rather than at start (README "Start and memory"); the registry does not change after.
+  let built: ReturnType<typeof buildOpenApi> | undefined;
   app.get('/openapi.json', async (_req, res, next) => {
     try {
+      const openApi = (built ??= buildOpenApi(registry, config));
       // Listed workflows change with the catalog and publishing: their operations are added per request.
       const listed = listingOperations(await listListings(services.store), services.payments);
       res.setHeader('Cache-Control', 'public, max-age=300');

@@ -1,6 +1,5 @@
 import { Router, type Request, type Response } from 'express';
 import type { DocPage, DocsSite } from '../docs/site.ts';
-import { htmlPage, renderMarkdown } from '../docs/markdown.ts';
 
 /**
  * /docs as HTML by default and as Markdown for `Accept: text/markdown` or a
@@ -11,6 +10,10 @@ import { htmlPage, renderMarkdown } from '../docs/markdown.ts';
  */
 
 const CACHE = 'public, max-age=300';
+
+/** The Markdown renderer (markdown-it) loads with the first HTML page asked for, not at start (README "Start and memory"). */
+let renderer: Promise<typeof import('../docs/markdown.ts')> | undefined;
+const markdownRenderer = () => (renderer ??= import('../docs/markdown.ts'));
 
 type Format = 'html' | 'markdown';
 
@@ -23,17 +26,21 @@ export function docsRouter(site: DocsSite): Router {
   const router = Router();
   const nav = [{ href: '/docs', title: 'Docs' }, ...site.pages.map((p) => ({ href: `/docs/${p.slug}`, title: p.title }))];
   const htmlCache = new Map<string, string>();
-  const html = (page: DocPage) => {
-    let rendered = htmlCache.get(page.slug);
-    if (!rendered) htmlCache.set(page.slug, (rendered = htmlPage(page.title, renderMarkdown(page.markdown), nav)));
+  const html = async (page: DocPage, cache: boolean) => {
+    const cached = cache ? htmlCache.get(page.slug) : undefined;
+    if (cached) return cached;
+    const { htmlPage, renderMarkdown } = await markdownRenderer();
+    const rendered = htmlPage(page.title, renderMarkdown(page.markdown), nav);
+    if (cache) htmlCache.set(page.slug, rendered);
     return rendered;
   };
 
-  const send = (res: Response, status: number, format: Format, page: DocPage) => {
+  const send = async (res: Response, status: number, format: Format, page: DocPage) => {
+    const body = format === 'markdown' ? page.markdown : await html(page, status === 200);
     res.status(status).setHeader('Vary', 'Accept');
     if (status === 200) res.setHeader('Cache-Control', CACHE);
-    if (format === 'markdown') res.type('text/markdown; charset=utf-8').send(page.markdown);
-    else res.type('text/html; charset=utf-8').send(status === 200 ? html(page) : htmlPage(page.title, renderMarkdown(page.markdown), nav));
+    if (format === 'markdown') res.type('text/markdown; charset=utf-8').send(body);
+    else res.type('text/html; charset=utf-8').send(body);
   };
 
   const notFound = (requested: string): DocPage => ({
@@ -63,7 +70,7 @@ export function docsRouter(site: DocsSite): Router {
     const suffix = requested.endsWith('.md');
     const slug = suffix ? requested.slice(0, -3) : requested;
     const page = site.get(slug);
-    send(res, page ? 200 : 404, formatOf(req, suffix), page ?? notFound(slug));
+    return send(res, page ? 200 : 404, formatOf(req, suffix), page ?? notFound(slug));
   });
 
   // Deeper paths are unknown pages too, answered in the requested format rather than as JSON.

@@ -20,6 +20,9 @@ import {
   type RunGate,
 } from './paid-call.ts';
 import { readTokenInfo, type PaymentSettings, type TokenInfo } from './settings.ts';
+import { pricingFor, type Pricing } from './pricing.ts';
+
+export type { Pricing } from './pricing.ts';
 
 /**
  * Pay-per-call: the dual 402 (challenge.ts), verification (charge-x402.ts,
@@ -33,14 +36,6 @@ import { readTokenInfo, type PaymentSettings, type TokenInfo } from './settings.
  * A run that cannot be created leaves the payment unsettled; a settlement
  * that fails abandons the run, which never executes.
  */
-
-export interface Pricing {
-  price: { mode: 'fixed'; amount: string; currency: 'USD' };
-  protocols: [
-    { protocol: 'x402'; version: 2; scheme: 'exact'; network: string; asset: string | null },
-    { protocol: 'mpp'; method: 'evm'; intent: 'charge'; currency: 'USDC'; chainId: number },
-  ];
-}
 
 export interface PaymentsService {
   settings: PaymentSettings;
@@ -93,13 +88,7 @@ export function createPaymentsService(deps: {
   return {
     settings,
     facilitatorAddress: facilitator.signerAddress,
-    pricing: (price) => ({
-      price: { mode: 'fixed', amount: price, currency: 'USD' },
-      protocols: [
-        { protocol: 'x402', version: 2, scheme: 'exact', network: settings.network, asset: settings.token ?? null },
-        { protocol: 'mpp', method: 'evm', intent: 'charge', currency: 'USDC', chainId: settings.chainId },
-      ],
-    }),
+    pricing: (price) => pricingFor(settings, price),
     async charge(resource, credentials, run) {
       const hasX402 = credentials.x402 !== undefined && credentials.x402 !== null && credentials.x402 !== '';
       const hasMpp = credentials.mpp !== undefined && credentials.mpp !== null && credentials.mpp !== '';

@@ -1,8 +1,8 @@
-import { Keypair } from '@solana/web3.js';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import type { Store } from '../store/db.ts';
 import type { SecretBox } from './crypto.ts';
 import { nowIso } from '../ids.ts';
+import { generateSolanaKeypair } from './solana-keypair.ts';
 
 /** Public view of an organization wallet; keys stay sealed in the store. */
 export interface WalletAddresses {
@@ -13,13 +13,13 @@ export interface WalletAddresses {
 /** Generates an EVM and a Solana key locally and stores them sealed under the organization id. */
 export async function provisionWallet(store: Store, box: SecretBox, organizationId: string): Promise<WalletAddresses> {
   const evmKey = generatePrivateKey();
-  const solana = Keypair.generate();
+  const solana = generateSolanaKeypair();
   const row = {
     organization_id: organizationId,
     evm_address: privateKeyToAddress(evmKey),
     evm_key_encrypted: box.seal(evmKey, organizationId),
-    solana_address: solana.publicKey.toBase58(),
-    solana_key_encrypted: box.seal(Buffer.from(solana.secretKey).toString('base64'), organizationId),
+    solana_address: solana.address,
+    solana_key_encrypted: box.seal(solana.secretKey.toString('base64'), organizationId),
     created_at: nowIso(),
   };
   await store.insertInto('wallets').values(row).execute();
