@@ -127,6 +127,20 @@ describe('16 concurrent transfers from one wallet', () => {
     expect(await nonces([next.body])).toEqual([start + 15]);
   });
 
+  test('a nonce used behind the gateway\'s back (another process on the same wallet) is re-read and the transfer re-signed once', async () => {
+    const start = await pendingNonce();
+    // Another sender takes the nonce this process would use next.
+    await chain.testClient.impersonateAccount({ address: wallet });
+    try {
+      const other = await chain.walletClient(0).sendTransaction({ account: wallet, chain: chain.chain, to: randomAddress(), value: 1n });
+      expect((await chain.publicClient.getTransaction({ hash: other })).nonce).toBe(start);
+    } finally {
+      await chain.testClient.stopImpersonatingAccount({ address: wallet });
+    }
+    const results = await Promise.all(Array.from({ length: 4 }, () => transfer()));
+    expect(await nonces(results.map((r) => r.body))).toEqual(consecutive(start + 1, 4));
+  });
+
   test('on a chain that mines only when told, all 16 reach the mempool before any block; one block then completes them all', async () => {
     await chain.testClient.setAutomine(false);
     try {

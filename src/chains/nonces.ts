@@ -26,7 +26,8 @@ export interface NonceSend<S> {
    * True when a second `sign` replaces the first's stored bytes (which never
    * left the process): then signing starts before this send's turn, with the
    * predicted nonce, and a nonce conflict is retried once with a fresh count.
-   * False: sign is called exactly once, at the turn.
+   * False: sign is called exactly once, at the turn, for the node's pending
+   * count read then.
    */
   replaceable: boolean;
 }
@@ -86,7 +87,9 @@ export function createNonceManager(): NonceManager {
           wallet.stale = false;
           return wallet.next;
         };
-        let nonce = wallet.stale || wallet.next === undefined ? await sync() : wallet.next;
+        // A send that cannot re-sign reads the count at its turn (as every send did before): another
+        // process sending from this wallet costs it nothing more than it did then.
+        let nonce = wallet.stale || wallet.next === undefined || !op.replaceable ? await sync() : wallet.next;
         let signed: S;
         const pre = early && (await early);
         if (pre && !pre.ok) throw pre.error;

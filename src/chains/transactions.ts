@@ -211,7 +211,8 @@ export async function signAndBroadcast(
         await client.sendRawTransaction({ serializedTransaction: raw });
         return 'sent';
       } catch (error) {
-        refusal = error instanceof BaseError ? error.shortMessage : String(error);
+        // The node's own words (details), never the URL viem puts in the full message.
+        refusal = error instanceof BaseError ? (error.details && error.details !== error.shortMessage ? `${error.shortMessage} (${error.details})` : error.shortMessage) : String(error);
         return broadcastResult(error);
       }
     },
