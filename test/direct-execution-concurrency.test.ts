@@ -101,7 +101,11 @@ describe('16 concurrent transfers from one wallet', () => {
     const rows = await gw.gateway.services.store
       .selectFrom('direct_executions')
       .select(['transaction_hash', 'signed_transaction'])
-      .where('id', 'in', records.map((r) => r.executionId))
+      .where(
+        'id',
+        'in',
+        records.map((r) => r.executionId),
+      )
       .execute();
     for (const row of rows) expect(keccak256(row.signed_transaction as Hex)).toBe(row.transaction_hash);
   });
@@ -127,7 +131,7 @@ describe('16 concurrent transfers from one wallet', () => {
     expect(await nonces([next.body])).toEqual([start + 15]);
   });
 
-  test('a nonce used behind the gateway\'s back (another process on the same wallet) is re-read and the transfer re-signed once', async () => {
+  test("a nonce used behind the gateway's back (another process on the same wallet) is re-read and the transfer re-signed once", async () => {
     const start = await pendingNonce();
     // Another sender takes the nonce this process would use next.
     await chain.testClient.impersonateAccount({ address: wallet });

@@ -51,10 +51,11 @@ interface WalletNonces {
 }
 
 /** A promise that never rejects: the outcome, read later. */
-const settled = <T>(p: Promise<T>) => p.then(
-  (value) => ({ ok: true as const, value }),
-  (error: unknown) => ({ ok: false as const, error }),
-);
+const settled = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 
 export function createNonceManager(): NonceManager {
   const wallets = new Map<string, WalletNonces>();

@@ -212,7 +212,12 @@ export async function signAndBroadcast(
         return 'sent';
       } catch (error) {
         // The node's own words (details), never the URL viem puts in the full message.
-        refusal = error instanceof BaseError ? (error.details && error.details !== error.shortMessage ? `${error.shortMessage} (${error.details})` : error.shortMessage) : String(error);
+        refusal =
+          error instanceof BaseError
+            ? error.details && error.details !== error.shortMessage
+              ? `${error.shortMessage} (${error.details})`
+              : error.shortMessage
+            : String(error);
         return broadcastResult(error);
       }
     },
