@@ -2,7 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { keccak256, parseEther, type Address, type Hex } from 'viem';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { randomAddress } from './helpers/web3.ts';
+import { action, linear, randomAddress, runWorkflow } from './helpers/web3.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 
 /**
@@ -143,6 +143,24 @@ describe('16 concurrent transfers from one wallet', () => {
     }
     const results = await Promise.all(Array.from({ length: 4 }, () => transfer()));
     expect(await nonces(results.map((r) => r.body))).toEqual(consecutive(start + 1, 4));
+  });
+
+  test("workflow transfer steps share the wallet's nonces with concurrent direct transfers: all mine, consecutive", async () => {
+    const start = await pendingNonce();
+    const step = () =>
+      linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.001', recipientAddress: randomAddress() }));
+    const [runs, direct] = await Promise.all([
+      Promise.all(Array.from({ length: 3 }, () => runWorkflow(gw, step()))),
+      Promise.all(Array.from({ length: 8 }, () => transfer())),
+    ]);
+    const hashes = runs.map((run) => {
+      expect(run.execution.status, JSON.stringify(run.execution)).toBe('success');
+      expect(run.execution.transactionHashes).toHaveLength(1);
+      return run.execution.transactionHashes[0].hash as Hex;
+    });
+    const workflowNonces = await Promise.all(hashes.map(async (hash) => (await chain.publicClient.getTransaction({ hash })).nonce));
+    const all = [...(await nonces(direct.map((r) => r.body))), ...workflowNonces].sort((a, b) => a - b);
+    expect(all).toEqual(consecutive(start, 11));
   });
 
   test('on a chain that mines only when told, all 16 reach the mempool before any block; one block then completes them all', async () => {
