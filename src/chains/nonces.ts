@@ -1,35 +1,121 @@
 import type { Address, PublicClient } from 'viem';
 
 /**
- * Nonces per (chain, address). Sends for one sender are serialized through a
- * lock, and each takes the node's pending transaction count after the
- * previous send was accepted into its mempool, so concurrent sends never
- * collide, and a transaction the node dropped leaves no gap behind it.
- * (One process signs for a wallet; several gateway processes sharing one
- * wallet would need the lock in the database.)
+ * Nonces per (chain, address), assigned in this process. The first send from
+ * a wallet reads the node's pending transaction count; later ones count on
+ * locally, so sends from one wallet sign and store their bytes concurrently.
+ * Only the broadcasts go out in nonce order, each once the previous one was
+ * answered (never after its receipt). A nonce whose bytes the node refused is
+ * handed to the next send in line, which re-signs for it: a refusal never
+ * leaves a gap that stalls the sends behind it. A broadcast whose fate is
+ * unknown, a nonce the node calls taken, or a sent transaction that was not
+ * found or not mined in time (the node may have dropped it) makes the next
+ * send re-read the pending count. (One process signs for a wallet; several gateway processes
+ * sharing one wallet would collide on nonces: README "PostgreSQL".)
  */
-export interface NonceManager {
-  /** Runs `send` with the next nonce, holding the sender's lock until it returns. */
-  withNonce<T>(client: PublicClient, address: Address, send: (nonce: number) => Promise<T>): Promise<T>;
+
+/** sent: accepted (or already known); rejected: refused outright, nonce unused; uncertain: may have reached the node; nonce_conflict: the node says the nonce is taken or out of line. */
+export type BroadcastResult = 'sent' | 'rejected' | 'uncertain' | 'nonce_conflict';
+
+export interface NonceSend<S> {
+  /** Signs (and stores) the transaction for `nonce`. */
+  sign(nonce: number): Promise<S>;
+  /** Sends signed bytes; classifies the answer instead of throwing. */
+  broadcast(signed: S): Promise<BroadcastResult>;
+  /**
+   * True when a second `sign` replaces the first's stored bytes (which never
+   * left the process): then signing starts before this send's turn, with the
+   * predicted nonce, and a nonce conflict is retried once with a fresh count.
+   * False: sign is called exactly once, at the turn, for the node's pending
+   * count read then.
+   */
+  replaceable: boolean;
 }
 
+export interface NonceManager {
+  send<S>(client: PublicClient, address: Address, op: NonceSend<S>): Promise<{ signed: S; result: BroadcastResult; nonce: number }>;
+  /** A sent transaction was not found or not mined in time (the node may have dropped it): the next send re-reads the pending count. */
+  resync(client: PublicClient, address: Address): void;
+}
+
+interface WalletNonces {
+  /** The nonce of ticket `turn` (the send whose turn it is, or the next one); undefined until read from the node. */
+  next?: number;
+  /** The next send must re-read the pending count first. */
+  stale: boolean;
+  /** Tickets issued, and tickets whose turn is over. */
+  issued: number;
+  turn: number;
+  /** Resolves when the last issued ticket's turn is over. */
+  tail: Promise<void>;
+}
+
+/** A promise that never rejects: the outcome, read later. */
+const settled = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+
 export function createNonceManager(): NonceManager {
-  const locks = new Map<string, Promise<unknown>>();
+  const wallets = new Map<string, WalletNonces>();
+
+  const keyOf = (client: PublicClient, address: Address) => `${client.chain!.id}:${address.toLowerCase()}`;
 
   return {
-    async withNonce(client, address, send) {
-      const key = `${client.chain!.id}:${address.toLowerCase()}`;
-      const previous = locks.get(key) ?? Promise.resolve();
-      let release!: () => void;
-      const mine = new Promise<void>((resolve) => (release = resolve));
-      const chained = previous.then(() => mine);
-      locks.set(key, chained);
-      await previous;
+    resync(client, address) {
+      const wallet = wallets.get(keyOf(client, address));
+      if (wallet) wallet.stale = true;
+    },
+    async send<S>(client: PublicClient, address: Address, op: NonceSend<S>) {
+      const key = keyOf(client, address);
+      let w = wallets.get(key);
+      if (!w) wallets.set(key, (w = { stale: true, issued: 0, turn: 0, tail: Promise.resolve() }));
+      const wallet = w;
+
+      const ticket = wallet.issued++;
+      const previous = wallet.tail;
+      let over!: () => void;
+      wallet.tail = new Promise<void>((resolve) => (over = resolve));
+
+      const predicted = op.replaceable && !wallet.stale && wallet.next !== undefined ? wallet.next + (ticket - wallet.turn) : undefined;
+      // Signed and stored while the sends ahead broadcast.
+      const early = predicted === undefined ? undefined : settled(op.sign(predicted));
       try {
-        return await send(await client.getTransactionCount({ address, blockTag: 'pending' }));
+        await previous;
+        const sync = async () => {
+          wallet.next = await client.getTransactionCount({ address, blockTag: 'pending' });
+          wallet.stale = false;
+          return wallet.next;
+        };
+        // A send that cannot re-sign reads the count at its turn (as every send did before): another
+        // process sending from this wallet costs it nothing more than it did then.
+        let nonce = wallet.stale || wallet.next === undefined || !op.replaceable ? await sync() : wallet.next;
+        let signed: S;
+        const pre = early && (await early);
+        if (pre && !pre.ok) throw pre.error;
+        // A send ahead was refused (its nonce is ours now) or the count was re-read: the early bytes are replaced.
+        signed = pre && predicted === nonce ? pre.value : await op.sign(nonce);
+        let result = await op.broadcast(signed);
+        if (result === 'nonce_conflict') {
+          wallet.stale = true;
+          if (op.replaceable) {
+            nonce = await sync();
+            signed = await op.sign(nonce);
+            result = await op.broadcast(signed);
+          }
+        }
+        if (result === 'sent' || result === 'uncertain') wallet.next = nonce + 1;
+        if (result === 'uncertain' || result === 'nonce_conflict') wallet.stale = true;
+        return { signed, result, nonce };
+      } catch (error) {
+        // Nothing broadcast by this send (sign, store or the count read failed): the next in line re-reads the count.
+        wallet.stale = true;
+        await early;
+        throw error;
       } finally {
-        release();
-        if (locks.get(key) === chained) locks.delete(key);
+        wallet.turn++;
+        over();
       }
     },
   };

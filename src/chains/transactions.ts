@@ -12,7 +12,8 @@ import {
   type PrivateKeyAccount,
   type PublicClient,
 } from 'viem';
-import type { NonceManager } from './nonces.ts';
+import type { BroadcastResult, NonceManager } from './nonces.ts';
+import { waitForReceipt } from './receipt-watcher.ts';
 import { isRpcUnreachable, RpcUnavailableError } from './rpc-errors.ts';
 
 /**
@@ -125,8 +126,37 @@ export async function simulateTransaction(client: PublicClient, from: Address, r
 export interface SendOptions {
   gasLimitMultiplier?: string;
   abi?: Abi;
-  /** Called with the hash and raw bytes before broadcast; must persist them (throwing aborts the send). */
+  /**
+   * Called with the hash and raw bytes before broadcast; must persist them
+   * (throwing aborts the send). With `replaceable`, it may be called again
+   * with bytes re-signed for another nonce, which replace the first: those
+   * were never broadcast.
+   */
   onSigned(hash: Hex, raw: Hex): Promise<void>;
+  /** The store overwrites on a second `onSigned`: signing may start before this wallet's earlier sends are answered (src/chains/nonces.ts). */
+  replaceable?: boolean;
+}
+
+/** Fee quotes are shared by the sends of the next second on one chain (two RPC round trips each otherwise). */
+const FEE_QUOTE_MS = 1_000;
+const feeQuotes = new WeakMap<PublicClient, { at: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> }>();
+
+function feesPerGas(client: PublicClient) {
+  const quote = feeQuotes.get(client);
+  if (quote && Date.now() - quote.at < FEE_QUOTE_MS) return quote.fees;
+  const fees = client.estimateFeesPerGas();
+  feeQuotes.set(client, { at: Date.now(), fees });
+  // A failed quote is not reused.
+  fees.catch(() => feeQuotes.get(client)?.fees === fees && feeQuotes.delete(client));
+  return fees;
+}
+
+/** How the node answered a broadcast (src/chains/nonces.ts acts on it). */
+function broadcastResult(error: unknown): BroadcastResult {
+  if (isAlreadyKnown(error)) return 'sent';
+  // A JSON-RPC error answer means the node refused the bytes; anything else (timeout, lost connection) may have reached it.
+  if (!(error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError))) return 'uncertain';
+  return /nonce too (low|high)|replacement transaction underpriced|nonce.*(gap|already used)/i.test(error.message) ? 'nonce_conflict' : 'rejected';
 }
 
 export async function signAndBroadcast(
@@ -136,6 +166,9 @@ export async function signAndBroadcast(
 ): Promise<Hex> {
   const { client, account } = deps;
   const chainId = client.chain!.id;
+  // Asked alongside the estimate; a failed quote is an RPC failure, never a revert (awaited below).
+  const quote = feesPerGas(client);
+  quote.catch(() => {});
   let estimate: bigint;
   try {
     estimate = await client.estimateGas({ account: account.address, to: request.to, data: request.data, value: request.value });
@@ -152,34 +185,47 @@ export async function signAndBroadcast(
       { gasLimit: gas.toString(), gasEstimate: estimate.toString(), limit: HYPEREVM_GAS_CAP.toString() },
     );
   }
-  const fees = await client.estimateFeesPerGas();
 
-  return deps.nonces.withNonce(client, account.address, async (nonce) => {
-    const raw = await account.signTransaction({
-      type: 'eip1559',
-      chainId,
-      nonce,
-      gas,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      to: request.to,
-      data: request.data,
-      value: request.value,
-    });
-    const hash = keccak256(raw);
-    await options.onSigned(hash, raw);
-    try {
-      await client.sendRawTransaction({ serializedTransaction: raw });
-    } catch (error) {
-      if (isAlreadyKnown(error)) return hash;
-      // A JSON-RPC error answer means the node refused the bytes; anything else (timeout, lost connection) may have reached it.
-      if (error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError)) {
-        throw new BroadcastRejectedError(`The node rejected the transaction: ${error.shortMessage}`, hash);
+  const fees = await quote;
+  let refusal = '';
+  const { signed, result } = await deps.nonces.send(client, account.address, {
+    replaceable: options.replaceable ?? false,
+    async sign(nonce) {
+      const raw = await account.signTransaction({
+        type: 'eip1559',
+        chainId,
+        nonce,
+        gas,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        to: request.to,
+        data: request.data,
+        value: request.value,
+      });
+      const hash = keccak256(raw);
+      await options.onSigned(hash, raw);
+      return { hash, raw };
+    },
+    async broadcast({ raw }) {
+      try {
+        await client.sendRawTransaction({ serializedTransaction: raw });
+        return 'sent';
+      } catch (error) {
+        // The node's own words (details), never the URL viem puts in the full message.
+        refusal =
+          error instanceof BaseError
+            ? error.details && error.details !== error.shortMessage
+              ? `${error.shortMessage} (${error.details})`
+              : error.shortMessage
+            : String(error);
+        return broadcastResult(error);
       }
-      return hash;
-    }
-    return hash;
+    },
   });
+  if (result === 'rejected' || result === 'nonce_conflict') {
+    throw new BroadcastRejectedError(`The node rejected the transaction: ${refusal}`, signed.hash);
+  }
+  return signed.hash;
 }
 
 const isAlreadyKnown = (error: unknown) => /already known|known transaction|already imported/i.test(String((error as Error)?.message ?? ''));
@@ -201,12 +247,7 @@ export async function rebroadcast(client: PublicClient, raw: Hex): Promise<void>
 export async function verifyTransaction(client: PublicClient, hash: Hex, timeoutMs: number): Promise<VerifiedReceipt> {
   const verifiedAt = () => new Date().toISOString();
   try {
-    const receipt = await client.waitForTransactionReceipt({
-      hash,
-      timeout: timeoutMs,
-      pollingInterval: Math.min(1000, Math.max(50, timeoutMs / 20)),
-      retryCount: 0,
-    });
+    const receipt = await waitForReceipt(client, hash, timeoutMs);
     const gasUsedWei = receipt.gasUsed * receipt.effectiveGasPrice;
     return {
       hash,

@@ -77,6 +77,8 @@ export async function executeWrite(
             valueWei: write.request.value,
             result: write.result,
           }),
+        // storeSigned overwrites the row's hash and bytes: a re-signed transaction replaces one never broadcast.
+        replaceable: true,
         onSigned: async (hash, raw) => {
           await storeSigned(services.store, executionId, hash, raw);
           await reservation?.attach(executionId);

@@ -39,6 +39,8 @@ export interface WriteHooks {
   insertRecord?(trx: Transaction<Database>, from: string): Promise<void>;
   /** Persists the hash (and raw bytes) before broadcast. */
   onSigned(hash: Hex, raw: Hex): Promise<void>;
+  /** onSigned overwrites what it stored before (src/chains/transactions.ts SendOptions.replaceable): signing may then overlap this wallet's earlier sends. */
+  replaceable?: boolean;
 }
 
 export type WriteOutcome =
@@ -82,6 +84,7 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
     hash = await signAndBroadcast({ client, account, nonces: services.nonces }, intent.request, {
       gasLimitMultiplier: intent.gasLimitMultiplier,
       abi: intent.abi,
+      replaceable: hooks.replaceable,
       onSigned: async (h, raw) => {
         await hooks.onSigned(h, raw);
         signed = h;
@@ -106,6 +109,8 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
   }
 
   const receipt = await verifyTransaction(client, hash, config.receiptTimeoutMs);
+  // The node may have dropped it: the wallet's next send re-reads its nonce rather than leave a gap.
+  if (receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout') services.nonces.resync(client, account.address);
   const spend = spendOutcome(receipt.receiptStatus);
   if (reservationId && spend) await settleSpend(store, reservationId, spend);
   return { kind: 'sent', from, hash, receipt };

@@ -1,0 +1,187 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { keccak256, parseEther, type Address, type Hex } from 'viem';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { action, linear, randomAddress, runWorkflow } from './helpers/web3.ts';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * Many transfers from one organization wallet at once (issue 18): nonces are
+ * assigned in the process, bytes are signed and stored while earlier sends
+ * broadcast, broadcasts never wait on receipts, and a refused broadcast
+ * leaves no nonce gap. The gateway reaches anvil through a JSON-RPC proxy
+ * that counts the calls it forwards.
+ */
+
+let chain: TestChain;
+let gw: TestGateway;
+let wallet: Address;
+let proxy: http.Server;
+const calls = new Map<string, number>();
+
+function startProxy(target: string): Promise<string> {
+  proxy = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const messages = [JSON.parse(body)].flat() as { method: string }[];
+    for (const m of messages) calls.set(m.method, (calls.get(m.method) ?? 0) + 1);
+    const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(await answer.text());
+  });
+  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`)));
+}
+
+const transfer = (body: Record<string, unknown> = {}) =>
+  fetchJson(`${gw.url}/api/execute/transfer`, {
+    method: 'POST',
+    key: gw.ownerKey,
+    body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.001', ...body }),
+  });
+
+const pendingNonce = () => chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' });
+const minedNonce = () => chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'latest' });
+
+async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The nonces of completed records' transactions, read back from the chain. */
+async function nonces(records: { status: string; transactionHash?: string; receipts: { verified: boolean; receiptStatus?: string }[] }[]) {
+  for (const r of records) {
+    expect(r.status, JSON.stringify(r)).toBe('completed');
+    expect(r.receipts[0]).toMatchObject({ verified: true, receiptStatus: 'success' });
+  }
+  const txs = await Promise.all(records.map((r) => chain.publicClient.getTransaction({ hash: r.transactionHash as Hex })));
+  return txs.map((t) => t.nonce).sort((a, b) => a - b);
+}
+
+const consecutive = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+
+beforeAll(async () => {
+  chain = await startTestChain(31337);
+  const rpc = await startProxy(chain.url);
+  gw = await startTestGateway({
+    env: {
+      FLOWGATE_DEVNET: 'auto',
+      FLOWGATE_RPC_URL_31337: rpc,
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_RECEIPT_TIMEOUT_MS: '15000',
+      EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('100').toString(),
+    },
+  });
+  const org = await gw.gateway.services.organizations.ensure('default');
+  wallet = (await gw.gateway.services.organizations.wallet(org.organization.id))!.walletAddress as Address;
+  await chain.setBalance(wallet, '100');
+  // The wallet's first send reads its nonce from the node; the tests below start warm.
+  expect((await transfer()).body.status).toBe('completed');
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await new Promise((r) => proxy?.close(r));
+  await chain?.stop();
+});
+
+describe('16 concurrent transfers from one wallet', () => {
+  test('all 16 complete with 16 consecutive nonces, assigned in the process (no pending-nonce read per send)', async () => {
+    const start = await pendingNonce();
+    const countReads = calls.get('eth_getTransactionCount') ?? 0;
+    const records = (await Promise.all(Array.from({ length: 16 }, () => transfer()))).map((r) => (expect(r.status).toBe(202), r.body));
+    expect(await nonces(records)).toEqual(consecutive(start, 16));
+    expect(await minedNonce()).toBe(start + 16);
+    // The nonces came from the process, not from one eth_getTransactionCount per send under a wallet lock.
+    expect((calls.get('eth_getTransactionCount') ?? 0) - countReads).toBe(0);
+    // Each record's stored bytes are the transaction that was mined.
+    const rows = await gw.gateway.services.store
+      .selectFrom('direct_executions')
+      .select(['transaction_hash', 'signed_transaction'])
+      .where(
+        'id',
+        'in',
+        records.map((r) => r.executionId),
+      )
+      .execute();
+    for (const row of rows) expect(keccak256(row.signed_transaction as Hex)).toBe(row.transaction_hash);
+  });
+
+  test('a transfer the node refuses mid-batch leaves no nonce gap: the 15 others mine with consecutive nonces', async () => {
+    const start = await pendingNonce();
+    // Blocks of 200,000 gas: a transfer with gasLimitMultiplier 10 (210,000 gas) passes estimation but the node refuses its bytes.
+    await chain.testClient.request({ method: 'evm_setBlockGasLimit', params: ['0x30d40'] } as never);
+    try {
+      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => transfer(i === 5 ? { gasLimitMultiplier: '10' } : {})));
+      const refused = results.filter((r) => r.body.status === 'failed');
+      expect(refused).toHaveLength(1);
+      expect(refused[0]!.body.error).toMatch(/rejected the transaction/);
+      expect(refused[0]!.body.transactionHash).toBeUndefined();
+      const completed = results.filter((r) => r.body.status !== 'failed').map((r) => r.body);
+      expect(await nonces(completed)).toEqual(consecutive(start, 15));
+      expect(await minedNonce()).toBe(start + 15);
+    } finally {
+      await chain.testClient.request({ method: 'evm_setBlockGasLimit', params: ['0x1c9c380'] } as never);
+    }
+    // The next transfer uses the next nonce.
+    const next = await transfer();
+    expect(await nonces([next.body])).toEqual([start + 15]);
+  });
+
+  test("a nonce used behind the gateway's back (another process on the same wallet) is re-read and the transfer re-signed once", async () => {
+    const start = await pendingNonce();
+    // Another sender takes the nonce this process would use next.
+    await chain.testClient.impersonateAccount({ address: wallet });
+    try {
+      const other = await chain.walletClient(0).sendTransaction({ account: wallet, chain: chain.chain, to: randomAddress(), value: 1n });
+      expect((await chain.publicClient.getTransaction({ hash: other })).nonce).toBe(start);
+    } finally {
+      await chain.testClient.stopImpersonatingAccount({ address: wallet });
+    }
+    const results = await Promise.all(Array.from({ length: 4 }, () => transfer()));
+    expect(await nonces(results.map((r) => r.body))).toEqual(consecutive(start + 1, 4));
+  });
+
+  test("workflow transfer steps share the wallet's nonces with concurrent direct transfers: all mine, consecutive", async () => {
+    const start = await pendingNonce();
+    const step = () =>
+      linear(action('send', 'Send', { actionType: 'web3/transfer-funds', network: '31337', amount: '0.001', recipientAddress: randomAddress() }));
+    const [runs, direct] = await Promise.all([
+      Promise.all(Array.from({ length: 3 }, () => runWorkflow(gw, step()))),
+      Promise.all(Array.from({ length: 8 }, () => transfer())),
+    ]);
+    const hashes = runs.map((run) => {
+      expect(run.execution.status, JSON.stringify(run.execution)).toBe('success');
+      expect(run.execution.transactionHashes).toHaveLength(1);
+      return run.execution.transactionHashes[0].hash as Hex;
+    });
+    const workflowNonces = await Promise.all(hashes.map(async (hash) => (await chain.publicClient.getTransaction({ hash })).nonce));
+    const all = [...(await nonces(direct.map((r) => r.body))), ...workflowNonces].sort((a, b) => a - b);
+    expect(all).toEqual(consecutive(start, 11));
+  });
+
+  test('on a chain that mines only when told, all 16 reach the mempool before any block; one block then completes them all', async () => {
+    await chain.testClient.setAutomine(false);
+    try {
+      const start = await pendingNonce();
+      const block = await chain.publicClient.getBlockNumber();
+      const pending = Array.from({ length: 16 }, () => transfer());
+      // No request's receipt wait holds back another's broadcast.
+      await until('16 transactions are pending in the node', async () => (await pendingNonce()) === start + 16);
+      expect(await chain.publicClient.getBlockNumber()).toBe(block);
+      const pool = (await chain.testClient.request({ method: 'txpool_content' } as never)) as { pending: Record<string, Record<string, unknown>> };
+      const ours = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === wallet.toLowerCase())?.[1] ?? {};
+      expect(Object.keys(ours)).toHaveLength(16);
+      await chain.testClient.mine({ blocks: 1 });
+      const records = (await Promise.all(pending)).map((r) => r.body);
+      expect(await nonces(records)).toEqual(consecutive(start, 16));
+      const receipts = await Promise.all(records.map((r) => chain.publicClient.getTransactionReceipt({ hash: r.transactionHash as Hex })));
+      expect(new Set(receipts.map((r) => r.blockNumber))).toEqual(new Set([block + 1n]));
+    } finally {
+      await chain.testClient.setAutomine(true);
+    }
+  });
+});
