@@ -6,7 +6,7 @@ import type { Bucket } from './api.ts';
 /**
  * Runs per time bucket by status, drawn with uPlot (stacked-looking bars are avoided: three clear lines).
  * uPlot is half the app's script and only the overview draws it, so it is its own chunk, loaded when a
- * chart is first drawn: the other pages (the Runs page above all) parse half as much before their first paint.
+ * chart is first drawn: the other pages (the Runs page above all) download half as much before their first paint.
  */
 
 const SERIES = [
@@ -14,6 +14,8 @@ const SERIES = [
   { label: 'Failed', stroke: '#cf222e', key: 'failedCount' as const },
   { label: 'Other (pending, running, …)', stroke: '#0969da', key: 'other' as const },
 ];
+
+let loaded: typeof uPlot | undefined;
 
 export function RunsChart({ buckets }: { buckets: Bucket[] }) {
   const host = useRef<HTMLDivElement>(null);
@@ -29,27 +31,33 @@ export function RunsChart({ buckets }: { buckets: Bucket[] }) {
     let plot: uPlot | undefined;
     let gone = false;
     const resize = () => plot?.setSize({ width: width(), height: 260 });
-    void import('uplot').then(
-      ({ default: UPlot }) => {
-        if (gone) return;
-        plot = new UPlot(
-          {
-            width: width(),
-            height: 260,
-            scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-            axes: [{}, { label: 'Runs' }],
-            series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: buckets.length < 60 } }))],
-          },
-          data,
-          element,
-        );
-        addEventListener('resize', resize);
-      },
-      () => {
-        // The chunk is gone (say the gateway was upgraded under an open page): the figure's text still holds.
-        if (!gone) element.textContent = 'The chart could not be loaded; reload the page to draw it.';
-      },
-    );
+    const draw = (UPlot: typeof uPlot) => {
+      plot = new UPlot(
+        {
+          width: width(),
+          height: 260,
+          scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+          axes: [{}, { label: 'Runs' }],
+          series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: buckets.length < 60 } }))],
+        },
+        data,
+        element,
+      );
+      addEventListener('resize', resize);
+    };
+    // Once loaded, a live update redraws at once (no empty frame between the old chart and the new).
+    if (loaded) draw(loaded);
+    else
+      void import('uplot').then(
+        ({ default: UPlot }) => {
+          loaded = UPlot;
+          if (!gone) draw(UPlot);
+        },
+        () => {
+          // The chunk is gone (say the gateway was upgraded under an open page): the figure's text still holds.
+          if (!gone) element.textContent = 'The chart could not be loaded; reload the page to draw it.';
+        },
+      );
     return () => {
       gone = true;
       removeEventListener('resize', resize);
