@@ -6,6 +6,12 @@
  * (batched inserts in one transaction): 800,000 workflow executions over 50
  * workflows and 200,000 direct executions, spread over the last 90 days, all
  * in one organization, the worst case for a per-organization index.
+ *
+ * Then the dashboard's Runs page over the same store, in Debian's Chromium
+ * driven by playwright-core (skipped, saying why, without it): first
+ * contentful paint, first run row on screen, the next page of runs, and a
+ * run's steps, each timed inside the page (performance.now(), the same clock
+ * as the paint entries), plus the bytes of JS and CSS the page loads.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +22,7 @@ import { newId, newSortableId } from '../src/ids.ts';
 import { sessionCookieName } from '../src/auth/session-cookie.ts';
 import type { Store } from '../src/store/db.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
+import type { BrowserContext } from 'playwright-core';
 
 const WORKFLOW_RUNS = 800_000;
 const DIRECT_RUNS = 200_000;
@@ -197,6 +204,170 @@ export async function benchAnalytics(seconds: number): Promise<void> {
   console.log(['| route | p50 ms | p99 ms | req/s | errors |', '|---|---:|---:|---:|---:|'].join('\n'));
   for (const r of results) console.log(`| ${r.name} | ${r.p50} | ${r.p99} | ${r.samplesPerSecond.toFixed(1)} | ${r.failures} |`);
 
+  await benchRunsPage(url, sessionCookieName(baseUrl), token);
+
   await gateway.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+const CHROMIUM_PATH = process.env.FLOWGATE_CHROMIUM_PATH || '/usr/bin/chromium';
+const BROWSER_TRIALS = 7;
+/** Chromium's own traffic off, so the page's requests are the only ones. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-default-apps',
+  '--disable-domain-reliability',
+  '--disable-sync',
+  '--metrics-recording-only',
+  '--no-first-run',
+];
+const ROW = 'table.runs tbody tr[data-run-id]';
+const STEP = 'ol.steps li.step';
+
+/**
+ * Runs in the page before its own scripts. A MutationObserver notes when the
+ * number of run rows changes and when the first step appears; each note is
+ * taken after the frame that shows it (a requestAnimationFrame, then a
+ * message: the task after that frame's paint), on the page's clock.
+ */
+const MARKS_SCRIPT = `(() => {
+  const marks = (window.__bench = { rows: [], steps: undefined });
+  let rows = 0;
+  let steps = false;
+  const painted = (note) => requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => note(performance.now());
+    channel.port2.postMessage(0);
+  });
+  new MutationObserver(() => {
+    const found = document.querySelectorAll(${JSON.stringify(ROW)});
+    // Rows rendered while the app still hides the page (it mounts before the session is read) are not on screen yet.
+    const count = found.length && found[0].checkVisibility() ? found.length : 0;
+    if (count !== rows) {
+      rows = count;
+      painted((at) => marks.rows.push({ count, at }));
+    }
+    if (!steps && document.querySelector(${JSON.stringify(STEP)})) {
+      steps = true;
+      painted((at) => (marks.steps = at));
+    }
+  }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['hidden'] });
+})();`;
+
+/** In the page: clicks the element `find` gives and resolves with the ms until `done()` has a note later than the click. */
+const timedClick = (find: string, done: string) => `new Promise((resolve, reject) => {
+  const marks = window.__bench;
+  const target = ${find};
+  if (!target) return reject(new Error('nothing at ' + ${JSON.stringify(find)}));
+  const before = marks.rows.length ? marks.rows[marks.rows.length - 1].count : 0;
+  const start = performance.now();
+  target.click();
+  const poll = setInterval(() => {
+    const at = (${done})(before);
+    if (at !== undefined && at > start) {
+      clearInterval(poll);
+      resolve(at - start);
+    }
+  }, 5);
+  setTimeout(() => { clearInterval(poll); reject(new Error('timed out after clicking ' + ${JSON.stringify(find)})); }, 30000);
+})`;
+const MORE_BUTTON = `[...document.querySelectorAll('button')].find((b) => b.textContent.trim() === 'Load older runs')`;
+const FIRST_RUN_LINK = `document.querySelector(${JSON.stringify(`${ROW} a`)})`;
+const MORE_ROWS = `(before) => window.__bench.rows.find((r) => r.count > before)?.at`;
+const STEPS_SHOWN = `() => window.__bench.steps`;
+
+interface Trial {
+  fcp: number;
+  firstRow: number;
+  mainThread: number;
+  nextPage: number;
+  steps: number;
+  assets: { type: string; bytes: number }[];
+  firstPageJson: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** One cold visit (a fresh browser context: no cache, no service state) to the Runs page. */
+async function runsPageTrial(context: BrowserContext, url: string): Promise<Trial> {
+  await context.addInitScript({ content: MARKS_SCRIPT });
+  const page = await context.newPage();
+  const failures: string[] = [];
+  page.on('pageerror', (e) => failures.push(e.message));
+  context.on('request', (r) => {
+    if (!r.url().startsWith(`${url}/`) && !r.url().startsWith('data:')) failures.push(`request outside the gateway: ${r.url()}`);
+  });
+  // The renderer main thread's CPU time (Chromium's ThreadTime): what the page itself costs, apart from waiting for a busy CPU.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const threadTime = async () => ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN) * 1000;
+  const cpuBefore = await threadTime();
+  await page.goto(`${url}/app/runs`);
+  await page.locator(ROW).first().waitFor({ timeout: 60_000 });
+  await page.waitForFunction('window.__bench.rows.some((r) => r.count > 0)');
+  const mainThread = (await threadTime()) - cpuBefore;
+  const first = (await page.evaluate(`({
+    fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime,
+    firstRow: window.__bench.rows.find((r) => r.count > 0).at,
+    resources: performance.getEntriesByType('resource').map((e) => ({ name: e.name, type: e.initiatorType, bytes: e.encodedBodySize })),
+  })`)) as { fcp: number; firstRow: number; resources: { name: string; type: string; bytes: number }[] };
+  await page.getByRole('button', { name: 'Load older runs' }).waitFor();
+  const nextPage = (await page.evaluate(timedClick(MORE_BUTTON, MORE_ROWS))) as number;
+  const steps = (await page.evaluate(timedClick(FIRST_RUN_LINK, STEPS_SHOWN))) as number;
+  if (failures.length) throw new Error(`the Runs page failed: ${failures.join('; ')}`);
+  const assets = first.resources
+    .filter((r) => /\/app\/assets\/.+\.(js|css)$/.test(r.name))
+    .map((r) => ({ type: r.name.endsWith('.css') ? 'CSS' : 'JS', bytes: r.bytes }));
+  const firstPageJson = first.resources.find((r) => r.name.includes('/api/analytics/runs'))?.bytes ?? 0;
+  return { fcp: first.fcp, firstRow: first.firstRow, mainThread, nextPage, steps, assets, firstPageJson };
+}
+
+/** The Runs page in Chromium over the seeded store, signed in with a session cookie as the link sign-in would set it. */
+async function benchRunsPage(url: string, cookieName: string, token: string): Promise<void> {
+  if (!fs.existsSync(CHROMIUM_PATH)) {
+    console.log(`\nRuns page in Chromium: skipped, no Chromium at ${CHROMIUM_PATH} (install Debian's chromium package, or set FLOWGATE_CHROMIUM_PATH)`);
+    return;
+  }
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  const version = browser.version();
+  const trials: Trial[] = [];
+  try {
+    for (let i = 0; i < BROWSER_TRIALS; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      await context.addCookies([{ name: cookieName, value: token, url }]);
+      trials.push(await runsPageTrial(context, url));
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+  }
+  const row = (name: string, pick: (t: Trial) => number) => {
+    const xs = trials.map(pick);
+    return `| ${name} | ${median(xs).toFixed(0)} | ${Math.max(...xs).toFixed(0)} |`;
+  };
+  console.log(
+    `\nRuns page (/app/runs, 7d, 50 rows a page) in headless Chromium ${version}, ${BROWSER_TRIALS} cold visits, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores\n`,
+  );
+  console.log(
+    [
+      '| measurement (in-page clock) | median ms | max ms |',
+      '|---|---:|---:|',
+      row('navigation → first contentful paint', (t) => t.fcp),
+      row('navigation → first run row on screen', (t) => t.firstRow),
+      row('main-thread CPU time, navigation to just after that row', (t) => t.mainThread),
+      row('"Load older runs" → next 50 rows on screen', (t) => t.nextPage),
+      row('click a run → its steps on screen', (t) => t.steps),
+    ].join('\n'),
+  );
+  const bytes = (type: string) => trials[0]!.assets.filter((a) => a.type === type).reduce((sum, a) => sum + a.bytes, 0);
+  console.log(
+    `\nThe page loads ${(bytes('JS') / 1000).toFixed(1)} kB of JS and ${(bytes('CSS') / 1000).toFixed(1)} kB of CSS (as sent); the first page of runs is ${(trials[0]!.firstPageJson / 1000).toFixed(1)} kB of JSON.`,
+  );
 }

@@ -207,6 +207,44 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await page.context().close();
   });
 
+  it('opened directly, the Runs page asks for its runs while the session is still being read, and leaves the chart library to the overview', async () => {
+    // Signed in through the link, then a fresh context with that cookie: an empty cache, as on a first visit to a bookmarked /app/runs.
+    const signedIn = await signedInPage();
+    const cookies = await signedIn.context().cookies();
+    await signedIn.context().close();
+    const context = await newContext();
+    await context.addCookies(cookies);
+    const page = await context.newPage();
+    const order: string[] = [];
+    const scripts: string[] = [];
+    let answerSession!: () => void;
+    const sessionHeld = new Promise<void>((resolve) => (answerSession = resolve));
+    // The session's answer waits until the runs are asked for (or 5 s, so a page that waits for the session fails the check, not the run).
+    setTimeout(() => answerSession(), 5_000);
+    await page.route('**/api/auth/session', async (route) => {
+      await sessionHeld;
+      order.push('session answered');
+      await route.continue();
+    });
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      if (pathname === '/api/analytics/runs') {
+        order.push('runs asked');
+        answerSession();
+      }
+      if (request.resourceType() === 'script') scripts.push(pathname);
+    });
+    await page.goto('/app/runs');
+    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+    expect(order.slice(0, 2)).toEqual(['runs asked', 'session answered']);
+    const runsPageScripts = scripts.length;
+    expect(runsPageScripts).toBe(1);
+    await page.getByRole('navigation').getByRole('link', { name: 'Overview' }).click();
+    await page.locator('.chart canvas').waitFor();
+    expect(scripts.length).toBe(runsPageScripts + 1);
+    await context.close();
+  });
+
   it('creates and revokes an API key through the step-up flow, the wallet signing the challenge in the page', async () => {
     const page = await signedInPage();
     await page.getByRole('link', { name: 'Keys and members' }).click();
