@@ -1,0 +1,181 @@
+// Loads the CLI from an esbuild bundle of our TypeScript sources, kept in a cache and rebuilt
+// whenever a source changes, so `npm start` needs no build step and no loader hooks at run time
+// (tsx's Node 20 hooks cost a round trip per module and keep every module's source in memory).
+// Plain JavaScript: it runs before anything can load TypeScript.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Everything the bundle is built from (all of its inputs live under these). */
+const SOURCES = ['src', 'tools', 'bin', 'package.json', 'tsconfig.json'];
+/** A build that takes longer than this is presumed dead, and its lock taken over. */
+const LOCK_STALE_MS = 60_000;
+/** Names a source's own URL inside the bundle (see importMetaUrl below). */
+const META_URL = '__flowgate_import_meta_url';
+
+/**
+ * The cache for a checkout: under its node_modules, so the bundle's bare imports
+ * (packages stay external) resolve from the checkout's packages, and no tool
+ * (git, prettier, tsc, vitest) sees it. One directory per checkout path, since
+ * the bundle names files in it (worktrees may share node_modules).
+ */
+export function cacheDirFor(root) {
+  const tag = createHash('sha256').update(root).digest('hex').slice(0, 12);
+  return path.join(root, 'node_modules', '.cache', 'flowgate', tag);
+}
+
+/** Paths, sizes and mtimes of every source file, plus what else shapes the output. */
+function fingerprint(root, esbuildVersion) {
+  const hash = createHash('sha256').update(`${root}\0${esbuildVersion}\0${process.version.split('.')[0]}`);
+  const visit = (relative) => {
+    let stat;
+    try {
+      stat = fs.statSync(path.join(root, relative));
+    } catch {
+      return hash.update(`${relative}\0missing\n`);
+    }
+    if (!stat.isDirectory()) return hash.update(`${relative}\0${stat.size}\0${stat.mtimeMs}\n`);
+    for (const name of fs.readdirSync(path.join(root, relative)).sort()) visit(path.join(relative, name));
+  };
+  for (const source of SOURCES) visit(source);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * A bundle flattens every module into a few files, so `import.meta.url` would
+ * name the chunk, not the source; code that finds files next to itself
+ * (migrations, docs, web/dist, worker entries, createRequire) needs the source's
+ * own URL. Each source gets a module-local constant with it, and `define` points
+ * `import.meta.url` at that constant (esbuild keeps top-level names apart per module).
+ * Prepended on the first line, so source-map line numbers stay right.
+ */
+function importMetaUrl() {
+  return {
+    name: 'flowgate-import-meta-url',
+    setup(build) {
+      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
+        if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+        const source = await fs.promises.readFile(args.path, 'utf8');
+        if (!source.includes('import.meta')) return undefined;
+        const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
+        return { contents: `const ${META_URL} = ${JSON.stringify(pathToFileURL(args.path).href)};${source}`, loader };
+      });
+    },
+  };
+}
+
+async function build(esbuild, root, outdir) {
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { cli: 'src/cli.ts' },
+    outdir,
+    bundle: true,
+    // Packages load from node_modules as they do without a bundle; only our sources are bundled.
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Chunks keep the lazy `import()`s lazy (payments, docs renderer, OpenAPI...).
+    splitting: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    define: { 'import.meta.url': META_URL },
+    plugins: [importMetaUrl()],
+    logLevel: 'silent',
+  });
+}
+
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code !== 'ESRCH';
+  }
+};
+
+/** Records that this process runs from `dir`, so no other process prunes it while its lazy chunks may still load. */
+function markInUse(dir) {
+  fs.mkdirSync(path.join(dir, 'pids'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'pids', String(process.pid)), '');
+}
+
+/** Removes older bundles no live process runs from, and builds that died half-way. */
+function prune(cache, keep) {
+  for (const name of fs.readdirSync(cache)) {
+    if (name === keep || name.endsWith('.lock')) continue;
+    const dir = path.join(cache, name);
+    try {
+      if (name.startsWith('.tmp-')) {
+        if (Date.now() - fs.statSync(dir).mtimeMs > LOCK_STALE_MS) fs.rmSync(dir, { recursive: true, force: true });
+        continue;
+      }
+      let pids = [];
+      try {
+        pids = fs.readdirSync(path.join(dir, 'pids')).map(Number);
+      } catch {}
+      if (!pids.some(isAlive)) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {}
+  }
+}
+
+/** Holds the build lock (one build per fingerprint however many processes start at once); false when another process holds it. */
+function tryLock(lock) {
+  try {
+    fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+  }
+  try {
+    const holder = Number(fs.readFileSync(lock, 'utf8'));
+    if (!isAlive(holder) || Date.now() - fs.statSync(lock).mtimeMs > LOCK_STALE_MS) fs.rmSync(lock, { force: true });
+  } catch {}
+  return false;
+}
+
+/** The bundle's entry for the sources as they are now, building it if needed. */
+export async function bundledEntry(root = ROOT) {
+  const require = createRequire(path.join(root, 'package.json'));
+  // Its version from its manifest: loading esbuild's API costs ~50 ms, paid only to build.
+  const esbuildVersion = JSON.parse(fs.readFileSync(require.resolve('esbuild/package.json'), 'utf8')).version;
+  const cache = cacheDirFor(root);
+  const key = fingerprint(root, esbuildVersion);
+  const dir = path.join(cache, key);
+  const entry = path.join(dir, 'cli.js');
+  const lock = path.join(cache, `${key}.lock`);
+  fs.mkdirSync(cache, { recursive: true });
+  for (;;) {
+    // A bundle directory appears whole (renamed into place), so its entry existing means it is complete.
+    if (fs.existsSync(entry)) {
+      markInUse(dir);
+      return entry;
+    }
+    if (tryLock(lock)) break;
+    await sleep(50);
+  }
+  try {
+    // Another process may have finished this bundle between our look and our lock.
+    if (!fs.existsSync(entry)) {
+      const tmp = path.join(cache, `.tmp-${key}-${process.pid}`);
+      fs.rmSync(tmp, { recursive: true, force: true });
+      await build(require('esbuild'), root, tmp);
+      // A source edited during the build may be in the output under the old fingerprint: run it, under another name.
+      const built = fingerprint(root, esbuildVersion) === key ? dir : path.join(cache, `edited-${key}-${process.pid}`);
+      fs.renameSync(tmp, built);
+      if (built !== dir) {
+        markInUse(built);
+        return path.join(built, 'cli.js');
+      }
+    }
+    markInUse(dir);
+    prune(cache, key);
+    return entry;
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
