@@ -34,8 +34,8 @@ const EXTERNAL = [
 ];
 /** A build that takes longer than this is presumed dead, and its lock taken over. */
 const LOCK_STALE_MS = 60_000;
-/** Names a source's own URL inside the bundle (see importMetaUrl below). */
-const META_URL = '__flowgate_import_meta_url';
+/** Name a source's own URL, path and directory inside the bundle (see importMetaUrl below). */
+const META = { url: '__flowgate_import_meta_url', filename: '__flowgate_import_meta_filename', dirname: '__flowgate_import_meta_dirname' };
 
 /**
  * The cache for a checkout: under its node_modules, so the bundle's bare imports
@@ -77,8 +77,9 @@ function fingerprint(root, esbuildVersion) {
  * A bundle flattens every module into a few files, so `import.meta.url` would
  * name the chunk, not the source; code that finds files next to itself
  * (migrations, docs, web/dist, worker entries, createRequire) needs the source's
- * own URL. Each source gets a module-local constant with it, and `define` points
- * `import.meta.url` at that constant (esbuild keeps top-level names apart per module).
+ * own URL. Each source gets module-local constants with its URL, path and directory, and
+ * `define` points `import.meta.url` (`.filename`, `.dirname`) at them (esbuild keeps
+ * top-level names apart per module, and drops the unused ones).
  * Prepended on the first line, so source-map line numbers stay right.
  */
 function importMetaUrl() {
@@ -90,7 +91,9 @@ function importMetaUrl() {
         const source = await fs.promises.readFile(args.path, 'utf8');
         if (!source.includes('import.meta')) return undefined;
         const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
-        return { contents: `const ${META_URL} = ${JSON.stringify(pathToFileURL(args.path).href)};${source}`, loader };
+        const own = { url: pathToFileURL(args.path).href, filename: args.path, dirname: path.dirname(args.path) };
+        const constants = Object.entries(META).map(([field, name]) => `const ${name} = ${JSON.stringify(own[field])};`);
+        return { contents: `${constants.join(' ')}${source}`, loader };
       });
     },
   };
@@ -112,7 +115,7 @@ async function build(esbuild, root, outdir) {
     splitting: true,
     sourcemap: 'linked',
     sourcesContent: false,
-    define: { 'import.meta.url': META_URL },
+    define: Object.fromEntries(Object.entries(META).map(([field, name]) => [`import.meta.${field}`, name])),
     plugins: [importMetaUrl()],
     logLevel: 'silent',
   });
