@@ -38,10 +38,12 @@ const LOCK_STALE_MS = 60_000;
 const META = { url: '__flowgate_import_meta_url', filename: '__flowgate_import_meta_filename', dirname: '__flowgate_import_meta_dirname' };
 
 /**
- * The cache for a checkout: under its node_modules, so the bundle's bare imports
- * (packages stay external) resolve from the checkout's packages, and no tool
+ * The cache for a checkout: under its node_modules, so the bundle's imports of the
+ * packages left outside it resolve from the checkout's packages, and no tool
  * (git, prettier, tsc, vitest) sees it. One directory per checkout path, since
- * the bundle names files in it (worktrees may share node_modules).
+ * the bundle names the checkout's files by absolute path (worktrees may share
+ * node_modules). A package edited by hand inside node_modules, without npm, is
+ * not noticed: delete this directory then.
  */
 export function cacheDirFor(root) {
   const tag = createHash('sha256').update(root).digest('hex').slice(0, 12);
