@@ -113,7 +113,7 @@ async function build(esbuild, root, outdir) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    // Chunks keep the lazy `import()`s lazy (payments, docs renderer, OpenAPI...).
+    // Chunks keep the lazy `import()`s lazy (CLI commands, payments, the docs renderer).
     splitting: true,
     sourcemap: 'linked',
     sourcesContent: false,
@@ -215,7 +215,15 @@ export async function bundledEntry(root = ROOT) {
     markInUse(tmp);
     // A source edited during the build may be in the output under the old fingerprint: run it, under another name.
     const built = fingerprint(root, esbuildVersion) === key ? dir : path.join(cache, `edited-${key}-${process.pid}`);
-    fs.renameSync(tmp, built);
+    try {
+      fs.renameSync(tmp, built);
+    } catch (error) {
+      // Another process built the same bundle meanwhile (a stale lock taken over twice): run that one.
+      if (!fs.existsSync(entry)) throw error;
+      fs.rmSync(tmp, { recursive: true, force: true });
+      markInUse(dir);
+      return entry;
+    }
     prune(cache, path.basename(built));
     return path.join(built, 'cli.js');
   } finally {
