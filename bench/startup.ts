@@ -5,11 +5,12 @@
  *   devnet, against the anchor: a bare express app that spawns anvil (the same
  *   binary the devnet runs) and then answers;
  * - idle RSS 3 s after ready: the gateway's process tree without anvil (its
- *   own process and any children such as tsx's esbuild) against a bare
- *   express process.
+ *   own process and any children) against a bare express process.
+ * The CLI's bundle (bin/bundle.js) is built before the trials, as it is after
+ * the first start of an installed or edited tree.
  * Medians of STARTUP_TRIALS (default 5) alternating trials, anchors measured in the same run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -145,6 +146,7 @@ export async function benchStartup(trials = TRIALS): Promise<void> {
   const gatewayCpu: number[] = [];
   const gatewayRss: number[] = [];
   const bare = ['--input-type=module', '-e', BARE_APP];
+  spawnSync(process.execPath, ['bin/flowgate.js', '--version'], { cwd: ROOT, stdio: 'ignore' });
   // Alternate the runs so that background load on the machine hits both sides alike.
   for (let i = 0; i < trials; i++) {
     const anchor = await trial(bare, { ANVIL_BIN: anvil }, false);
