@@ -1,7 +1,10 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { Address, Hex } from 'viem';
+import { parseSignature, toHex, type Address, type Hex } from 'viem';
+import { authorizationTypes } from '@x402/evm';
+import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
+import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -124,5 +127,57 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
     for (const { executionId, hash } of paid) {
       expect(rows.find((r) => r.execution_id === executionId)).toMatchObject({ status: 'settled', transaction_hash: hash });
     }
+  });
+});
+
+describe('a payment spent elsewhere between verification and settlement', () => {
+  it('fails its settlement (nothing counted as paid), and the next payment settles', async () => {
+    const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
+    await chain.setBalance(facilitatorAccount.address, '1');
+    const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
+    const payTo = privateKeyToAccount(generatePrivateKey()).address;
+    const requirements = { scheme: 'exact', network: NETWORK, asset: usdc, amount: '10000', payTo, maxTimeoutSeconds: 300, extra: { name: TEST_USDC.name, version: TEST_USDC.version } } as const;
+    const signed = async (payer: PrivateKeyAccount) => {
+      const now = Math.floor(Date.now() / 1000);
+      const authorization = { from: payer.address, to: payTo, value: '10000', validAfter: String(now - 60), validBefore: String(now + 300), nonce: toHex(crypto.getRandomValues(new Uint8Array(32))) };
+      const signature = await payer.signTypedData({
+        domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: { ...authorization, value: 10000n, validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) },
+      });
+      return { authorization, signature, payload: { x402Version: 2, accepted: requirements, payload: { authorization, signature } } as never };
+    };
+
+    // A first payment settles (and the facilitator learns the transfer's gas limit).
+    const first = await signed(await fundedPayer());
+    expect(await facilitator.verify(first.payload, requirements as never)).toMatchObject({ isValid: true });
+    expect(await facilitator.settle(first.payload, requirements as never)).toMatchObject({ success: true });
+
+    // The second is verified, then someone submits the same authorization on chain before the facilitator settles it.
+    const payer = await fundedPayer();
+    const second = await signed(payer);
+    expect(await facilitator.verify(second.payload, requirements as never)).toMatchObject({ isValid: true });
+    const { v, r, s } = parseSignature(second.signature);
+    const a = second.authorization;
+    const frontRun = await chain.walletClient(3).writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'transferWithAuthorization',
+      args: [a.from, a.to, 10000n, BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, Number(v), r, s],
+      chain: chain.chain,
+      account: chain.account(3),
+    } as never);
+    await chain.publicClient.waitForTransactionReceipt({ hash: frontRun });
+    const settled = await facilitator.settle(second.payload, requirements as never);
+    // Its gas limit was known, so it went out and was mined as a revert: a failed settlement, never a success.
+    expect(settled).toMatchObject({ success: false, errorReason: 'transaction_reverted' });
+    expect((await chain.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex })).status).toBe('reverted');
+
+    // The facilitator is not stuck: the next payment settles and its transfer is mined.
+    const third = await signed(await fundedPayer());
+    const ok = await facilitator.settle(third.payload, requirements as never);
+    expect(ok).toMatchObject({ success: true });
+    expect((await chain.publicClient.getTransactionReceipt({ hash: ok.transaction as Hex })).status).toBe('success');
   });
 });

@@ -7,7 +7,8 @@ import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { createNonceManager } from '../chains/nonces.ts';
 import { waitForReceipt } from '../chains/receipt-watcher.ts';
-import { BroadcastRejectedError, PreflightError, signAndBroadcast } from '../chains/transactions.ts';
+import { isRpcUnreachable } from '../chains/rpc-errors.ts';
+import { applyGasMultiplier, BroadcastRejectedError, defaultGasLimitMultiplier, PreflightError, revertReason, signAndBroadcast } from '../chains/transactions.ts';
 import { isRecord } from '../is-record.ts';
 
 /**
@@ -20,11 +21,17 @@ import { isRecord } from '../is-record.ts';
  *  - a verification that succeeded is remembered briefly, so MPP's second
  *    validation and the settlement do not read the chain again ("verify once");
  *  - settlements share the gateway's send path (src/chains/transactions.ts):
- *    a gas estimate, which re-simulates the transfer at send time and stops a
- *    payment spent elsewhere meanwhile before anything is signed, locally
- *    counted nonces (src/chains/nonces.ts), so concurrent settlements from the
- *    one gas account are pipelined instead of queued, and the shared receipt
- *    watcher (src/chains/receipt-watcher.ts);
+ *    locally counted nonces (src/chains/nonces.ts), so concurrent settlements
+ *    from the one gas account are pipelined instead of queued, and the shared
+ *    receipt watcher (src/chains/receipt-watcher.ts);
+ *  - the gas limit of an EOA-signed transfer is estimated once per token and
+ *    reused (transferWithAuthorization costs about the same every time, and
+ *    the estimate is doubled as for every send): the verification's simulation
+ *    a moment earlier is the check, and a payment spent elsewhere in between
+ *    is mined as a revert, which fails the settlement (and drops the cached
+ *    limit, so the next one estimates again);
+ *  - x402's verification reads the payer's code twice; the second read is
+ *    answered from the first (CODE_MS);
  *  - a settlement counts only with a successful receipt holding the payer's
  *    Transfer to the payee of exactly the amount.
  */
@@ -33,6 +40,8 @@ import { isRecord } from '../is-record.ts';
 const VERIFIED_MS = 60_000;
 /** At most this many remembered verifications; the oldest go first. */
 const VERIFIED_MAX = 10_000;
+/** A code read answered for this long: the two reads of the payer's code within one verification become one. */
+const CODE_MS = 1_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt. */
 const CONFIRMATION_MS = 180_000;
 
@@ -68,14 +77,15 @@ const verificationKey = (payload: PaymentPayload, requirements: PaymentRequireme
   JSON.stringify([payload.payload, requirements.scheme, requirements.network, requirements.asset, requirements.amount, requirements.payTo]);
 
 /** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
-function transferCalldata({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }): Hex {
+function transferCalldata({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
   const inner = parseErc6492Signature(signature).signature;
   const base = [getAddress(auth.from), getAddress(auth.to), BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce] as const;
   if (inner.length === 132) {
     const { v, yParity, r, s } = parseSignature(inner);
-    return encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, Number(v ?? BigInt(yParity + 27)), r, s] });
+    const data = encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, Number(v ?? BigInt(yParity + 27)), r, s] });
+    return { data, ecdsa: true };
   }
-  return encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] });
+  return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] }), ecdsa: false };
 }
 
 export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain, rpcUrl: string, network: PaymentRequirements['network']): FacilitatorClient {
@@ -83,9 +93,22 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
   const transport = http(rpcUrl, { batch: true, retryCount: 1, timeout: 15_000 });
   const client = createPublicClient({ chain, transport }) as PublicClient;
   const wallet = createWalletClient({ account, chain, transport }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({ ...wallet, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  const codes = new Map<string, { at: number; code: ReturnType<typeof wallet.getCode> }>();
+  const getCode: typeof wallet.getCode = (args) => {
+    const key = args.address.toLowerCase();
+    const seen = codes.get(key);
+    if (seen && Date.now() - seen.at < CODE_MS) return seen.code;
+    for (const [k, v] of codes) if (Date.now() - v.at >= CODE_MS) codes.delete(k);
+    const code = wallet.getCode(args);
+    codes.set(key, { at: Date.now(), code });
+    code.catch(() => codes.get(key)?.code === code && codes.delete(key));
+    return code;
+  };
+  const signer = toFacilitatorEvmSigner({ ...wallet, getCode, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   const x402 = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
   const nonces = createNonceManager();
+  /** Gas limit per token for EOA-signed transfers, from the first estimate. */
+  const gasLimits = new Map<string, bigint>();
 
   const verified = new Map<string, { at: number; result: Promise<VerifyResponse> }>();
   const forget = (key: string) => verified.delete(key);
@@ -126,9 +149,21 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
     if (!check.isValid) return refuse(check.invalidReason ?? 'invalid_payment', check.invalidMessage);
 
     const asset = getAddress(requirements.asset);
+    const { data, ecdsa } = transferCalldata(transfer);
+    let gas = ecdsa ? gasLimits.get(asset) : undefined;
+    if (ecdsa && gas === undefined) {
+      try {
+        gas = applyGasMultiplier(await client.estimateGas({ account: account.address, to: asset, data }), defaultGasLimitMultiplier(chain.id));
+      } catch (error) {
+        if (isRpcUnreachable(error)) return refuse('transaction_failed', error instanceof Error ? error.message : String(error));
+        return refuse('transaction_would_revert', `The transaction would revert: ${revertReason(error, eip3009ABI)}`);
+      }
+      gasLimits.set(asset, gas);
+    }
     let hash: Hex;
     try {
-      hash = await signAndBroadcast({ client, account, nonces }, { to: asset, data: transferCalldata(transfer), value: 0n }, {
+      hash = await signAndBroadcast({ client, account, nonces }, { to: asset, data, value: 0n }, {
+        ...(gas === undefined ? {} : { gas }),
         abi: eip3009ABI,
         // Nothing is stored per settlement (the payment row records the hash once mined), so bytes may be re-signed for another nonce.
         replaceable: true,
@@ -147,7 +182,11 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
       nonces.resync(client, account.address);
       return refuse('settlement_pending', error instanceof Error ? error.message : String(error), hash);
     }
-    if (receipt.status !== 'success') return refuse('transaction_reverted', undefined, hash);
+    if (receipt.status !== 'success') {
+      // Most likely the payment was spent elsewhere since it was verified; the next settlement estimates again.
+      gasLimits.delete(asset);
+      return refuse('transaction_reverted', undefined, hash);
+    }
     const auth = transfer.authorization;
     const paid = parseEventLogs({ abi: transferEvent, eventName: 'Transfer', logs: receipt.logs.filter((log) => isAddressEqual(log.address, asset)) }).some(
       (log) => isAddressEqual(log.args.from, getAddress(auth.from)) && isAddressEqual(log.args.to, getAddress(auth.to)) && log.args.value === BigInt(auth.value),
