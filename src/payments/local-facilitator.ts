@@ -73,8 +73,7 @@ function eip3009(payload: PaymentPayload): { authorization: Authorization; signa
 }
 
 /** The same authorization checked against the same offer. */
-const verificationKey = (payload: PaymentPayload, requirements: PaymentRequirements) =>
-  JSON.stringify([payload.payload, requirements.scheme, requirements.network, requirements.asset, requirements.amount, requirements.payTo]);
+const verificationKey = (payload: PaymentPayload, requirements: PaymentRequirements) => JSON.stringify([payload.payload, requirements]);
 
 /** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
 function transferCalldata({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
