@@ -9,6 +9,7 @@
  * replay without settling), and each concurrent loop pays from its own account.
  */
 import { pathToFileURL } from 'node:url';
+import { createPublicClient, createWalletClient, http, type Chain } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
@@ -21,7 +22,8 @@ const FREE_SLUG = 'helloworld';
 const PAID_SLUG = 'microtip';
 
 export async function benchPayments(seconds: number, connections: number): Promise<void> {
-  const { gateway, url, close } = await startDevnetGateway();
+  const { gateway, url, close, node } = await startDevnetGateway();
+  const devnetRpc = node.url;
   const devnet = gateway.services.devnet!;
   const usdc = devnet.usdcAddress;
   const callUrl = (slug: string) => `${url}/api/mcp/workflows/${slug}/call`;
@@ -63,6 +65,20 @@ export async function benchPayments(seconds: number, connections: number): Promi
     if (!ok) lastFailure = `${res.status} ${text.slice(0, 300)}`;
     return ok;
   };
+  // The anchor "one devnet transaction": raw viem, each caller sending a 0-value transfer from its own account
+  // on the same anvil and reading its receipt (anvil mines on arrival), as a paid call's settlement does.
+  const chain: Chain = { id: 31337, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [devnetRpc] } } };
+  const rawClient = createPublicClient({ chain, transport: http(devnetRpc) });
+  const rawWallets = (await payers()).map((account) => createWalletClient({ account, chain, transport: http(devnetRpc) }));
+  const rawTx = async (caller: number) => {
+    const wallet = rawWallets[caller]!;
+    const hash = await wallet.sendTransaction({ to: wallet.account.address, value: 0n });
+    for (;;) {
+      const receipt = await rawClient.getTransactionReceipt({ hash }).catch(() => undefined);
+      if (receipt) return receipt.status === 'success';
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
   const free = async () => {
     const res = await fetch(callUrl(FREE_SLUG), post);
     return res.status === 200 && ((await res.json()) as { status: string }).status === 'success';
@@ -71,7 +87,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
   const mpp = async (caller: number) => paidOk(await mppFetches[caller]!(callUrl(PAID_SLUG), post), 'payment-receipt');
 
   // Concurrency probe: `connections` paid calls at once per protocol, from distinct payers; every one must settle
-  // (the in-process facilitator queues its settlement transactions, which all come from one account).
+  // (the in-process facilitator's settlements all come from one account: they are pipelined with locally counted nonces).
   const probe = async (iteration: (caller: number) => Promise<boolean>) =>
     (await Promise.all(Array.from({ length: connections }, (_, caller) => iteration(caller).catch(() => false)))).filter((ok) => !ok).length;
   const probeFailures = { x402: await probe(x402), mpp: await probe(mpp) };
@@ -80,12 +96,13 @@ export async function benchPayments(seconds: number, connections: number): Promi
   const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? connections));
 
   // Warm-up: one call of each kind from every measured loop (JIT, first settlement per payer).
-  for (const iteration of [free, x402, mpp]) {
+  for (const iteration of [free, x402, mpp, rawTx]) {
     for (let caller = 0; caller < paidConnections; caller++) {
       if (!(await iteration(caller))) throw new Error(`payments bench: a warm-up call failed (${iteration.name}): ${lastFailure}`);
     }
   }
 
+  const rawRow = await timedLoop(seconds, paidConnections, rawTx);
   const freeRow = await timedLoop(seconds, paidConnections, free);
   const x402Row = await timedLoop(seconds, paidConnections, x402);
   const mppRow = await timedLoop(seconds, paidConnections, mpp);
@@ -97,6 +114,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
   );
   console.log(['| call | calls/s | p50 ms | p99 ms | p50 vs free | failures |', '|---|---:|---:|---:|---:|---:|'].join('\n'));
   for (const [name, row] of [
+    [`one devnet transaction, raw viem (anchor for paid minus free)`, rawRow],
     [`free: POST /api/mcp/workflows/${FREE_SLUG}/call (baseline)`, freeRow],
     [`paid with x402 (@x402/fetch): ${PAID_SLUG}`, x402Row],
     [`paid with MPP (mppx/client): ${PAID_SLUG}`, mppRow],
@@ -105,6 +123,10 @@ export async function benchPayments(seconds: number, connections: number): Promi
       `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row.failures} |`,
     );
   }
+  const over = (row: typeof freeRow) => (row.p50 - freeRow.p50).toFixed(1);
+  console.log(
+    `\nPaid minus free at p50: x402 ${over(x402Row)} ms, MPP ${over(mppRow)} ms; one devnet transaction: ${rawRow.p50} ms (goal: paid minus free ≤ that + 10 ms)`,
+  );
   console.log(
     `\nConcurrency probe (${connections} paid calls at once, distinct payers): ${probeFailures.x402}/${connections} x402 and ${probeFailures.mpp}/${connections} MPP calls refused` +
       (lastFailure ? ` (last refusal: ${lastFailure.replace(/\s+/g, ' ').slice(0, 160)})` : ''),

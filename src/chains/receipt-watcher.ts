@@ -43,6 +43,8 @@ async function poll(client: PublicClient, watcher: Watcher): Promise<void> {
   let recheck = false;
   while (watcher.waiters.size > 0) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    // Every wait ended during the sleep (most receipts are found by the first read): no tick to pay for.
+    if (watcher.waiters.size === 0) break;
     try {
       const block = await client.getBlockNumber({ cacheTime: 0 });
       const fresh = block !== seen;

@@ -135,6 +135,8 @@ export interface SendOptions {
   onSigned(hash: Hex, raw: Hex): Promise<void>;
   /** The store overwrites on a second `onSigned`: signing may start before this wallet's earlier sends are answered (src/chains/nonces.ts). */
   replaceable?: boolean;
+  /** A gas limit the caller already knows (a repeat of a call it estimated before): skips the estimate, so a revert is mined, not refused. */
+  gas?: bigint;
 }
 
 /** Fee quotes are shared by the sends of the next second on one chain (two RPC round trips each otherwise). */
@@ -171,13 +173,13 @@ export async function signAndBroadcast(
   quote.catch(() => {});
   let estimate: bigint;
   try {
-    estimate = await client.estimateGas({ account: account.address, to: request.to, data: request.data, value: request.value });
+    estimate = options.gas ?? (await client.estimateGas({ account: account.address, to: request.to, data: request.data, value: request.value }));
   } catch (error) {
     if (isRpcUnreachable(error)) throw new RpcUnavailableError(chainId, error);
     const reason = revertReason(error, options.abi);
     throw new PreflightError(`The transaction would revert: ${reason}`, reason);
   }
-  const gas = applyGasMultiplier(estimate, options.gasLimitMultiplier ?? defaultGasLimitMultiplier(chainId));
+  const gas = options.gas ?? applyGasMultiplier(estimate, options.gasLimitMultiplier ?? defaultGasLimitMultiplier(chainId));
   if (chainId === HYPEREVM_CHAIN_ID && gas > HYPEREVM_GAS_CAP) {
     throw new PreflightError(
       `Gas limit ${gas} (estimate ${estimate} × ${options.gasLimitMultiplier ?? '1.5'}) exceeds chain 999's 3,000,000 gas block cap; nothing was signed.`,

@@ -1,0 +1,202 @@
+import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, isAddressEqual, parseErc6492Signature, parseEventLogs, parseSignature, publicActions } from 'viem';
+import type { Chain, Hex, PrivateKeyAccount, PublicClient } from 'viem';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import { x402Facilitator } from '@x402/core/facilitator';
+import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
+import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
+import { createNonceManager } from '../chains/nonces.ts';
+import { waitForReceipt } from '../chains/receipt-watcher.ts';
+import { isRpcUnreachable } from '../chains/rpc-errors.ts';
+import { applyGasMultiplier, BroadcastRejectedError, defaultGasLimitMultiplier, PreflightError, revertReason, signAndBroadcast } from '../chains/transactions.ts';
+import { isRecord } from '../is-record.ts';
+
+/**
+ * The in-process facilitator. Verification is x402's own (signature, payee,
+ * amount, validity window, and a simulation of the transfer on chain);
+ * settlement is done here, not by x402's settle, because that one verifies
+ * again, reads the facilitator's nonce from the node for every transaction
+ * (so settlements had to go one at a time) and waits for the receipt with
+ * viem's polling. Here:
+ *  - a verification that succeeded is remembered briefly, so MPP's second
+ *    validation and the settlement do not read the chain again ("verify once");
+ *  - settlements share the gateway's send path (src/chains/transactions.ts):
+ *    locally counted nonces (src/chains/nonces.ts), so concurrent settlements
+ *    from the one gas account are pipelined instead of queued, and the shared
+ *    receipt watcher (src/chains/receipt-watcher.ts);
+ *  - the gas limit of an EOA-signed transfer is estimated once per token and
+ *    reused (transferWithAuthorization costs about the same every time, and
+ *    the estimate is doubled as for every send): the verification's simulation
+ *    a moment earlier is the check, and a payment spent elsewhere in between
+ *    is mined as a revert, which fails the settlement (and drops the cached
+ *    limit, so the next one estimates again);
+ *  - x402's verification reads the payer's code twice; the second read is
+ *    answered from the first (CODE_MS);
+ *  - a settlement counts only with a successful receipt holding the payer's
+ *    Transfer to the payee of exactly the amount.
+ */
+
+/** How long a successful verification stands in for the settlement's own; the settlement's gas estimate re-checks the chain. */
+const VERIFIED_MS = 60_000;
+/** At most this many remembered verifications; the oldest go first. */
+const VERIFIED_MAX = 10_000;
+/** A code read answered for this long: the two reads of the payer's code within one verification become one. */
+const CODE_MS = 1_000;
+/** As x402's facilitator signer: how long a settlement waits for its receipt. */
+const CONFIRMATION_MS = 180_000;
+
+const transferEvent = [
+  {
+    type: 'event',
+    name: 'Transfer',
+    inputs: [
+      { name: 'from', type: 'address', indexed: true },
+      { name: 'to', type: 'address', indexed: true },
+      { name: 'value', type: 'uint256', indexed: false },
+    ],
+  },
+] as const;
+
+interface Authorization {
+  from: string;
+  to: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: Hex;
+}
+
+function eip3009(payload: PaymentPayload): { authorization: Authorization; signature: Hex } | undefined {
+  const inner = payload.payload;
+  if (!isRecord(inner) || !isRecord(inner.authorization) || typeof inner.signature !== 'string') return undefined;
+  return { authorization: inner.authorization as unknown as Authorization, signature: inner.signature as Hex };
+}
+
+/** The same authorization checked against the same offer. */
+const verificationKey = (payload: PaymentPayload, requirements: PaymentRequirements) => JSON.stringify([payload.payload, requirements]);
+
+/** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
+function transferCalldata({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
+  const inner = parseErc6492Signature(signature).signature;
+  const base = [getAddress(auth.from), getAddress(auth.to), BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce] as const;
+  if (inner.length === 132) {
+    const { v, yParity, r, s } = parseSignature(inner);
+    const data = encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, Number(v ?? BigInt(yParity + 27)), r, s] });
+    return { data, ecdsa: true };
+  }
+  return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] }), ecdsa: false };
+}
+
+export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain, rpcUrl: string, network: PaymentRequirements['network']): FacilitatorClient {
+  // batch: concurrent reads (a verification's code reads, several settlements' receipts) go out as one JSON-RPC request.
+  const transport = http(rpcUrl, { batch: true, retryCount: 1, timeout: 15_000 });
+  const client = createPublicClient({ chain, transport }) as PublicClient;
+  const wallet = createWalletClient({ account, chain, transport }).extend(publicActions);
+  const codes = new Map<string, { at: number; code: ReturnType<typeof wallet.getCode> }>();
+  const getCode: typeof wallet.getCode = (args) => {
+    const key = args.address.toLowerCase();
+    const seen = codes.get(key);
+    if (seen && Date.now() - seen.at < CODE_MS) return seen.code;
+    for (const [k, v] of codes) if (Date.now() - v.at >= CODE_MS) codes.delete(k);
+    const code = wallet.getCode(args);
+    codes.set(key, { at: Date.now(), code });
+    code.catch(() => codes.get(key)?.code === code && codes.delete(key));
+    return code;
+  };
+  const signer = toFacilitatorEvmSigner({ ...wallet, getCode, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  const x402 = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
+  const nonces = createNonceManager();
+  /** Gas limit per token for EOA-signed transfers, from the first estimate. */
+  const gasLimits = new Map<string, bigint>();
+
+  const verified = new Map<string, { at: number; result: Promise<VerifyResponse> }>();
+  const forget = (key: string) => verified.delete(key);
+
+  /** x402's verification, once per authorization and offer within VERIFIED_MS (a concurrent second call shares the first). */
+  function verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
+    const key = verificationKey(payload, requirements);
+    const seen = verified.get(key);
+    if (seen && Date.now() - seen.at < VERIFIED_MS) return seen.result;
+    const result = x402.verify(payload, requirements);
+    verified.delete(key);
+    verified.set(key, { at: Date.now(), result });
+    if (verified.size > VERIFIED_MAX) forget(verified.keys().next().value!);
+    // Only a success is remembered: a refusal is asked again next time.
+    result.then(
+      (answer) => !answer.isValid && verified.get(key)?.result === result && forget(key),
+      () => verified.get(key)?.result === result && forget(key),
+    );
+    return result;
+  }
+
+  async function settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    const transfer = eip3009(payload);
+    const payer = transfer?.authorization.from;
+    const refuse = (errorReason: string, errorMessage?: string, transaction = ''): SettleResponse => ({
+      success: false,
+      errorReason,
+      ...(errorMessage ? { errorMessage } : {}),
+      transaction,
+      network: requirements.network,
+      ...(payer ? { payer } : {}),
+    });
+    if (!transfer) return refuse('unsupported_payload', 'the in-process facilitator settles EIP-3009 authorizations only');
+    // Fail closed: nothing is sent for a payment this facilitator has not verified as valid.
+    const key = verificationKey(payload, requirements);
+    const check = await verify(payload, requirements).catch((error: unknown) => ({ isValid: false, invalidReason: String(error) }) as VerifyResponse);
+    forget(key);
+    if (!check.isValid) return refuse(check.invalidReason ?? 'invalid_payment', check.invalidMessage);
+
+    const asset = getAddress(requirements.asset);
+    const { data, ecdsa } = transferCalldata(transfer);
+    let gas = ecdsa ? gasLimits.get(asset) : undefined;
+    if (ecdsa && gas === undefined) {
+      try {
+        gas = applyGasMultiplier(await client.estimateGas({ account: account.address, to: asset, data }), defaultGasLimitMultiplier(chain.id));
+      } catch (error) {
+        if (isRpcUnreachable(error)) return refuse('transaction_failed', error instanceof Error ? error.message : String(error));
+        return refuse('transaction_would_revert', `The transaction would revert: ${revertReason(error, eip3009ABI)}`);
+      }
+      gasLimits.set(asset, gas);
+    }
+    let hash: Hex;
+    try {
+      hash = await signAndBroadcast({ client, account, nonces }, { to: asset, data, value: 0n }, {
+        ...(gas === undefined ? {} : { gas }),
+        abi: eip3009ABI,
+        // Nothing is stored per settlement (the payment row records the hash once mined), so bytes may be re-signed for another nonce.
+        replaceable: true,
+        onSigned: async () => {},
+      });
+    } catch (error) {
+      if (error instanceof PreflightError) return refuse('transaction_would_revert', error.message);
+      if (error instanceof BroadcastRejectedError) return refuse('transaction_rejected', error.message);
+      return refuse('transaction_failed', error instanceof Error ? error.message : String(error));
+    }
+    let receipt;
+    try {
+      receipt = await waitForReceipt(client, hash, CONFIRMATION_MS);
+    } catch (error) {
+      // Not mined in time (or not found): the node may have dropped it, so the next send re-reads the nonce.
+      nonces.resync(client, account.address);
+      return refuse('settlement_pending', error instanceof Error ? error.message : String(error), hash);
+    }
+    if (receipt.status !== 'success') {
+      // Most likely the payment was spent elsewhere since it was verified; the next settlement estimates again.
+      gasLimits.delete(asset);
+      return refuse('transaction_reverted', undefined, hash);
+    }
+    const auth = transfer.authorization;
+    const paid = parseEventLogs({ abi: transferEvent, eventName: 'Transfer', logs: receipt.logs.filter((log) => isAddressEqual(log.address, asset)) }).some(
+      (log) => isAddressEqual(log.args.from, getAddress(auth.from)) && isAddressEqual(log.args.to, getAddress(auth.to)) && log.args.value === BigInt(auth.value),
+    );
+    if (!paid) return refuse('transfer_event_mismatch', undefined, hash);
+    return { success: true, transaction: hash, network: requirements.network, payer: getAddress(auth.from) };
+  }
+
+  return {
+    verify,
+    settle,
+    getSupported: async () => x402.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
+  };
+}

@@ -1,0 +1,183 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { parseSignature, toHex, type Address, type Hex } from 'viem';
+import { authorizationTypes } from '@x402/evm';
+import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
+import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
+import { x402Client } from '@x402/core/client';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { Mppx, evm } from 'mppx/client';
+import { Receipt } from 'mppx';
+import { TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * The in-process facilitator's settlements (issue 18, paid calls): concurrent
+ * paid calls from different payers are settled from the facilitator's one
+ * account with nonces counted in the process (no nonce read per settlement,
+ * no "nonce too low"), each payment is verified on chain once (x402, and MPP,
+ * whose server validates twice), and every call's receipt names a mined
+ * transaction that is also on its payment row. The gateway reaches anvil
+ * through a JSON-RPC proxy that counts the calls it forwards.
+ */
+
+let chain: TestChain;
+let gw: TestGateway;
+let usdc: Address;
+let proxy: http.Server;
+const calls = new Map<string, number>();
+const NETWORK = 'eip155:31337';
+
+function startProxy(target: string): Promise<string> {
+  proxy = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    for (const m of [JSON.parse(body)].flat() as { method: string }[]) calls.set(m.method, (calls.get(m.method) ?? 0) + 1);
+    const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(await answer.text());
+  });
+  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`)));
+}
+
+beforeAll(async () => {
+  chain = await startTestChain(31337);
+  const rpc = await startProxy(chain.url);
+  gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: rpc, FLOWGATE_RATE_LIMITS: 'off' } });
+  usdc = gw.gateway.services.devnet!.usdcAddress;
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  await new Promise((r) => proxy?.close(r));
+  await chain?.stop();
+});
+
+const url = `/api/mcp/workflows/microtip/call`;
+const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' };
+
+async function fundedPayer(): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await gw.gateway.services.devnet!.fund(account.address, { usdc: '1' });
+  return account;
+}
+
+/** One paid call; answers the executionId and the settlement transaction its receipt names. */
+async function payX402(account: PrivateKeyAccount): Promise<{ executionId: string; hash: Hex }> {
+  const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
+  client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: usdc, maxAmountPerPayment: '10000000' }] });
+  const res = await wrapFetchWithPayment(fetch, client)(gw.url + url, post);
+  const body = (await res.json()) as { executionId: string; paymentReplay?: boolean };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  expect(body.paymentReplay).toBeUndefined();
+  return { executionId: body.executionId, hash: decodePaymentResponseHeader(res.headers.get('payment-response')!).transaction as Hex };
+}
+
+async function payMpp(account: PrivateKeyAccount): Promise<{ executionId: string; hash: Hex }> {
+  const mppx = Mppx.create({
+    polyfill: false,
+    methods: [evm.charge({ account, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+  });
+  const res = await mppx.fetch(gw.url + url, post);
+  const body = (await res.json()) as { executionId: string; paymentReplay?: boolean };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  expect(body.paymentReplay).toBeUndefined();
+  return { executionId: body.executionId, hash: Receipt.deserialize(res.headers.get('payment-receipt')!).reference as Hex };
+}
+
+const count = (method: string) => calls.get(method) ?? 0;
+
+describe('settling concurrent paid calls from the in-process facilitator', () => {
+  it('pipelines them with consecutive nonces, verifies each payment on chain once, and every receipt names a mined transaction on its payment row', async () => {
+    // Warm: the token's metadata, the facilitator's first nonce read and the asset check happen once per process.
+    await payX402(await fundedPayer());
+
+    const x402Payers = await Promise.all(Array.from({ length: 6 }, fundedPayer));
+    const mppPayers = await Promise.all(Array.from({ length: 4 }, fundedPayer));
+    const before = { count: count('eth_getTransactionCount'), call: count('eth_call'), send: count('eth_sendRawTransaction') };
+    const paid = await Promise.all([...x402Payers.map(payX402), ...mppPayers.map(payMpp)]);
+
+    // No settlement read the facilitator's nonce from the node: they were counted in the process.
+    expect(count('eth_getTransactionCount') - before.count).toBe(0);
+    // One transaction per payment (no nonce collision retried), one on-chain simulation per payment (verify once).
+    expect(count('eth_sendRawTransaction') - before.send).toBe(paid.length);
+    expect(count('eth_call') - before.call).toBe(paid.length);
+
+    const facilitator = gw.gateway.services.payments.facilitatorAddress!;
+    const txs = await Promise.all(paid.map(({ hash }) => chain.publicClient.getTransaction({ hash })));
+    const receipts = await Promise.all(paid.map(({ hash }) => chain.publicClient.getTransactionReceipt({ hash })));
+    for (const tx of txs) expect(tx.from.toLowerCase()).toBe(facilitator.toLowerCase());
+    for (const receipt of receipts) expect(receipt.status).toBe('success');
+    const nonces = txs.map((t) => t.nonce).sort((a, b) => a - b);
+    expect(nonces).toEqual(Array.from({ length: paid.length }, (_, i) => nonces[0]! + i));
+
+    const rows = await gw.gateway.services.store
+      .selectFrom('payments')
+      .select(['execution_id', 'transaction_hash', 'status'])
+      .where(
+        'execution_id',
+        'in',
+        paid.map((p) => p.executionId),
+      )
+      .execute();
+    expect(rows).toHaveLength(paid.length);
+    for (const { executionId, hash } of paid) {
+      expect(rows.find((r) => r.execution_id === executionId)).toMatchObject({ status: 'settled', transaction_hash: hash });
+    }
+  });
+});
+
+describe('a payment spent elsewhere between verification and settlement', () => {
+  it('fails its settlement (nothing counted as paid), and the next payment settles', async () => {
+    const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
+    await chain.setBalance(facilitatorAccount.address, '1');
+    const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
+    const payTo = privateKeyToAccount(generatePrivateKey()).address;
+    const requirements = { scheme: 'exact', network: NETWORK, asset: usdc, amount: '10000', payTo, maxTimeoutSeconds: 300, extra: { name: TEST_USDC.name, version: TEST_USDC.version } } as const;
+    const signed = async (payer: PrivateKeyAccount) => {
+      const now = Math.floor(Date.now() / 1000);
+      const authorization = { from: payer.address, to: payTo, value: '10000', validAfter: String(now - 60), validBefore: String(now + 300), nonce: toHex(crypto.getRandomValues(new Uint8Array(32))) };
+      const signature = await payer.signTypedData({
+        domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: { ...authorization, value: 10000n, validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) },
+      });
+      return { authorization, signature, payload: { x402Version: 2, accepted: requirements, payload: { authorization, signature } } as never };
+    };
+
+    // A first payment settles (and the facilitator learns the transfer's gas limit).
+    const first = await signed(await fundedPayer());
+    expect(await facilitator.verify(first.payload, requirements as never)).toMatchObject({ isValid: true });
+    expect(await facilitator.settle(first.payload, requirements as never)).toMatchObject({ success: true });
+
+    // The second is verified, then someone submits the same authorization on chain before the facilitator settles it.
+    const payer = await fundedPayer();
+    const second = await signed(payer);
+    expect(await facilitator.verify(second.payload, requirements as never)).toMatchObject({ isValid: true });
+    const { v, r, s } = parseSignature(second.signature);
+    const a = second.authorization;
+    const frontRun = await chain.walletClient(3).writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'transferWithAuthorization',
+      args: [a.from, a.to, 10000n, BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, Number(v), r, s],
+      chain: chain.chain,
+      account: chain.account(3),
+    } as never);
+    await chain.publicClient.waitForTransactionReceipt({ hash: frontRun });
+    const settled = await facilitator.settle(second.payload, requirements as never);
+    // Its gas limit was known, so it went out and was mined as a revert: a failed settlement, never a success.
+    expect(settled).toMatchObject({ success: false, errorReason: 'transaction_reverted' });
+    expect((await chain.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex })).status).toBe('reverted');
+
+    // The facilitator is not stuck: the next payment settles and its transfer is mined.
+    const third = await signed(await fundedPayer());
+    const ok = await facilitator.settle(third.payload, requirements as never);
+    expect(ok).toMatchObject({ success: true });
+    expect((await chain.publicClient.getTransactionReceipt({ hash: ok.transaction as Hex })).status).toBe('success');
+  });
+});
