@@ -67,7 +67,12 @@ export async function benchPayments(seconds: number, connections: number): Promi
   };
   // The anchor "one devnet transaction": raw viem, each caller sending a 0-value transfer from its own account
   // on the same anvil and reading its receipt (anvil mines on arrival), as a paid call's settlement does.
-  const chain: Chain = { id: 31337, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [devnetRpc] } } };
+  const chain: Chain = {
+    id: 31337,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [devnetRpc] } },
+  };
   const rawClient = createPublicClient({ chain, transport: http(devnetRpc) });
   const rawWallets = (await payers()).map((account) => createWalletClient({ account, chain, transport: http(devnetRpc) }));
   const rawTx = async (caller: number) => {

@@ -79,7 +79,15 @@ async function payX402(account: PrivateKeyAccount): Promise<{ executionId: strin
 async function payMpp(account: PrivateKeyAccount): Promise<{ executionId: string; hash: Hex }> {
   const mppx = Mppx.create({
     polyfill: false,
-    methods: [evm.charge({ account, networks: [31337], currencies: [usdc], authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, decimals: TEST_USDC.decimals })],
+    methods: [
+      evm.charge({
+        account,
+        networks: [31337],
+        currencies: [usdc],
+        authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
+        decimals: TEST_USDC.decimals,
+      }),
+    ],
   });
   const res = await mppx.fetch(gw.url + url, post);
   const body = (await res.json()) as { executionId: string; paymentReplay?: boolean };
@@ -136,10 +144,25 @@ describe('a payment spent elsewhere between verification and settlement', () => 
     await chain.setBalance(facilitatorAccount.address, '1');
     const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
     const payTo = privateKeyToAccount(generatePrivateKey()).address;
-    const requirements = { scheme: 'exact', network: NETWORK, asset: usdc, amount: '10000', payTo, maxTimeoutSeconds: 300, extra: { name: TEST_USDC.name, version: TEST_USDC.version } } as const;
+    const requirements = {
+      scheme: 'exact',
+      network: NETWORK,
+      asset: usdc,
+      amount: '10000',
+      payTo,
+      maxTimeoutSeconds: 300,
+      extra: { name: TEST_USDC.name, version: TEST_USDC.version },
+    } as const;
     const signed = async (payer: PrivateKeyAccount) => {
       const now = Math.floor(Date.now() / 1000);
-      const authorization = { from: payer.address, to: payTo, value: '10000', validAfter: String(now - 60), validBefore: String(now + 300), nonce: toHex(crypto.getRandomValues(new Uint8Array(32))) };
+      const authorization = {
+        from: payer.address,
+        to: payTo,
+        value: '10000',
+        validAfter: String(now - 60),
+        validBefore: String(now + 300),
+        nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+      };
       const signature = await payer.signTypedData({
         domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
         types: authorizationTypes,

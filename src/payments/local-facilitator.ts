@@ -1,4 +1,15 @@
-import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, isAddressEqual, parseErc6492Signature, parseEventLogs, parseSignature, publicActions } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  getAddress,
+  http,
+  isAddressEqual,
+  parseErc6492Signature,
+  parseEventLogs,
+  parseSignature,
+  publicActions,
+} from 'viem';
 import type { Chain, Hex, PrivateKeyAccount, PublicClient } from 'viem';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
@@ -8,7 +19,14 @@ import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/fac
 import { createNonceManager } from '../chains/nonces.ts';
 import { waitForReceipt } from '../chains/receipt-watcher.ts';
 import { isRpcUnreachable } from '../chains/rpc-errors.ts';
-import { applyGasMultiplier, BroadcastRejectedError, defaultGasLimitMultiplier, PreflightError, revertReason, signAndBroadcast } from '../chains/transactions.ts';
+import {
+  applyGasMultiplier,
+  BroadcastRejectedError,
+  defaultGasLimitMultiplier,
+  PreflightError,
+  revertReason,
+  signAndBroadcast,
+} from '../chains/transactions.ts';
 import { isRecord } from '../is-record.ts';
 
 /**
@@ -161,13 +179,17 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
     }
     let hash: Hex;
     try {
-      hash = await signAndBroadcast({ client, account, nonces }, { to: asset, data, value: 0n }, {
-        ...(gas === undefined ? {} : { gas }),
-        abi: eip3009ABI,
-        // Nothing is stored per settlement (the payment row records the hash once mined), so bytes may be re-signed for another nonce.
-        replaceable: true,
-        onSigned: async () => {},
-      });
+      hash = await signAndBroadcast(
+        { client, account, nonces },
+        { to: asset, data, value: 0n },
+        {
+          ...(gas === undefined ? {} : { gas }),
+          abi: eip3009ABI,
+          // Nothing is stored per settlement (the payment row records the hash once mined), so bytes may be re-signed for another nonce.
+          replaceable: true,
+          onSigned: async () => {},
+        },
+      );
     } catch (error) {
       if (error instanceof PreflightError) return refuse('transaction_would_revert', error.message);
       if (error instanceof BroadcastRejectedError) return refuse('transaction_rejected', error.message);
@@ -188,7 +210,8 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
     }
     const auth = transfer.authorization;
     const paid = parseEventLogs({ abi: transferEvent, eventName: 'Transfer', logs: receipt.logs.filter((log) => isAddressEqual(log.address, asset)) }).some(
-      (log) => isAddressEqual(log.args.from, getAddress(auth.from)) && isAddressEqual(log.args.to, getAddress(auth.to)) && log.args.value === BigInt(auth.value),
+      (log) =>
+        isAddressEqual(log.args.from, getAddress(auth.from)) && isAddressEqual(log.args.to, getAddress(auth.to)) && log.args.value === BigInt(auth.value),
     );
     if (!paid) return refuse('transfer_event_mismatch', undefined, hash);
     return { success: true, transaction: hash, network: requirements.network, payer: getAddress(auth.from) };
