@@ -1,23 +1,9 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.ts';
 import { startTestGateway } from './helpers/gateway.ts';
 import { KEY_RECHECK_MS } from '../src/auth/keys.ts';
 
 /** `flowgate keys list|revoke` as the host operator runs them, against the database of a running gateway. */
-
-const BIN = path.resolve('bin/flowgate.js');
-
-function cli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, FLOWGATE_DEVNET: 'off', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('flowgate keys list / revoke', { timeout: 180_000 }, () => {
   it('lists keys with revoked ones, revokes by id (audited as cli), and the running gateway refuses the key within KEY_RECHECK_MS', async () => {
@@ -29,13 +15,13 @@ describe('flowgate keys list / revoke', { timeout: 180_000 }, () => {
       const body = await (await probe()).json();
       const keyId = body.key.id as string;
 
-      const listed = await cli(['keys', 'list', '--json'], env);
+      const listed = await runCli(['keys', 'list', '--json'], env);
       expect(listed.code).toBe(0);
       const keys = JSON.parse(listed.stdout);
       expect(keys.find((k: { id: string }) => k.id === keyId)).toMatchObject({ name: 'ci-bot', prefix: key.slice(0, 12), revokedAt: null });
       expect(listed.stdout).not.toContain(key);
 
-      const revoked = await cli(['keys', 'revoke', keyId], env);
+      const revoked = await runCli(['keys', 'revoke', keyId], env);
       expect(revoked.code).toBe(0);
       expect(revoked.stdout).toContain(`Revoked key ${keyId}`);
       const revokedAt = Date.now();
@@ -43,7 +29,7 @@ describe('flowgate keys list / revoke', { timeout: 180_000 }, () => {
       await new Promise((r) => setTimeout(r, Math.max(0, KEY_RECHECK_MS + 100 - (Date.now() - revokedAt))));
       expect((await probe()).status).toBe(401);
 
-      const table = await cli(['keys', 'list'], env);
+      const table = await runCli(['keys', 'list'], env);
       expect(table.stdout).toMatch(new RegExp(`${keyId}.*ci-bot.*\\d{4}-\\d{2}-\\d{2}T.*Z\\s*$`, 'm'));
 
       const audit = await gw.gateway.services.store
@@ -54,13 +40,13 @@ describe('flowgate keys list / revoke', { timeout: 180_000 }, () => {
         .executeTakeFirstOrThrow();
       expect(audit).toMatchObject({ actor_kind: 'cli', actor_user_id: null, outcome: 'success' });
 
-      const again = await cli(['keys', 'revoke', keyId], env);
+      const again = await runCli(['keys', 'revoke', keyId], env);
       expect(again.code).toBe(0);
       expect(again.stdout).toContain('already revoked');
-      const unknown = await cli(['keys', 'revoke', 'nope'], env);
+      const unknown = await runCli(['keys', 'revoke', 'nope'], env);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('No API key "nope"');
-      expect((await cli(['keys', 'revoke'], env)).code).toBe(2);
+      expect((await runCli(['keys', 'revoke'], env)).code).toBe(2);
     } finally {
       await gw.close();
     }

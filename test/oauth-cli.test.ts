@@ -1,26 +1,12 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { expect, it } from 'vitest';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { runCli } from './helpers/cli.ts';
 import { fetchJson, startTestGateway } from './helpers/gateway.ts';
 import { browserClient, signIn } from './helpers/session.ts';
 import { TestOAuthProvider } from './helpers/oauth.ts';
 
 /** `flowgate oauth list|revoke` as the host operator runs them, against the database of a running gateway. */
-
-const BIN = path.resolve('bin/flowgate.js');
-
-function cli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, FLOWGATE_DEVNET: 'off', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 it('lists connected clients and revokes one; the running gateway refuses its token at the next request', { timeout: 180_000 }, async () => {
   const gw = await startTestGateway();
@@ -41,21 +27,21 @@ it('lists connected clients and revokes one; the running gateway refuses its tok
     expect((await probe()).status).toBe(200);
 
     const env = { FLOWGATE_DATA_DIR: gw.dataDir };
-    const listed = await cli(['oauth', 'list', '--org', signed.organization.slug, '--json'], env);
+    const listed = await runCli(['oauth', 'list', '--org', signed.organization.slug, '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
     const [grant] = JSON.parse(listed.stdout);
     expect(grant).toMatchObject({ clientName: 'CLI Test Connector', scope: 'mcp:admin', resource: `${gw.url}/mcp`, revokedAt: null });
     expect(listed.stdout).not.toContain(token);
-    const table = await cli(['oauth', 'list', '--org', signed.organization.slug], env);
+    const table = await runCli(['oauth', 'list', '--org', signed.organization.slug], env);
     expect(table.stdout).toContain('CLI Test Connector');
 
-    const revoked = await cli(['oauth', 'revoke', grant.id], env);
+    const revoked = await runCli(['oauth', 'revoke', grant.id], env);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toContain(`Revoked connected client ${grant.id}`);
     expect((await probe()).status).toBe(401);
-    const again = await cli(['oauth', 'revoke', grant.id], env);
+    const again = await runCli(['oauth', 'revoke', grant.id], env);
     expect(again.stdout).toContain('already revoked');
-    const unknown = await cli(['oauth', 'revoke', 'nope'], env);
+    const unknown = await runCli(['oauth', 'revoke', 'nope'], env);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('No connected client "nope"');
   } finally {

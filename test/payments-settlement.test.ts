@@ -8,10 +8,10 @@ import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { Mppx, evm } from 'mppx/client';
 import { Receipt } from 'mppx';
 import { TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { devnetMppx } from './helpers/mpp-payer.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 
 /**
@@ -77,18 +77,7 @@ async function payX402(account: PrivateKeyAccount): Promise<{ executionId: strin
 }
 
 async function payMpp(account: PrivateKeyAccount): Promise<{ executionId: string; hash: Hex }> {
-  const mppx = Mppx.create({
-    polyfill: false,
-    methods: [
-      evm.charge({
-        account,
-        networks: [31337],
-        currencies: [usdc],
-        authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
-        decimals: TEST_USDC.decimals,
-      }),
-    ],
-  });
+  const mppx = devnetMppx(account, usdc);
   const res = await mppx.fetch(gw.url + url, post);
   const body = (await res.json()) as { executionId: string; paymentReplay?: boolean };
   expect(res.status, JSON.stringify(body)).toBe(200);

@@ -16,6 +16,7 @@ import { getListing } from '../src/catalog/listings.ts';
 import { sql } from 'kysely';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { devnetMppx } from './helpers/mpp-payer.ts';
 
 /**
  * Paid calls against a real devnet (anvil + the test USDC), paid with client
@@ -75,19 +76,7 @@ function mppFetch(account: PrivateKeyAccount) {
     if (authorization) sent.push(authorization);
     return fetch(request);
   };
-  const mppx = Mppx.create({
-    polyfill: false,
-    fetch: recording,
-    methods: [
-      evm.charge({
-        account,
-        networks: [31337],
-        currencies: [usdc],
-        authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
-        decimals: TEST_USDC.decimals,
-      }),
-    ],
-  });
+  const mppx = devnetMppx(account, usdc, recording);
   return { fetch: (input: string, init?: RequestInit) => mppx.fetch(input, init), sent };
 }
 
@@ -438,19 +427,7 @@ describe('MPP error form over MCP (callers announcing Accept-Payment)', () => {
       if (String(init?.body ?? '').includes('tools/call')) seen.push(await response.clone().json());
       return response;
     };
-    const mppx = Mppx.create({
-      polyfill: false,
-      fetch: wire,
-      methods: [
-        evm.charge({
-          account: payer,
-          networks: [31337],
-          currencies: [usdc],
-          authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
-          decimals: TEST_USDC.decimals,
-        }),
-      ],
-    });
+    const mppx = devnetMppx(payer, usdc, wire);
     const client = new Client({ name: 'mppx-fetch-agent', version: '1.0.0' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/agent-task`), { fetch: (input, init) => mppx.fetch(input as string, init) }),
