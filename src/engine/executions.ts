@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.ts';
 import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
+import type { RunOutcome } from './run-events.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
 
@@ -128,6 +129,31 @@ export async function getExecutionRow(store: Store, organizationId: string, exec
   const row = await first(selectExecution, store, { id: executionId, organizationId });
   if (!row) throw executionNotFound(executionId);
   return row;
+}
+
+const selectOutcome = prepared<
+  { id: string; organizationId: string },
+  Pick<WorkflowExecutionsTable, 'status' | 'output' | 'error' | 'transaction_hashes' | 'gas_used_wei' | 'completed_at'>
+>((db: Store, a) =>
+  db
+    .selectFrom('workflow_executions')
+    .select(['status', 'output', 'error', 'transaction_hashes', 'gas_used_wei', 'completed_at'])
+    .where('id', '=', a.id)
+    .where('organization_id', '=', a.organizationId),
+);
+
+/** A run's status and outcome (what `wait` answers), without the graph and input a full row carries. */
+export async function getExecutionOutcome(store: Store, organizationId: string, executionId: string): Promise<RunOutcome> {
+  const row = await first(selectOutcome, store, { id: executionId, organizationId });
+  if (!row) throw executionNotFound(executionId);
+  return {
+    status: row.status,
+    output: parseJson(row.output, null),
+    error: row.error,
+    transactionHashes: parseJson(row.transaction_hashes, []),
+    gasUsedWei: row.gas_used_wei,
+    completedAt: row.completed_at,
+  };
 }
 
 export interface NewExecution {
@@ -322,6 +348,8 @@ export interface Completion {
   errorContext?: Record<string, unknown> | null;
   transactionHashes?: TransactionHashEntry[];
   gasUsedWei?: string | null;
+  /** When the run ended (default: now), for a caller that reports the outcome it wrote. */
+  completedAt?: string;
 }
 
 const complete = prepared<
@@ -383,7 +411,7 @@ export async function completeExecution(store: Store, executionId: string, owner
       error: completion.error ?? null,
       errorContext: completion.errorContext ? JSON.stringify(completion.errorContext) : null,
       transactionHashes: JSON.stringify(completion.transactionHashes),
-      completedAt: terminal ? nowIso() : null,
+      completedAt: terminal ? (completion.completedAt ?? nowIso()) : null,
     };
     return (await changed(terminal ? completeTerminal : complete, store, args, via)) === 1;
   }
@@ -396,7 +424,7 @@ export async function completeExecution(store: Store, executionId: string, owner
       error_context: completion.errorContext ? JSON.stringify(completion.errorContext) : null,
       ...(completion.transactionHashes ? { transaction_hashes: JSON.stringify(completion.transactionHashes) } : {}),
       ...(completion.gasUsedWei !== undefined ? { gas_used_wei: completion.gasUsedWei } : {}),
-      completed_at: isTerminal(completion.status) ? nowIso() : null,
+      completed_at: isTerminal(completion.status) ? (completion.completedAt ?? nowIso()) : null,
       lease_expires_at: isTerminal(completion.status) ? null : undefined,
       current_node_id: null,
     })

@@ -1,12 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { cancelFlag, claimExecutionRow, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import {
+  cancelFlag,
+  claimExecutionRow,
+  completeExecution,
+  heartbeat,
+  isTerminal,
+  pendingExecutionIds,
+  reapExpired,
+  type Completion,
+} from './executions.ts';
+import { nowIso } from '../ids.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
-import type { RunEvents } from './run-events.ts';
+import type { RunEvents, RunOutcome } from './run-events.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 
@@ -22,6 +32,22 @@ import type { NodeRunner } from './runners/types.ts';
  * queued runs are taken round-robin across organizations, so one tenant's
  * backlog of slow runs never delays another tenant's runs.
  */
+
+/**
+ * The outcome a run's completion wrote, as `wait` answers it, when the write set every field
+ * (else undefined: a waiter reads the row).
+ */
+function outcomeOf(c: Completion): RunOutcome | undefined {
+  if (c.output === undefined || !c.transactionHashes) return undefined;
+  return {
+    status: c.status,
+    output: c.output,
+    error: c.error ?? null,
+    transactionHashes: c.transactionHashes,
+    gasUsedWei: c.gasUsedWei ?? null,
+    completedAt: c.completedAt ?? null,
+  };
+}
 
 export interface WorkerOptions {
   concurrency?: number;
@@ -158,8 +184,9 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         return;
       }
       // The held log rows and the final status in one commit: a finished run always has its whole log.
-      await log.flush((trx) => completeExecution(services.store, executionId, owner, completion, trx));
-      events.finished(executionId, completion.status);
+      const written: Completion = isTerminal(completion.status) ? { ...completion, completedAt: nowIso() } : completion;
+      const recorded = await log.flush((trx) => completeExecution(services.store, executionId, owner, written, trx));
+      events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
       await log.flush().catch(() => {});
