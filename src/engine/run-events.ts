@@ -61,6 +61,11 @@ export class RunEvents {
     return this.emitter.listenerCount(`progress:${executionId}`) > 0;
   }
 
+  /** Whether anyone is subscribed to this run's completion (a `wait` in progress). */
+  awaited(executionId: string): boolean {
+    return this.emitter.listenerCount(`finished:${executionId}`) > 0;
+  }
+
   progressed(executionId: string): void {
     this.emitter.emit(`progress:${executionId}`);
   }
