@@ -140,4 +140,17 @@ describe('wait', () => {
     expect((await ownerWait).body.status).toBe('success');
     expect((await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/wait`, { key: stranger })).status).toBe(404);
   }, 30_000);
+
+  it('a cancel sent while a step runs stops the run at the next node boundary: the next step never runs', async () => {
+    const executionId = await startHeldRun(5);
+    const cancel = await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/cancel`, { key: gw.ownerKey, method: 'POST', body: '{}' });
+    expect(cancel.body).toMatchObject({ cancelRequested: true, status: 'running' });
+    const waiting = wait(gw, executionId);
+    await subscribed(gw, executionId);
+    gate.release();
+    expect((await waiting).body).toMatchObject({ status: 'cancelled', completed: true });
+    const logs = (await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/logs`, { key: gw.ownerKey })).body.logs as { nodeId: string; status: string }[];
+    expect(logs.find((l) => l.nodeId === 'g')?.status).toBe('success');
+    expect(logs.find((l) => l.nodeId === 's')).toBeUndefined();
+  }, 30_000);
 });

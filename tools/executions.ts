@@ -413,6 +413,8 @@ export const cancelExecutionTool = defineTool({
   mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   async handler({ executionId }, ctx) {
     const status = await requestCancel(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    // A run of this process stops at its next node boundary without re-reading the flag; one elsewhere reads it with its lease.
+    if (!isTerminal(status)) ctx.services.engine.events.cancelRequested(executionId);
     return { executionId, status, cancelRequested: true as const };
   },
 });

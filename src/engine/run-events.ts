@@ -66,6 +66,17 @@ export class RunEvents {
     return this.emitter.listenerCount(`finished:${executionId}`) > 0;
   }
 
+  /** A cancel was recorded for this run (see `onCancel`). */
+  cancelRequested(executionId: string): void {
+    this.emitter.emit(`cancel:${executionId}`);
+  }
+
+  /** The worker running this run here hears its cancel without reading the flag at every node boundary; returns the unsubscribe. */
+  onCancel(executionId: string, listener: () => void): () => void {
+    this.emitter.on(`cancel:${executionId}`, listener);
+    return () => this.emitter.off(`cancel:${executionId}`, listener);
+  }
+
   progressed(executionId: string): void {
     this.emitter.emit(`progress:${executionId}`);
   }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import {
-  cancelFlag,
   claimExecutionRow,
   completeExecution,
   heartbeat,
@@ -142,7 +141,9 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     const executionId = row.id;
     let currentNode: string | null = null;
     let lost = false;
-    let cancelRequested = false;
+    // Cancels sent to this process arrive as events; the flag itself is read with each lease renewal (below and in the heartbeat).
+    let cancelRequested = row.cancel_requested === 1;
+    const offCancel = events.onCancel(executionId, () => (cancelRequested = true));
     let lastRenewal = Date.now();
     /** Folds a heartbeat's answer into this run's state; true means stop. */
     const apply = (state: { owned: boolean; cancelRequested: boolean }) => {
@@ -168,13 +169,13 @@ export function createWorker(services: Services, runners: Readonly<Record<string
           // Progress watchers read the log from the database: let them see every finished step.
           if (events.watched(executionId)) await log.flush();
           events.progressed(executionId);
-          // Renewing the lease is a write; at most every CHECKPOINT_RENEW_MS, otherwise only read the cancel flag.
+          // Renewing the lease is a write, at most every CHECKPOINT_RENEW_MS; it reads the cancel flag too, so a cancel sent
+          // to another process sharing the database is seen at the first boundary after the next renewal.
           if (Date.now() - lastRenewal >= CHECKPOINT_RENEW_MS) {
             lastRenewal = Date.now();
             return apply(await heartbeat(services.store, executionId, owner, leaseMs, nodeId));
           }
-          if (await cancelFlag(services.store, executionId)) cancelRequested = true;
-          return cancelRequested;
+          return cancelRequested || lost;
         },
       });
       // Aborted by shutdown rather than by a user: leave the row for the reaper (system_error), never `cancelled`.
@@ -198,6 +199,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       events.finished(executionId, 'system_error');
     } finally {
       clearInterval(beat);
+      offCancel();
     }
   }
 
