@@ -60,13 +60,7 @@ const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_INFLIGHT ?? '10,64')
   .filter((n) => Number.isInteger(n) && n > 0);
 
 /** One row driven by the external load generator: `request`, optionally followed by `followUp` (one sample per pair). */
-async function measure(
-  name: string,
-  url: string,
-  request: LoadSpec['request'],
-  followUp?: LoadSpec['followUp'],
-  connections = CONNECTIONS,
-): Promise<Row> {
+async function measure(name: string, url: string, request: LoadSpec['request'], followUp?: LoadSpec['followUp'], connections = CONNECTIONS): Promise<Row> {
   const load = await externalLoad({ url, connections, warmupSeconds: 1, durationSeconds: DURATION_SECONDS, request, followUp });
   return { name, perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
 }

@@ -73,7 +73,11 @@ afterAll(async () => {
 /** Starts a run on `gw` and resolves once it is held at the gate step. */
 async function startHeldRun(n: number): Promise<string> {
   const arrived = gate.next();
-  const started = await fetchJson(`${gw.url}/api/workflows/${workflowId}/execute`, { key: gw.ownerKey, method: 'POST', body: JSON.stringify({ input: { n } }) });
+  const started = await fetchJson(`${gw.url}/api/workflows/${workflowId}/execute`, {
+    key: gw.ownerKey,
+    method: 'POST',
+    body: JSON.stringify({ input: { n } }),
+  });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   await arrived;
   return started.body.executionId;
@@ -84,7 +88,8 @@ async function subscribed(on: TestGateway, executionId: string): Promise<void> {
   while (!on.gateway.services.engine.events.awaited(executionId)) await new Promise((resolve) => setImmediate(resolve));
 }
 
-const wait = (on: TestGateway, executionId: string) => fetchJson(`${on.url}/api/workflows/executions/${executionId}/wait?timeoutMs=60000`, { key: on.ownerKey });
+const wait = (on: TestGateway, executionId: string) =>
+  fetchJson(`${on.url}/api/workflows/executions/${executionId}/wait?timeoutMs=60000`, { key: on.ownerKey });
 const stored = async (executionId: string) => (await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/logs`, { key: gw.ownerKey })).body.execution;
 
 describe('wait', () => {
@@ -149,7 +154,10 @@ describe('wait', () => {
     await subscribed(gw, executionId);
     gate.release();
     expect((await waiting).body).toMatchObject({ status: 'cancelled', completed: true });
-    const logs = (await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/logs`, { key: gw.ownerKey })).body.logs as { nodeId: string; status: string }[];
+    const logs = (await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/logs`, { key: gw.ownerKey })).body.logs as {
+      nodeId: string;
+      status: string;
+    }[];
     expect(logs.find((l) => l.nodeId === 'g')?.status).toBe('success');
     expect(logs.find((l) => l.nodeId === 's')).toBeUndefined();
   }, 30_000);

@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import {
-  claimExecutionRow,
-  completeExecution,
-  heartbeat,
-  isTerminal,
-  pendingExecutionIds,
-  reapExpired,
-  type Completion,
-} from './executions.ts';
+import { claimExecutionRow, completeExecution, heartbeat, isTerminal, pendingExecutionIds, reapExpired, type Completion } from './executions.ts';
 import { nowIso } from '../ids.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
