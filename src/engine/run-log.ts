@@ -22,8 +22,11 @@ import { groupCommit } from '../store/group-commit.ts';
  * Commits happen in the order rows were logged, so the log on disk is always
  * a gapless prefix of the run's log, in order. A process killed outright can
  * lose only held rows of such contained steps (at most MAX_HELD, computed in
- * the last turn of the event loop); the reaper then ends the run as
- * system_error, and no step that acted outside the engine is ever unlogged.
+ * the last two turns of the event loop: one to hold them, one for the group
+ * commit that carries them; nothing waits on a write before it is
+ * committed, so no later step ran on the strength of one); the reaper then
+ * ends the run as system_error, and no step that acted outside the engine is
+ * ever unlogged.
  */
 
 export const MAX_HELD = 64;
