@@ -87,7 +87,8 @@ describe('durability', () => {
       });
       expect(startedSlow.status, JSON.stringify(startedSlow.body)).toBe(200);
       const interrupted = startedSlow.body.executionId;
-      for (let i = 0; i < 50 && (await api(`/api/workflows/executions/${interrupted}/status`)).body.status !== 'running'; i++) await sleep(100);
+      // Killed once the hanging step is under way (its request reached the target), not at an arbitrary point before it.
+      for (let i = 0; i < 100 && !target.hits.some((h) => h.url.startsWith('/hang')); i++) await sleep(100);
       expect((await api(`/api/workflows/executions/${interrupted}/status`)).body.status).toBe('running');
 
       first.child.kill('SIGKILL');

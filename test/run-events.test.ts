@@ -17,4 +17,19 @@ describe('RunEvents', () => {
     expect(await waiting).toBe('error');
     expect(await events.waitFor('run-3', 10)).toBeUndefined();
   });
+
+  it('a subscription taken before the end hears it with the outcome; a closed one hears nothing', async () => {
+    const events = new RunEvents();
+    const outcome = { status: 'success', output: { result: 1 }, error: null, transactionHashes: [], gasUsedWei: null, completedAt: '2026-01-01T00:00:00.000Z' };
+    const sub = events.subscribe('run-4', 60_000);
+    expect(events.awaited('run-4')).toBe(true);
+    events.finished('run-4', 'success', outcome);
+    expect(await sub.ended).toEqual({ status: 'success', outcome });
+    expect(events.awaited('run-4')).toBe(false);
+    const closed = events.subscribe('run-5', 60_000);
+    closed.close();
+    expect(events.awaited('run-5')).toBe(false);
+    events.finished('run-5', 'error');
+    expect(await closed.ended).toBeUndefined();
+  });
 });

@@ -5,6 +5,7 @@ import { startWorkflowRun } from '../src/engine/run-workflow.ts';
 import { assertMatchesWebhookSchema } from '../src/engine/webhook-schema.ts';
 import {
   deleteExecutions,
+  getExecutionOutcome,
   getExecutionRow,
   isTerminal,
   listExecutions,
@@ -14,6 +15,7 @@ import {
   toExecutionRecord,
 } from '../src/engine/executions.ts';
 import { executionProgress } from '../src/engine/progress.ts';
+import type { RunOutcome } from '../src/engine/run-events.ts';
 import { truncateLarge } from '../src/engine/truncate.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
@@ -274,41 +276,51 @@ export const waitForExecutionTool = defineTool({
   mcp: { annotations: READ_ONLY_LOCAL },
   async handler({ executionId, timeoutMs }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
-    const store = ctx.services.store;
+    const { store, engine } = ctx.services;
     const requested = timeoutMs ?? WAIT_DEFAULT_MS;
     const deadline = Date.now() + (ctx.transport === 'mcp' ? Math.min(requested, MCP_WAIT_MAX_MS) : requested);
-    let row = await getExecutionRow(store, organizationId, executionId);
     const nextProgress = monotonicProgress();
+    // Progress needs the full row (graph, current node) and the logs; only a caller that takes notifications pays for them.
     const report = async () => {
       if (!ctx.notifyProgress) return;
+      const row = await getExecutionRow(store, organizationId, executionId);
       const { progress } = executionProgress(row, await listLogs(store, executionId));
       ctx.notifyProgress(nextProgress(progress.completedSteps), progress.totalSteps, `${row.status}: ${progress.completedSteps}/${progress.totalSteps} steps`);
     };
-    while (!isTerminal(row.status) && Date.now() < deadline) {
+    const onStep = ctx.notifyProgress ? () => void report().catch(() => {}) : undefined;
+    let outcome: RunOutcome;
+    for (;;) {
+      // Subscribed before the read, so a run that ends in between still wakes this wait. A run that
+      // ends in this process answers from its completion event; one ended elsewhere is seen by the
+      // bounded re-read.
+      const next = engine.events.subscribe(executionId, Math.max(0, Math.min(2_000, deadline - Date.now())), onStep);
+      try {
+        outcome = await getExecutionOutcome(store, organizationId, executionId);
+      } catch (error) {
+        next.close();
+        throw error;
+      }
+      if (isTerminal(outcome.status) || Date.now() >= deadline) {
+        next.close();
+        break;
+      }
       await report();
-      // Woken by the run's completion; the bounded re-check covers runs finished by another process.
-      // Step events only matter to a caller that takes progress notifications.
-      const onStep = ctx.notifyProgress
-        ? () =>
-            void getExecutionRow(store, organizationId, executionId).then((fresh) => {
-              row = fresh;
-              return report();
-            })
-        : undefined;
-      await ctx.services.engine.events.waitFor(executionId, Math.min(2_000, deadline - Date.now()), onStep);
-      row = await getExecutionRow(store, organizationId, executionId);
+      const ended = await next.ended;
+      if (ended?.outcome && isTerminal(ended.outcome.status)) {
+        outcome = ended.outcome;
+        break;
+      }
     }
-    const record = toExecutionRecord(row);
-    ctx.setHeader('X-Poll-Interval-Hint', String(pollIntervalHint(record.status)));
+    ctx.setHeader('X-Poll-Interval-Hint', String(pollIntervalHint(outcome.status)));
     return {
       executionId,
-      status: record.status,
-      completed: isTerminal(record.status),
-      transactionHashes: record.transactionHashes,
-      output: record.output,
-      error: record.error,
-      gasUsedWei: record.gasUsedWei,
-      completedAt: record.completedAt,
+      status: outcome.status,
+      completed: isTerminal(outcome.status),
+      transactionHashes: outcome.transactionHashes,
+      output: outcome.output,
+      error: outcome.error,
+      gasUsedWei: outcome.gasUsedWei,
+      completedAt: outcome.completedAt,
     };
   },
 });
@@ -401,6 +413,8 @@ export const cancelExecutionTool = defineTool({
   mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   async handler({ executionId }, ctx) {
     const status = await requestCancel(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    // A run of this process stops at its next node boundary without re-reading the flag; one elsewhere reads it with its lease.
+    if (!isTerminal(status)) ctx.services.engine.events.cancelRequested(executionId);
     return { executionId, status, cancelRequested: true as const };
   },
 });

@@ -5,6 +5,8 @@ import { ServiceError } from '../errors.ts';
 import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
+import { groupCommit } from '../store/group-commit.ts';
+import type { RunOutcome } from './run-events.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
 
@@ -130,6 +132,31 @@ export async function getExecutionRow(store: Store, organizationId: string, exec
   return row;
 }
 
+const selectOutcome = prepared<
+  { id: string; organizationId: string },
+  Pick<WorkflowExecutionsTable, 'status' | 'output' | 'error' | 'transaction_hashes' | 'gas_used_wei' | 'completed_at'>
+>((db: Store, a) =>
+  db
+    .selectFrom('workflow_executions')
+    .select(['status', 'output', 'error', 'transaction_hashes', 'gas_used_wei', 'completed_at'])
+    .where('id', '=', a.id)
+    .where('organization_id', '=', a.organizationId),
+);
+
+/** A run's status and outcome (what `wait` answers), without the graph and input a full row carries. */
+export async function getExecutionOutcome(store: Store, organizationId: string, executionId: string): Promise<RunOutcome> {
+  const row = await first(selectOutcome, store, { id: executionId, organizationId });
+  if (!row) throw executionNotFound(executionId);
+  return {
+    status: row.status,
+    output: parseJson(row.output, null),
+    error: row.error,
+    transactionHashes: parseJson(row.transaction_hashes, []),
+    gasUsedWei: row.gas_used_wei,
+    completedAt: row.completed_at,
+  };
+}
+
 export interface NewExecution {
   workflowId: string;
   organizationId: string;
@@ -165,8 +192,9 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  */
 export async function createExecution(store: Store, input: NewExecution): Promise<CreatedExecution> {
   // Without a key there is nothing to look up: one insert, atomic on its own.
-  if (input.idempotencyKey === undefined) return insertExecution(store, input);
-  return store.transaction().execute(async (trx) => {
+  // Committed with the other writes of this turn of the event loop (group commit), before any step runs.
+  if (input.idempotencyKey === undefined) return groupCommit(store, (trx) => insertExecution(store, input, trx));
+  return groupCommit(store, async (trx) => {
     const existing = await trx
       .selectFrom('workflow_executions')
       .select(['id', 'request_hash', 'created_at', 'status'])
@@ -189,7 +217,7 @@ export async function createExecution(store: Store, input: NewExecution): Promis
     }
     // An expired key is free again: detach it from the old run.
     if (existing) await trx.updateTable('workflow_executions').set({ idempotency_key: null }).where('id', '=', existing.id).execute();
-    return insertExecution(trx, input);
+    return insertExecution(store, input, trx);
   });
 }
 
@@ -222,7 +250,7 @@ const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
 };
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
 
-async function insertExecution(store: Store, input: NewExecution): Promise<CreatedExecution> {
+async function insertExecution(store: Store, input: NewExecution, via: Store): Promise<CreatedExecution> {
   const id = newSortableId();
   const now = Date.now();
   const createdAt = new Date(now).toISOString();
@@ -254,7 +282,7 @@ async function insertExecution(store: Store, input: NewExecution): Promise<Creat
     current_node_id: null,
     trigger_occurrence: input.triggerOccurrence ?? null,
   };
-  await insertExecutionRow(store, row);
+  await insertExecutionRow(store, row, via);
   return { id, replayed: false, status: row.status, row };
 }
 
@@ -270,7 +298,7 @@ const claim = prepared<{ id: string; owner: string; leaseExpiresAt: number; now:
 /** Claims a pending execution for one worker (compare-and-swap on status); the claimed row, or undefined when another got it. */
 export async function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
   const now = Date.now();
-  return first(claim, store, { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() });
+  return groupCommit(store, (trx) => first(claim, store, { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() }, trx));
 }
 
 type HeartbeatArgs = { id: string; owner: string; leaseExpiresAt: number; now: string };
@@ -322,6 +350,8 @@ export interface Completion {
   errorContext?: Record<string, unknown> | null;
   transactionHashes?: TransactionHashEntry[];
   gasUsedWei?: string | null;
+  /** When the run ended (default: now), for a caller that reports the outcome it wrote. */
+  completedAt?: string;
 }
 
 const complete = prepared<
@@ -383,7 +413,7 @@ export async function completeExecution(store: Store, executionId: string, owner
       error: completion.error ?? null,
       errorContext: completion.errorContext ? JSON.stringify(completion.errorContext) : null,
       transactionHashes: JSON.stringify(completion.transactionHashes),
-      completedAt: terminal ? nowIso() : null,
+      completedAt: terminal ? (completion.completedAt ?? nowIso()) : null,
     };
     return (await changed(terminal ? completeTerminal : complete, store, args, via)) === 1;
   }
@@ -396,7 +426,7 @@ export async function completeExecution(store: Store, executionId: string, owner
       error_context: completion.errorContext ? JSON.stringify(completion.errorContext) : null,
       ...(completion.transactionHashes ? { transaction_hashes: JSON.stringify(completion.transactionHashes) } : {}),
       ...(completion.gasUsedWei !== undefined ? { gas_used_wei: completion.gasUsedWei } : {}),
-      completed_at: isTerminal(completion.status) ? nowIso() : null,
+      completed_at: isTerminal(completion.status) ? (completion.completedAt ?? nowIso()) : null,
       lease_expires_at: isTerminal(completion.status) ? null : undefined,
       current_node_id: null,
     })
@@ -439,17 +469,16 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
     .execute();
   const reaped: string[] = [];
   for (const row of stale) {
-    // The step that was running when the worker died (the checkpoint may not have recorded it yet).
-    const running = row.current_node_id
-      ? undefined
-      : await store
-          .selectFrom('workflow_execution_logs')
-          .select('node_id')
-          .where('execution_id', '=', row.id)
-          .where('status', '=', 'running')
-          .orderBy('seq', 'desc')
-          .executeTakeFirst();
-    const currentNodeId = row.current_node_id ?? running?.node_id ?? null;
+    // The step that was running when the worker died, from its log row (committed before it acted); else the node the last
+    // lease renewal recorded, which can lag a node behind (renewals are at most one a second).
+    const running = await store
+      .selectFrom('workflow_execution_logs')
+      .select('node_id')
+      .where('execution_id', '=', row.id)
+      .where('status', '=', 'running')
+      .orderBy('seq', 'desc')
+      .executeTakeFirst();
+    const currentNodeId = running?.node_id ?? row.current_node_id ?? null;
     const claimed = parseJson<TransactionHashEntry[]>(row.transaction_hashes, []);
     // A chain that cannot be read must not keep the run from ending: it ends with its hashes unverified.
     const verified = verify && claimed.length > 0 ? await verify(claimed).catch(() => undefined) : undefined;

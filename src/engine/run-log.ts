@@ -2,6 +2,7 @@ import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { newSortableId, nowIso } from '../ids.ts';
 import { prepared } from '../store/prepared.ts';
+import { groupCommit } from '../store/group-commit.ts';
 
 /**
  * One run's log writes. Each commit costs far more than the row it writes
@@ -15,12 +16,17 @@ import { prepared } from '../store/prepared.ts';
  * - held rows are committed at the next turn of the event loop (a run that
  *   awaits I/O commits them at once) and whenever MAX_HELD wait;
  * - the worker commits what is held in the same transaction as the run's
- *   final status, so a finished run always has all of its rows.
+ *   final status, so a finished run always has all of its rows;
+ * - every commit is shared with other runs' writes of the same turn of the
+ *   event loop (src/store/group-commit.ts), and settles once committed.
  * Commits happen in the order rows were logged, so the log on disk is always
  * a gapless prefix of the run's log, in order. A process killed outright can
  * lose only held rows of such contained steps (at most MAX_HELD, computed in
- * the last turn of the event loop); the reaper then ends the run as
- * system_error, and no step that acted outside the engine is ever unlogged.
+ * the last two turns of the event loop: one to hold them, one for the group
+ * commit that carries them; nothing waits on a write before it is
+ * committed, so no later step ran on the strength of one); the reaper then
+ * ends the run as system_error, and no step that acted outside the engine is
+ * ever unlogged.
  */
 
 export const MAX_HELD = 64;
@@ -197,9 +203,9 @@ export class RunLog {
     this.held = [];
     const run = this.commits.then(async () => {
       this.throwFailure();
-      if (batch.length === 0) return also?.(this.store);
-      if (batch.length === 1 && !also) return this.apply(this.store, batch[0]!);
-      await this.store.transaction().execute(async (trx) => {
+      if (batch.length === 0 && !also) return;
+      // Committed with the other runs' writes of this turn of the event loop (group commit).
+      await groupCommit(this.store, async (trx) => {
         // Consecutive inserts go in one statement.
         for (let i = 0; i < batch.length;) {
           let end = i;

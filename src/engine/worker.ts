@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { cancelFlag, claimExecutionRow, completeExecution, heartbeat, pendingExecutionIds, reapExpired } from './executions.ts';
+import { claimExecutionRow, completeExecution, heartbeat, isTerminal, pendingExecutionIds, reapExpired, type Completion } from './executions.ts';
+import { nowIso } from '../ids.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
-import type { RunEvents } from './run-events.ts';
+import type { RunEvents, RunOutcome } from './run-events.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 
@@ -22,6 +23,22 @@ import type { NodeRunner } from './runners/types.ts';
  * queued runs are taken round-robin across organizations, so one tenant's
  * backlog of slow runs never delays another tenant's runs.
  */
+
+/**
+ * The outcome a run's completion wrote, as `wait` answers it, when the write set every field
+ * (else undefined: a waiter reads the row).
+ */
+function outcomeOf(c: Completion): RunOutcome | undefined {
+  if (c.output === undefined || !c.transactionHashes) return undefined;
+  return {
+    status: c.status,
+    output: c.output,
+    error: c.error ?? null,
+    transactionHashes: c.transactionHashes,
+    gasUsedWei: c.gasUsedWei ?? null,
+    completedAt: c.completedAt ?? null,
+  };
+}
 
 export interface WorkerOptions {
   concurrency?: number;
@@ -116,7 +133,9 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     const executionId = row.id;
     let currentNode: string | null = null;
     let lost = false;
-    let cancelRequested = false;
+    // Cancels sent to this process arrive as events; the flag itself is read with each lease renewal (below and in the heartbeat).
+    let cancelRequested = row.cancel_requested === 1;
+    const offCancel = events.onCancel(executionId, () => (cancelRequested = true));
     let lastRenewal = Date.now();
     /** Folds a heartbeat's answer into this run's state; true means stop. */
     const apply = (state: { owned: boolean; cancelRequested: boolean }) => {
@@ -142,13 +161,13 @@ export function createWorker(services: Services, runners: Readonly<Record<string
           // Progress watchers read the log from the database: let them see every finished step.
           if (events.watched(executionId)) await log.flush();
           events.progressed(executionId);
-          // Renewing the lease is a write; at most every CHECKPOINT_RENEW_MS, otherwise only read the cancel flag.
+          // Renewing the lease is a write, at most every CHECKPOINT_RENEW_MS; it reads the cancel flag too, so a cancel sent
+          // to another process sharing the database is seen at the first boundary after the next renewal.
           if (Date.now() - lastRenewal >= CHECKPOINT_RENEW_MS) {
             lastRenewal = Date.now();
             return apply(await heartbeat(services.store, executionId, owner, leaseMs, nodeId));
           }
-          if (await cancelFlag(services.store, executionId)) cancelRequested = true;
-          return cancelRequested;
+          return cancelRequested || lost;
         },
       });
       // Aborted by shutdown rather than by a user: leave the row for the reaper (system_error), never `cancelled`.
@@ -158,8 +177,9 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         return;
       }
       // The held log rows and the final status in one commit: a finished run always has its whole log.
-      await log.flush((trx) => completeExecution(services.store, executionId, owner, completion, trx));
-      events.finished(executionId, completion.status);
+      const written: Completion = isTerminal(completion.status) ? { ...completion, completedAt: nowIso() } : completion;
+      const recorded = await log.flush((trx) => completeExecution(services.store, executionId, owner, written, trx));
+      events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
       await log.flush().catch(() => {});
@@ -171,6 +191,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       events.finished(executionId, 'system_error');
     } finally {
       clearInterval(beat);
+      offCancel();
     }
   }
 
