@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
-import { unknownChainMessage } from '../src/chains/catalog.ts';
+import { unknownChainMessage, type PublicChain } from '../src/chains/catalog.ts';
 import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish, chainRef } from './inputs.ts';
 
@@ -37,7 +37,8 @@ const listChains = defineTool({
   rest: { method: 'GET', path: '/api/chains', cacheControl: 'public, max-age=300' },
   mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'chains' },
   handler(input, ctx) {
-    return ctx.services.chains.list({ includeDisabled: input.includeDisabled ?? false });
+    // Returned as is, frozen (the catalog's list): invokeTool then checks it once and the edges serialize it once.
+    return ctx.services.chains.list({ includeDisabled: input.includeDisabled ?? false }) as PublicChain[];
   },
 });
 

@@ -5,6 +5,7 @@ import { authorize } from './authorize.ts';
 import { rateLimitedError, rateLimitHeaders } from '../src/guards/rate-limit.ts';
 import { parseIdempotencyKey } from '../src/guards/idempotency.ts';
 import { signalDeprecations } from './deprecations.ts';
+import { deepFreeze, isDeepFrozen } from '../src/immutable.ts';
 
 /**
  * The single invocation path shared by the REST and MCP edges:
@@ -59,6 +60,8 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
   if (ctx.idempotencyKey !== undefined) ctx = { ...ctx, idempotencyKey: parseIdempotencyKey(ctx.idempotencyKey) };
 
   const output = await tool.handler(parsed.data, ctx);
+  const kept = typeof output === 'object' && output !== null ? shapedOutputs.get(tool)?.get(output) : undefined;
+  if (kept !== undefined) return kept;
 
   // Parsing the output strips undeclared fields, so a handler can never leak
   // more than its schema promises; a mismatch is our bug, reported without internals.
@@ -67,5 +70,18 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
     console.error(`[flowgate] tool ${tool.name} returned output that does not match its schema:`, describeIssues(shaped.error));
     throw new ServiceError(500, 'internal_error', `The ${tool.name} operation produced an invalid response; this is a gateway bug.`);
   }
+  if (typeof output === 'object' && output !== null && isDeepFrozen(output)) keepShaped(tool, output, shaped.data);
   return shaped.data;
+}
+
+/**
+ * The shaped form of a deeply frozen handler output (a static list such as the chain catalog's): it cannot
+ * change, so its check's verdict cannot either, and the next call returning the same value skips the check.
+ * The shaped form is frozen too, so no caller can change what the next one gets.
+ */
+const shapedOutputs = new WeakMap<AnyTool, WeakMap<object, unknown>>();
+function keepShaped(tool: AnyTool, output: object, shaped: unknown) {
+  let kept = shapedOutputs.get(tool);
+  if (!kept) shapedOutputs.set(tool, (kept = new WeakMap()));
+  kept.set(output, deepFreeze(shaped));
 }

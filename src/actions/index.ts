@@ -7,6 +7,7 @@ import { systemActions } from './system.ts';
 import { triggers } from './triggers.ts';
 import type { ActionCategory, ActionDefinition, ActionSpec, TriggerDefinition, TriggerType } from './types.ts';
 import { web3Actions } from './web3.ts';
+import { deepFreeze } from '../immutable.ts';
 
 /**
  * The action and trigger registry: the single source for the schema
@@ -27,14 +28,6 @@ function resolve(spec: ActionSpec): ActionDefinition {
 const specs: readonly ActionSpec[] = [...systemActions, ...web3Actions, ...protocolActions, ...notificationActions, ...computeActions];
 
 /** Frozen so a consumer cannot change the registry for everyone else by editing what it was handed. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
-}
-
 export const actions: readonly ActionDefinition[] = deepFreeze(specs.map(resolve));
 deepFreeze(triggers);
 

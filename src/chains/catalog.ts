@@ -1,6 +1,7 @@
 import { distance as editDistance } from 'fastest-levenshtein';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
+import { deepFreeze } from '../immutable.ts';
 import { CHAIN_SPECS, EXPLORER_ADDRESS_PATH, type ChainSpec, type ChainStatus, type ChainType, type ExplorerApi, type ExplorerApiType } from './chain-data.ts';
 
 export type { ChainStatus, ChainType, ExplorerApi, ExplorerApiType } from './chain-data.ts';
@@ -31,7 +32,8 @@ export interface ChainEntry extends PublicChain {
 }
 
 export interface ChainCatalog {
-  list(opts?: { includeDisabled?: boolean }): PublicChain[];
+  /** The same deeply frozen list on every call. */
+  list(opts?: { includeDisabled?: boolean }): readonly PublicChain[];
   get(chainId: number): ChainEntry | undefined;
   /** A numeric id (number or decimal string) or a name alias, case-insensitive. */
   resolve(ref: string | number): ChainEntry | undefined;
@@ -100,10 +102,14 @@ export function createChainCatalog(config: Config): ChainCatalog {
   }
 
   const get = (chainId: number) => byId.get(chainId);
+  // Entries are fixed at start, so both lists are built once; deeply frozen, so what is derived from them
+  // per call (the tool's output check, the serialized answer: src/immutable.ts) is kept too.
+  const all = deepFreeze(entries.map(toPublicChain));
+  const enabled = deepFreeze(entries.filter((e) => e.isEnabled).map(toPublicChain));
 
   return {
     list(opts = {}) {
-      return entries.filter((e) => opts.includeDisabled || e.isEnabled).map(toPublicChain);
+      return opts.includeDisabled ? all : enabled;
     },
     get,
     resolve(ref) {

@@ -4,6 +4,7 @@ import type { AnyTool, HttpMethod, ToolContext } from '../../tools/define.ts';
 import { invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
 import { serveEventStream } from './event-stream.ts';
+import { onceForFrozen } from '../immutable.ts';
 
 /** Mounts every registry entry that has a REST binding; nothing else defines routes. */
 
@@ -88,7 +89,29 @@ export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
   };
 }
 
+/**
+ * What res.json sends, byte for byte and header for header (Content-Type, Content-Length, the strong ETag
+ * of app.ts; express then answers 304 or HEAD as for res.json), with the serialization and the ETag's hash
+ * kept for a deeply frozen output (a static list such as the chain catalog's: src/immutable.ts).
+ */
+function jsonSender(): (res: Response, output: object) => void {
+  let etagOf: ((body: Buffer) => string | undefined) | undefined;
+  const serialized = onceForFrozen((output: object) => {
+    const body = Buffer.from(JSON.stringify(output));
+    return { body, etag: etagOf?.(body) };
+  });
+  return (res, output) => {
+    etagOf ??= res.app.get('etag fn') as typeof etagOf;
+    const { body, etag } = serialized(output);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', body.length);
+    if (etag && !res.get('ETag')) res.setHeader('ETag', etag);
+    res.send(body);
+  };
+}
+
 export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
+  const sendJson = jsonSender();
   const operations = operationLookup(registry);
   const lookup = (method: string, path: string) => operations.find(method, path);
 
@@ -107,7 +130,9 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
       if (rest.eventStream) return await serveEventStream(tool, collectInput(tool, req), req, res, contextFor(req, res));
       const output = await invokeTool(tool, collectInput(tool, req), contextFor(req, res));
       if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
-      res.status((res.locals.status as number | undefined) ?? rest.status ?? 200).json(output);
+      res.status((res.locals.status as number | undefined) ?? rest.status ?? 200);
+      if (typeof output === 'object' && output !== null && !res.get('Content-Type')) sendJson(res, output);
+      else res.json(output);
     } catch (error) {
       next(error);
     }

@@ -13,6 +13,7 @@ import {
   type InitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import { onceForFrozen } from '../immutable.ts';
 import { JsonRpcToolError, SERVER_CAPABILITIES, type McpServerInfo, type McpToolDescriptor, type McpToolSet, type ProgressReporter } from './sdk.ts';
 
 /**
@@ -37,6 +38,8 @@ export interface FastAnswer {
 }
 
 const ok = (id: unknown, result: unknown): FastAnswer => ({ status: 200, body: JSON.stringify({ result, jsonrpc: '2.0', id }) });
+/** The same bytes as ok(id, result) for a result already serialized. */
+const okSerialized = (id: unknown, json: string): FastAnswer => ({ status: 200, body: `{"result":${json},"jsonrpc":"2.0","id":${JSON.stringify(id)}}` });
 
 /**
  * The serialized form of a tools/list, kept as long as its list is: the registry's lists are
@@ -120,11 +123,18 @@ async function callTool(tools: McpToolSet, message: { id: string | number }): Pr
   const progress: ProgressReporter | undefined = params._meta?.progressToken === undefined ? undefined : () => {};
   try {
     const result = await tools.call(params.name, params.arguments ?? {}, params._meta, progress);
-    // The SDK's server checks every result and sends its parsed form.
-    const checked = CallToolResultSchema.safeParse(result);
-    if (!checked.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${checked.error.message}`);
-    return ok(message.id, checked.data);
+    return okSerialized(message.id, checkedJson(result));
   } catch (error) {
     return failed(message.id, error);
   }
 }
+
+/**
+ * The SDK's server checks every result and sends its parsed form: that form, serialized. A deeply frozen
+ * result (a static tool's: src/mcp/toolset.ts) is checked and serialized once.
+ */
+const checkedJson = onceForFrozen((result: object): string => {
+  const checked = CallToolResultSchema.safeParse(result);
+  if (!checked.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${checked.error.message}`);
+  return JSON.stringify(checked.data);
+});

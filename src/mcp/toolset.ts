@@ -5,6 +5,7 @@ import { compactInputJsonSchema, compactOutputJsonSchema, inputJsonSchema } from
 import { isServiceError, ServiceError } from '../errors.ts';
 import type { McpCallResult, McpToolDescriptor, McpToolSet } from './sdk.ts';
 import { suggest } from '../text/suggest.ts';
+import { deepFreeze, onceForFrozen } from '../immutable.ts';
 
 /** Registry entries as MCP tools for one caller: listed by scope, called through invokeTool. */
 
@@ -84,6 +85,18 @@ function unknownArguments(tool: AnyTool, args: Record<string, unknown>): Service
   );
 }
 
+function resultOf(tool: AnyTool, output: unknown): McpCallResult {
+  const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+const frozenResults = new WeakMap<AnyTool, (output: object) => McpCallResult>();
+function frozenResultOf(tool: AnyTool) {
+  let of = frozenResults.get(tool);
+  if (!of) frozenResults.set(tool, (of = onceForFrozen((output: object, kept) => (kept ? deepFreeze(resultOf(tool, output)) : resultOf(tool, output)))));
+  return of;
+}
+
 /** Runs one registry tool for an MCP call: payment credentials in from `_meta`, receipts out to the result's `_meta`. */
 export async function callRegistryTool(
   tool: AnyTool,
@@ -98,12 +111,9 @@ export async function callRegistryTool(
     if (unknown) throw unknown;
     const payment = { x402: meta?.[X402_PAYMENT_META], mpp: meta?.[MPP_CREDENTIAL_META] };
     const output = await invokeTool(tool, args, { ...context, payment, setResultMeta: (key, value) => void (resultMeta[key] = value) });
-    const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
-    return {
-      content: [{ type: 'text', text: JSON.stringify(structured) }],
-      structuredContent: structured,
-      ...(Object.keys(resultMeta).length > 0 ? { _meta: resultMeta } : {}),
-    };
+    if (Object.keys(resultMeta).length > 0) return { ...resultOf(tool, output), _meta: resultMeta };
+    // A deeply frozen output (a static list: tools/invoke.ts) has one result, built and serialized once.
+    return typeof output === 'object' && output !== null ? frozenResultOf(tool)(output) : resultOf(tool, output);
   } catch (error) {
     return errorResult(error);
   }
