@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express, { Router, type Response } from 'express';
+import express, { Router, type RequestHandler, type Response } from 'express';
+import { onlyUnder } from './path-gate.ts';
 
 /**
  * The dashboard at /app: the committed Vite build in web/dist (built from
@@ -34,7 +35,7 @@ function secure(res: Response) {
   res.setHeader('X-Frame-Options', 'DENY');
 }
 
-export function dashboardRouter(dist = DASHBOARD_DIST): Router {
+export function dashboardRouter(dist = DASHBOARD_DIST): RequestHandler {
   const router = Router();
   const indexFile = path.join(dist, 'index.html');
   router.use('/app', (_req, res, next) => {
@@ -59,5 +60,6 @@ export function dashboardRouter(dist = DASHBOARD_DIST): Router {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(indexFile);
   });
-  return router;
+  // Everything here is under /app: other paths skip the router.
+  return onlyUnder(['/app'], router);
 }

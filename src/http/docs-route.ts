@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { onlyUnder } from './path-gate.ts';
 import type { DocPage, DocsSite } from '../docs/site.ts';
 
 /**
@@ -22,7 +23,7 @@ function formatOf(req: Request, suffixMarkdown: boolean): Format {
   return req.accepts(['text/html', 'text/markdown']) === 'text/markdown' ? 'markdown' : 'html';
 }
 
-export function docsRouter(site: DocsSite): Router {
+export function docsRouter(site: DocsSite): RequestHandler {
   const router = Router();
   const nav = [{ href: '/docs', title: 'Docs' }, ...site.pages.map((p) => ({ href: `/docs/${p.slug}`, title: p.title }))];
   const htmlCache = new Map<string, string>();
@@ -76,5 +77,6 @@ export function docsRouter(site: DocsSite): Router {
   // Deeper paths are unknown pages too, answered in the requested format rather than as JSON.
   router.get('/docs/{*rest}', (req, res) => send(res, 404, formatOf(req, req.path.endsWith('.md')), notFound(req.path.slice('/docs/'.length))));
 
-  return router;
+  // The paths above: other requests skip the router.
+  return onlyUnder(['/docs', '/llms.txt', '/sitemap.xml'], router);
 }

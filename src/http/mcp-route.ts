@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
 import {
   allowsBatching,
@@ -17,6 +17,7 @@ import type { RateLimitName } from '../config.ts';
 import { unauthorized } from '../../tools/authorize.ts';
 import { isServiceError } from '../errors.ts';
 import { jsonBody } from './json-body.ts';
+import { onlyUnder } from './path-gate.ts';
 import type { OriginPolicy } from './origins.ts';
 
 /**
@@ -115,8 +116,10 @@ export interface McpRouteDeps {
   fastPath?: boolean;
 }
 
-export function mcpRouter(deps: McpRouteDeps): Router {
+export function mcpRouter(deps: McpRouteDeps): RequestHandler {
   const router = Router();
+  // Other paths skip this router: everything it serves is under its path up to the first parameter.
+  const gated = onlyUnder([deps.path.split(':')[0]!], router);
   const parseJson = jsonBody(deps.bodyLimitBytes);
 
   /**
@@ -265,10 +268,10 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     }
   });
 
-  if (deps.refuseOtherMethods === false) return router;
+  if (deps.refuseOtherMethods === false) return gated;
   router.all(deps.path, (req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');
     jsonRpcError(res, 405, -32000, `Method ${req.method} not allowed: this MCP endpoint is stateless streamable HTTP; send JSON-RPC with POST.`);
   });
-  return router;
+  return gated;
 }

@@ -12,6 +12,7 @@ import { tokenHash } from '../../auth/tokens.ts';
 import { approve, takeConsentRequest } from '../../auth/oauth/grants.ts';
 import { OAUTH_ENDPOINTS } from '../../auth/oauth/metadata.ts';
 import type { OriginPolicy } from '../origins.ts';
+import { onlyUnder } from '../path-gate.ts';
 import { createOAuthProvider, DECISION_PATH, sessionOf } from './provider.ts';
 import { errorPage, pageHeaders } from './consent-page.ts';
 
@@ -57,7 +58,7 @@ function redirectWith(res: Response, redirectUri: string, params: Record<string,
   res.redirect(302, url.href);
 }
 
-export function oauthRouter(services: Services, origins: OriginPolicy): Router {
+export function oauthRouter(services: Services, origins: OriginPolicy): RequestHandler {
   const provider = createOAuthProvider(services);
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '16kb' });
@@ -96,5 +97,6 @@ export function oauthRouter(services: Services, origins: OriginPolicy): Router {
     clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false, clientSecretExpirySeconds: 0 }),
   );
 
-  return router;
+  // Every route is under an OAuth endpoint (DECISION_PATH under /authorize): other paths skip the router.
+  return onlyUnder(Object.values(OAUTH_ENDPOINTS), router);
 }
