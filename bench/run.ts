@@ -37,7 +37,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 /** `BENCH_ONLY=engine` runs the baseline and the engine rows only (for iterating on the engine); `BENCH_ONLY=analytics` the analytics rows only. */
 const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
 const ONLY_ANALYTICS = process.env.BENCH_ONLY === 'analytics';
-/** `BENCH_ONLY=mcp`: the baseline and the MCP rows only. */
+/** `BENCH_ONLY=mcp`: the baseline, GET /api/chains and the MCP rows only. */
 const ONLY_MCP = process.env.BENCH_ONLY === 'mcp';
 
 interface Row {
@@ -337,7 +337,8 @@ async function main() {
   const budget = await measureContextBudget(gatewayUrl, key);
   const rows = [await measure('bare express JSON route (baseline)', bareUrl, { path: '/bare' })];
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  if (ONLY_MCP) rows.push(...(await measureMcp(gateway, gatewayUrl)));
+  // GET /api/chains too: the MCP answer shares its middleware chain, and the two moved together (README Benchmarks).
+  if (ONLY_MCP) rows.push(await measure('GET /api/chains', gatewayUrl, { path: '/api/chains' }), ...(await measureMcp(gateway, gatewayUrl)));
   else if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
   const engineRows: EngineRow[] = [];
