@@ -47,7 +47,8 @@ async function accessTokenPrincipal(store: Store, resources: ResourceMap, token:
 export function requestAuth(deps: { keys: KeyService; sessions: SessionService; store: Store; baseUrl: string; resources: ResourceMap }): RequestHandler {
   return async (req, _res, next) => {
     req.principal = null;
-    const resourceMetadataUrl = deps.resources.of(req.path).metadataUrl;
+    // Only a refusal names it: most requests never need it.
+    const resourceMetadataUrl = () => deps.resources.of(req.path).metadataUrl;
     const header = req.headers.authorization;
     // `Authorization: Payment <credential>` is an MPP payment for a paid workflow call, not an identity.
     if (!header || /^Payment\s/i.test(header)) {
@@ -62,7 +63,7 @@ export function requestAuth(deps: { keys: KeyService; sessions: SessionService; 
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      return next(unauthorized(resourceMetadataUrl, 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
+      return next(unauthorized(resourceMetadataUrl(), 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
     }
     try {
       const token = match[1]!;
@@ -76,7 +77,7 @@ export function requestAuth(deps: { keys: KeyService; sessions: SessionService; 
     }
     if (!req.principal) {
       return next(
-        unauthorized(resourceMetadataUrl, 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'),
+        unauthorized(resourceMetadataUrl(), 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'),
       );
     }
     next();
