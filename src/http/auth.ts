@@ -77,7 +77,10 @@ export function requestAuth(deps: { keys: KeyService; sessions: SessionService; 
     }
     if (!req.principal) {
       return next(
-        unauthorized(resourceMetadataUrl(), 'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.'),
+        unauthorized(
+          resourceMetadataUrl(),
+          'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.',
+        ),
       );
     }
     next();
