@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, openTestStore, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
+import { insertWorkflow } from './helpers/org-fixtures.ts';
 import { addMember, newSignedInUser, type SignedInUser } from './helpers/members.ts';
 import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
 import { action, linear, randomAddress, runWorkflow } from './helpers/web3.ts';
@@ -202,31 +203,7 @@ describe('runs', () => {
     const { organization, owner } = await gw.gateway.services.organizations.ensure('paging');
     const key = (await gw.gateway.services.keys.create({ organizationId: organization.id, userId: owner.id, name: 'paging', scope: 'mcp:read' })).key;
     const { store } = gw.gateway.services;
-    const workflowId = newId();
-    await store
-      .insertInto('workflows')
-      .values({
-        id: workflowId,
-        organization_id: organization.id,
-        user_id: owner.id,
-        name: 'Seeded',
-        description: null,
-        visibility: 'private',
-        nodes: '[]',
-        edges: '[]',
-        project_id: null,
-        tag_id: null,
-        enabled: 1,
-        claim_token_hash: null,
-        featured: 0,
-        featured_category: null,
-        featured_protocol: null,
-        featured_order: null,
-        published_at: null,
-        created_at: new Date().toISOString(),
-        updated_at: new Date().toISOString(),
-      })
-      .execute();
+    const workflowId = await insertWorkflow(gw, { organizationId: organization.id, userId: owner.id, name: 'Seeded' });
     const base = Date.now() - 3_600_000;
     const insert = async (at: number) => {
       const createdAt = new Date(at).toISOString();
