@@ -163,37 +163,32 @@ interface BucketRow {
   failed: number;
 }
 
+/** The two kinds of run and what counts as success and failure in each (their status vocabularies differ). */
+const RUN_SOURCES = [
+  { table: 'workflow_executions', ok: WORKFLOW_SUCCESS, failed: WORKFLOW_FAILED },
+  { table: 'direct_executions', ok: DIRECT_SUCCESS, failed: DIRECT_FAILED },
+] as const;
+
 /** Runs per bucket of both sources in one slice, from the runs themselves; `bucket` counts buckets since the epoch. */
 function rawBuckets(store: Store, organizationId: string, slice: Slice, bucketMs: number): Promise<BucketRow[]>[] {
   const bucket = sql<number>`${sql.raw(dialectOf(store).epochSeconds('created_at'))} / ${sql.lit(bucketMs / 1000)}`;
-  return [
-    store
-      .selectFrom('workflow_executions')
-      .where('organization_id', '=', organizationId)
-      .where('created_at', '>=', slice.since)
-      .where('created_at', '<', slice.until)
-      .select([
-        bucket.as('bucket'),
-        sql<number>`count(*)`.as('runs'),
-        countWhere('status', WORKFLOW_SUCCESS).as('ok'),
-        countWhere('status', WORKFLOW_FAILED).as('failed'),
-      ])
-      .groupBy('bucket')
-      .execute() as Promise<BucketRow[]>,
-    store
-      .selectFrom('direct_executions')
-      .where('organization_id', '=', organizationId)
-      .where('created_at', '>=', slice.since)
-      .where('created_at', '<', slice.until)
-      .select([
-        bucket.as('bucket'),
-        sql<number>`count(*)`.as('runs'),
-        countWhere('status', DIRECT_SUCCESS).as('ok'),
-        countWhere('status', DIRECT_FAILED).as('failed'),
-      ])
-      .groupBy('bucket')
-      .execute() as Promise<BucketRow[]>,
-  ];
+  return RUN_SOURCES.map(
+    (source) =>
+      store
+        // Both tables have the columns read here; the cast only picks one for Kysely's types.
+        .selectFrom(source.table as 'workflow_executions')
+        .where('organization_id', '=', organizationId)
+        .where('created_at', '>=', slice.since)
+        .where('created_at', '<', slice.until)
+        .select([
+          bucket.as('bucket'),
+          sql<number>`count(*)`.as('runs'),
+          countWhere('status', source.ok).as('ok'),
+          countWhere('status', source.failed).as('failed'),
+        ])
+        .groupBy('bucket')
+        .execute() as Promise<BucketRow[]>,
+  );
 }
 
 /** Runs per bucket of both sources; every bucket of the window is present (zeros where nothing ran), oldest first. */
