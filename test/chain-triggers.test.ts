@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { erc20Abi, getAddress, parseEther, type Address, type Hex } from 'viem';
 import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
 import { createChainTriggerWatcher } from '../src/engine/chain-triggers/watcher.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { spawnGateway } from './helpers/instances.ts';
 import { deployToken, randomAddress } from './helpers/web3.ts';
 
 /**
@@ -62,32 +61,6 @@ async function startProxy(target: number): Promise<Proxy> {
       await closed;
     },
     restore: () => listen(port),
-  };
-}
-
-/** `flowgate serve` as a child process on a data directory; resolves once it answers /healthz. */
-async function spawnGateway(dataDir: string, env: Record<string, string>): Promise<{ stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.resolve('bin/flowgate.js'), 'serve'], {
-    env: { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await until(
-    'the spawned gateway to answer',
-    () =>
-      fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (r) => r.status,
-        () => 0,
-      ),
-    (status) => status === 200 || child.exitCode !== null,
-  );
-  if (child.exitCode !== null) throw new Error(`spawned gateway exited with ${child.exitCode}`);
-  return {
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
   };
 }
 
@@ -484,7 +457,7 @@ describe('exactly once', () => {
     const dataDir = tempDir();
     const a = await startTestGateway({ env: env(), dataDir });
     // The second gateway is its own process (`flowgate serve`), as a second instance of a deployment would be.
-    const other = await spawnGateway(dataDir, { ...env(), FLOWGATE_CHAIN_TRIGGER_POLL_MS: '100' });
+    const other = await spawnGateway({ ...env(), FLOWGATE_CHAIN_TRIGGER_POLL_MS: '100' }, { dataDir });
     try {
       const blocks = await createWatch(a, { triggerType: 'Block', network: '31337', blockInterval: 1 });
       const events = await createWatch(a, eventConfig(token));

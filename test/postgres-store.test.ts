@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import pg from 'pg';
@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { migrate, openStore } from '../src/store/db.ts';
 import { migrations } from '../src/store/migrations/index.ts';
-import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
+import { spawnGateway } from './helpers/instances.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 
 /**
@@ -52,35 +53,6 @@ const graph = {
   ],
   edges: [{ id: 'e1', source: 't', target: 'sum' }],
 };
-
-/** `flowgate serve` as its own process on the same database (and master key), another data directory. */
-async function spawnGateway(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.resolve('bin/flowgate.js'), 'serve'], {
-    env: { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: tempDir(), PORT: String(port), HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    const status = await fetch(`${url}/healthz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) break;
-    if (child.exitCode !== null) throw new Error(`spawned gateway exited with ${child.exitCode}`);
-    if (Date.now() > deadline) throw new Error('spawned gateway did not answer /healthz');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return {
-    url,
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
 
 describe('PostgreSQL store', () => {
   it('refuses a FLOWGATE_DATABASE_URL that is not postgres:// without echoing it', () => {
