@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
+import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -386,11 +387,14 @@ let tables: string[] = [];
 const IGNORED_TABLES = new Set(['rate_limits', 'kysely_migration', 'kysely_migration_lock', 'api_keys']);
 
 /**
- * A digest per table. Cached against SQLite's data_version, which changes only
- * when another connection commits, so most cases cost one pragma read.
+ * A digest per table. On SQLite it is cached against data_version, which changes
+ * only when another connection commits, so most cases cost one pragma read; on
+ * PostgreSQL one query digests every table.
  */
 let cached: { version: number; digests: Record<string, string> } | undefined;
-function snapshot(): Record<string, string> {
+let postgresDigests: RawBuilder<Record<string, string>> | undefined;
+async function snapshot(): Promise<Record<string, string>> {
+  if (postgresDigests) return (await postgresDigests.execute(gw.gateway.services.store)).rows[0];
   const version = db.pragma('data_version', { simple: true }) as number;
   if (cached?.version !== version) {
     const digests = Object.fromEntries(
@@ -409,8 +413,12 @@ function snapshot(): Record<string, string> {
 /** Runs started by an accepted request keep writing after it answers; wait for them so they are not blamed on the next case. */
 async function settle(): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const busy = db.prepare(`SELECT count(*) AS n FROM workflow_executions WHERE status IN ('pending', 'running')`).get() as { n: number };
-    if (busy.n === 0) return;
+    const busy = await gw.gateway.services.store
+      .selectFrom('workflow_executions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', ['pending', 'running'])
+      .executeTakeFirstOrThrow();
+    if (Number(busy.n) === 0) return;
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -491,7 +499,7 @@ const stats = { cases: 0, refused: 0, accepted: 0, upstream: {} as Record<string
 async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
   await settle();
   let t = performance.now();
-  const before = snapshot();
+  const before = await snapshot();
   stats.snapshotMs += performance.now() - t;
   t = performance.now();
   const outcome = await send();
@@ -504,7 +512,7 @@ async function check(c: Case, send: () => Promise<Outcome>): Promise<void> {
   expect(leaks(outcome.text), `leak: ${where}`).toBeUndefined();
   if (outcome.refused) {
     await settle();
-    const after = snapshot();
+    const after = await snapshot();
     const changed = tables.filter((t) => before[t] !== after[t]);
     expect(changed, `refused request wrote rows: ${where}`).toEqual([]);
   }
@@ -515,10 +523,19 @@ beforeAll(async () => {
   const limits = Object.fromEntries(Object.values(RATE_LIMIT_VARIABLES).map((spec) => [spec.variable, '1000000']));
   gw = await startTestGateway({ env: { ...limits, FLOWGATE_INTERNAL_SERVICE_SECRET: INTERNAL_SECRET } });
   orgKey = gw.ownerKey;
-  db = new Database(databaseFile(gw.dataDir), { readonly: true, fileMustExist: true });
-  tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[])
-    .map((r) => r.name)
-    .filter((t) => !IGNORED_TABLES.has(t));
+  const { store } = gw.gateway.services;
+  if (store.getExecutor().adapter instanceof PostgresAdapter) {
+    const rows = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()`.execute(store);
+    tables = rows.rows.map((r) => r.name).filter((t) => !IGNORED_TABLES.has(t));
+    postgresDigests = sql.raw(
+      `select ${tables.map((t) => `(select md5(coalesce(string_agg(r::text, ',' order by r::text), '')) from "${t}" r) as "${t}"`).join(', ')}`,
+    );
+  } else {
+    db = new Database(databaseFile(gw.dataDir), { readonly: true, fileMustExist: true });
+    tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[])
+      .map((r) => r.name)
+      .filter((t) => !IGNORED_TABLES.has(t));
+  }
 
   // Seeded records, so fuzzed requests also reach handlers with ids that exist.
   const post = async (path: string, body: unknown, method = 'POST') => {

@@ -1,13 +1,12 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getIntegrationForRun } from '../src/org/integrations.ts';
 import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { startHttpTarget } from './helpers/http-target.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 import { orgIdentity } from './helpers/org-fixtures.ts';
+import { storedText } from './helpers/store-faults.ts';
 
 const SECRETS = {
   discordUrlToken: 'discordTOKENabc123secretXYZ',
@@ -191,13 +190,9 @@ describe('integrations CRUD', () => {
       expectNoSecrets(row.config);
       expectNoSecrets(row.credentials_encrypted);
     }
-    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(gw.gateway.services.store);
-    for (const file of ['flowgate.sqlite', 'flowgate.sqlite-wal']) {
-      const full = path.join(gw.dataDir, file);
-      if (!fs.existsSync(full)) continue;
-      const bytes = fs.readFileSync(full).toString('latin1');
-      for (const secret of allSecretValues) expect(bytes.includes(secret), `${file} contains a secret`).toBe(false);
-    }
+    const stored = await storedText(gw.gateway.services.store, gw.dataDir);
+    expect(stored).toContain(rows[0].credentials_encrypted.slice(0, 40)); // it really read the stored rows
+    for (const secret of allSecretValues) expect(stored.includes(secret), 'the database holds a secret in plain text').toBe(false);
   });
 });
 

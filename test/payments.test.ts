@@ -13,10 +13,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { testUsdcAbi, TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
 import { CATALOG_ORGANIZATION_SLUG } from '../src/catalog/sync.ts';
 import { getListing } from '../src/catalog/listings.ts';
-import { sql } from 'kysely';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { devnetMppx } from './helpers/mpp-payer.ts';
+import { refuseRunInserts } from './helpers/store-faults.ts';
 
 /**
  * Paid calls against a real devnet (anvil + the test USDC), paid with client
@@ -487,8 +487,8 @@ describe('a paid call whose run cannot start', () => {
   it('is not settled when the database refuses to create the run, and the answer says the payment can be retried', async () => {
     const { payer, nonce, send } = await signedPayment();
     const [payerBefore, payeeBefore] = [await balance(payer.address), await balance(payee)];
-    // A real refusal from SQLite, after the payment verified and before it would settle.
-    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store());
+    // A real refusal from the database, after the payment verified and before it would settle.
+    const allowRuns = await refuseRunInserts(store());
     try {
       const refused = await send();
       expect(refused.status).toBe(503);
@@ -499,7 +499,7 @@ describe('a paid call whose run cannot start', () => {
       });
       expect(refused.headers.get('payment-response')).toBeNull();
     } finally {
-      await sql`DROP TRIGGER refuse_runs`.execute(store());
+      await allowRuns();
     }
     expect(await balance(payer.address)).toBe(payerBefore);
     expect(await balance(payee)).toBe(payeeBefore);
@@ -563,13 +563,11 @@ describe('an x402 payment is bound to its route', () => {
     const { payer, payload, nonce } = await paymentForMicrotip();
     const before = await balance(payer.address);
     // First presentation to A verifies but cannot start its run: nothing settles, the record stays bound to microtip.
-    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(
-      gw.gateway.services.store,
-    );
+    const allowRuns = await refuseRunInserts(gw.gateway.services.store);
     try {
       expect((await send('microtip', {}, payload)).status).toBe(503);
     } finally {
-      await sql`DROP TRIGGER refuse_runs`.execute(gw.gateway.services.store);
+      await allowRuns();
     }
     expect(await paymentRows(nonce)).toMatchObject([{ status: 'released', listing_slug: 'microtip' }]);
 

@@ -6,18 +6,26 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, connectMcp, organizationToolNames } from './helpers/mcp.ts';
 import { balanceGraph } from './helpers/workflows.ts';
-import { fetchJson, freePort, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, freePort, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
 
 /** `flowgate mcp` driven by the SDK's own stdio client, as a desktop app would launch it. */
 
 const BIN = path.resolve('bin/flowgate.js');
 const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('FLOWGATE_')));
 
+/** The child's environment: FLOWGATE_* from `env` only, plus the database the test gateways on its data directory use. */
+const childEnv = async (env: Record<string, string>) => ({
+  ...baseEnv(),
+  FLOWGATE_DEVNET: 'off',
+  ...(env.FLOWGATE_DATA_DIR ? await testDatabaseEnv(env.FLOWGATE_DATA_DIR, env) : {}),
+  ...env,
+});
+
 async function launch(args: string[], env: Record<string, string>) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, 'mcp', ...args],
-    env: { ...baseEnv(), FLOWGATE_DEVNET: 'off', ...env },
+    env: await childEnv(env),
     stderr: 'pipe',
   });
   let stderr = '';
@@ -28,9 +36,10 @@ async function launch(args: string[], env: Record<string, string>) {
 }
 
 /** Runs `flowgate mcp` to its exit (async: the gateway under test lives in this process and must keep answering). */
-function runToExit(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+async function runToExit(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  const childEnvironment = await childEnv(env);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'mcp', ...args], { env: { ...baseEnv(), FLOWGATE_DEVNET: 'off', ...env } });
+    const child = spawn(process.execPath, [BIN, 'mcp', ...args], { env: childEnvironment });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -190,7 +199,7 @@ describe('flowgate mcp embedded sees the same world as flowgate serve on its dat
     const dataDir = tempDir();
     const port = await freePort();
     const serve = spawn(process.execPath, [BIN, 'serve'], {
-      env: { ...baseEnv(), FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'auto' },
+      env: await childEnv({ FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'auto' }),
       stdio: 'ignore',
     });
     try {

@@ -57,6 +57,20 @@ describe('POST /api/tags', () => {
     expect(noName.body.issues.map((i: { path: string }) => i.path)).toEqual(['name']);
   });
 
+  it('refuses a NUL character in any text field on every store, naming the field, and stores nothing', async () => {
+    const before = (await api('/api/tags')).body.length;
+    const rest = await api('/api/tags', { method: 'POST', json: { name: 'bad\u0000name', color: '#fff' } });
+    expect(rest.status).toBe(400);
+    expect(rest.body).toMatchObject({ code: 'invalid_input', issues: [{ path: 'name', code: 'nul_character' }] });
+    expect(rest.body.error).toMatch(/NUL/);
+    // In an id of the path too: a clear 400, not a store error.
+    const byId = await api(`/api/tags/${encodeURIComponent('tag\u0000id')}`, { method: 'PATCH', json: { name: 'x' } });
+    expect(byId.status, JSON.stringify(byId.body)).toBe(400);
+    expect(byId.body.code).toBe('invalid_input');
+    const after = (await api('/api/tags')).body.length;
+    expect(after).toBe(before);
+  });
+
   it.each([['red'], ['#12345'], ['#ggg'], ['fff'], ['#1234567'], ['']])('refuses color %j naming the field and the value', async (color) => {
     const res = await api('/api/tags', { method: 'POST', json: { name: `c ${color}`, color } });
     expect(res.status).toBe(400);

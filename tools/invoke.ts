@@ -31,6 +31,21 @@ export function invalidInput(issues: InputIssue[]): ServiceError {
   return new ServiceError(400, 'invalid_input', `Invalid input: ${summary}`, { issues });
 }
 
+/**
+ * The path of the first string holding a NUL character (U+0000), or undefined.
+ * PostgreSQL text cannot store one (SQLite can), so a gateway would answer the
+ * same input differently by store; it is refused on both, naming the field.
+ */
+function nulPath(value: unknown, path: string[] = []): string[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, child] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const found = nulPath(child, [...path, String(key)]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Synchronous parsing is several times cheaper; only schemas with async refinements need the async path. */
 async function parse<T extends z.ZodType>(schema: T, value: unknown) {
   try {
@@ -56,6 +71,11 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
 
   const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));
+  const nul = nulPath(parsed.data);
+  if (nul)
+    throw invalidInput([
+      { path: nul.join('.') || '(body)', message: 'contains a NUL character (\\u0000), which no text field can hold; remove it', code: 'nul_character' },
+    ]);
   // One rule for the key on every path (header or argument): trimmed, 1-255 characters.
   if (ctx.idempotencyKey !== undefined) ctx = { ...ctx, idempotencyKey: parseIdempotencyKey(ctx.idempotencyKey) };
 

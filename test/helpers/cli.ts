@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { testDatabaseEnv } from './gateway.ts';
 
 /** Runs the real `flowgate` binary as the host operator would. */
 
 const BIN = path.resolve('bin/flowgate.js');
 
-export function runCli(args: string[], env: Record<string, string>) {
+export async function runCli(args: string[], env: Record<string, string>) {
+  const database = env.FLOWGATE_DATA_DIR ? await testDatabaseEnv(env.FLOWGATE_DATA_DIR, env) : {};
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, FLOWGATE_DEVNET: 'off', ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, FLOWGATE_DEVNET: 'off', ...database, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));

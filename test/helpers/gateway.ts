@@ -48,7 +48,8 @@ afterAll(async () => {
   databaseByDataDir.clear();
 });
 
-async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
+/** The database a data directory's test gateways use; child processes (the CLI, `flowgate mcp`) on that directory get it too. */
+export async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
   if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
   let url = databaseByDataDir.get(dataDir);
   if (!url) {
