@@ -48,8 +48,9 @@ afterAll(async () => {
   databaseByDataDir.clear();
 });
 
+/** A gateway given FLOWGATE_DATABASE_URL keeps it; an empty one means SQLite even in a PostgreSQL run (test/db-copy.test.ts). */
 async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
-  if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
+  if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL !== undefined) return {};
   let url = databaseByDataDir.get(dataDir);
   if (!url) {
     sharedPostgres ??= import('./postgres.ts').then(({ startPostgres }) => startPostgres());
