@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSandbox } from '../src/sandbox/quickjs.ts';
@@ -79,6 +80,29 @@ async function postgresCounts(url: string): Promise<Record<string, number>> {
   }
 }
 
+const ROLLUPS = 'select * from run_rollups order by organization_id, hour, source';
+
+async function rollups(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // pg reads bigint as text.
+    const number = ([name, value]: [string, unknown]) => [name, name === 'organization_id' || name === 'source' ? value : Number(value)];
+    return (await client.query(ROLLUPS)).rows.map((r) => Object.fromEntries(Object.entries(r).map(number)));
+  } finally {
+    await client.end();
+  }
+}
+
+function sqliteRollups(dataDir: string) {
+  const db = new Sqlite(path.join(dataDir, 'flowgate.sqlite'), { readonly: true });
+  try {
+    return db.prepare(ROLLUPS).all();
+  } finally {
+    db.close();
+  }
+}
+
 function sqliteCounts(dataDir: string): Record<string, number> {
   const db = new Sqlite(path.join(dataDir, 'flowgate.sqlite'), { readonly: true });
   try {
@@ -150,6 +174,13 @@ beforeAll(async () => {
   expect(integration.status, JSON.stringify(integration.body)).toBe(201);
   integrationId = integration.body.id;
 
+  // Three days back, so analytics reads these runs from the hourly rollups (the current hour is counted from the runs).
+  const back = (column: string) => sql.raw(`strftime('%Y-%m-%dT%H:%M:%fZ', ${column}, '-3 days')`);
+  await services.store
+    .updateTable('workflow_executions')
+    .set({ created_at: back('created_at'), started_at: back('started_at'), completed_at: back('completed_at') })
+    .execute();
+
   before = await snapshot(source);
   wallet = await exportWalletKeys(services.store, services.secrets, organization.id);
   await source.close();
@@ -175,6 +206,8 @@ describe('flowgate db copy', { timeout: 180_000 }, () => {
     expect(Object.keys(printed).sort()).toEqual(Object.keys(expected).sort());
     for (const [table, n] of Object.entries(expected)) expect(printed[table], table).toEqual([n, n]);
     expect(await postgresCounts(url)).toEqual(expected);
+    // The rollups arrive as they were: the copied runs are not counted a second time by the target's triggers.
+    expect(await rollups(url)).toEqual(sqliteRollups(sourceDir));
     expect(expected.workflow_execution_logs).toBeGreaterThan(0);
     expect(expected.run_rollups).toBeGreaterThan(0);
 
@@ -210,6 +243,8 @@ describe('flowgate db copy', { timeout: 180_000 }, () => {
       expect((await runToEnd(moved, flows.idle)).status).toBe('success');
       const summary = (await api(moved, '/api/analytics/summary')).body;
       expect(summary).toMatchObject({ totalRuns: 4, successfulRuns: 3, failedRuns: 1 });
+      const counted = (await rollups(url)).filter((r) => r.source === 'workflow' && r.organization_id === organization.id);
+      expect(counted.reduce((sum, r) => sum + (r.runs as number), 0)).toBe(4);
     } finally {
       await moved.close();
     }
