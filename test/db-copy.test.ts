@@ -254,7 +254,7 @@ describe('flowgate db copy', { timeout: 180_000 }, () => {
     const again = await copy(url);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/refused: the target database postgres:\/\/copier@127\.0\.0\.1:\d+\/\S+ is not empty \(rows in .*organizations/);
-    expect(again.stderr).toContain('nothing was changed');
+    expect(again.stderr).toContain('nothing was written to');
     expect(again.stdout + again.stderr).not.toContain(ROLE.password);
     expect(await postgresCounts(url)).toEqual(counts);
   });
@@ -286,7 +286,7 @@ describe('flowgate db copy', { timeout: 180_000 }, () => {
     expect(await postgresCounts(url)).toEqual(sqliteCounts(sourceDir));
   });
 
-  it('refuses a data directory written by a newer Flowgate, and one that does not exist', async () => {
+  it('refuses a data directory written by a newer Flowgate, a master key that does not open its wallets, and a missing directory', async () => {
     const newer = cloneSource();
     const db = new Sqlite(path.join(newer, 'flowgate.sqlite'));
     db.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('999_from_the_future', new Date().toISOString());
@@ -295,6 +295,14 @@ describe('flowgate db copy', { timeout: 180_000 }, () => {
     const res = await copy(url, newer);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('was written by a newer Flowgate (migrations 999_from_the_future)');
+    expect(await postgresCounts(url)).toEqual({});
+
+    // Under a key that does not open its wallets the copy would strand them: refused before the target is touched.
+    const otherKey = 'ab'.repeat(32);
+    const wrongKey = await copy(url, sourceDir, { FLOWGATE_MASTER_KEY: otherKey });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toContain(`refused: the master key in effect (FLOWGATE_MASTER_KEY) does not open the wallets in ${sourceDir}`);
+    expect(wrongKey.stdout + wrongKey.stderr).not.toContain(otherKey);
     expect(await postgresCounts(url)).toEqual({});
 
     const missing = path.join(tempDir(), 'nothing-here');

@@ -37,7 +37,7 @@ function describeFailure(error: unknown, url: string, shown: string): string {
   const code = (error as { code?: unknown }).code;
   const detail = (error as Error).message || (typeof code === 'string' ? code : String(error));
   if (isStoreUnreachable(error)) return `cannot reach PostgreSQL at ${shown} (${withoutPassword(detail, url)}): is it running, and is the URL right?`;
-  return `${error instanceof CopyRefused ? 'refused' : 'failed'}: ${withoutPassword(detail, url)} (target ${shown})`;
+  return `${error instanceof CopyRefused ? 'refused' : 'failed'}: ${withoutPassword(detail, url)} (target ${shown}; nothing was copied)`;
 }
 
 /** What the PostgreSQL instances need to open the copied wallets and credentials; the key itself is never printed. */
@@ -67,47 +67,46 @@ export async function dbCopy(config: Config, args: string[]): Promise<number> {
   const sqlite = openSqlite(databaseFile(dataDir));
   const source = kyselyOverSqlite(sqlite);
   const target = openPostgresStore(url);
+  const refuse = (reason: string) => {
+    console.error(`flowgate: refused: ${reason}; nothing was written to ${shown}.`);
+    return 1;
+  };
   try {
     const newer = await unknownMigrations(source);
-    if (newer.length > 0) {
-      console.error(`flowgate: refused: ${dataDir} was written by a newer Flowgate (migrations ${newer.join(', ')}); copy it with that version.`);
-      return 1;
-    }
+    if (newer.length > 0) return refuse(`${dataDir} was written by a newer Flowgate (migrations ${newer.join(', ')}); copy it with that version`);
     await migrate(source);
-    const keyOpens = masterKey && (await masterKeyOpensWallets(source, createSecretBox(masterKey.key)));
+    // Fail closed: copied under a key that does not open them, the wallets would be lost to every PostgreSQL instance.
+    if ((await masterKeyOpensWallets(source, masterKey && createSecretBox(masterKey.key))) === false) {
+      return refuse(
+        masterKey
+          ? `the master key in effect (${masterKey.from === 'env' ? 'FLOWGATE_MASTER_KEY' : masterKeyFile(dataDir)}) does not open the wallets in ${dataDir}; ` +
+              'run db copy with the key the gateway on this data directory ran with'
+          : `${dataDir} holds wallets but no master.key, and FLOWGATE_MASTER_KEY is unset; set it to the key the gateway ran with`,
+      );
+    }
 
     try {
       await sql`select 1`.execute(target.store);
       const taken = await nonEmptyTables(target.store);
-      if (taken.length > 0) {
-        console.error(
-          `flowgate: refused: the target database ${shown} is not empty (rows in ${taken.join(', ')}). ` +
-            'db copy only writes into an empty database; nothing was changed.',
-        );
-        return 1;
-      }
+      if (taken.length > 0)
+        return refuse(`the target database ${shown} is not empty (rows in ${taken.join(', ')}); db copy only writes into an empty database`);
       const newerTarget = await unknownMigrations(target.store);
-      if (newerTarget.length > 0) throw new CopyRefused(`the target was migrated by a newer Flowgate (migrations ${newerTarget.join(', ')})`);
+      if (newerTarget.length > 0) return refuse(`the target database was migrated by a newer Flowgate (migrations ${newerTarget.join(', ')})`);
       await migrate(target.store);
       const running = readAdvertisedBaseUrl(dataDir);
       if (running) console.error(`Note: a gateway may be serving this data directory (${running}); what it writes after this snapshot stays in SQLite.`);
       const copies = await copySqliteToPostgres(sqlite, target.store);
       const rows = copies.reduce((sum, c) => sum + c.target, 0);
+      const byName = [...copies].sort((a, b) => a.table.localeCompare(b.table));
       console.log(`Copied ${dataDir} into ${shown}:\n`);
       console.log(
         table(
           ['TABLE', 'SQLITE', 'POSTGRESQL'],
-          copies.map((c) => [c.table, String(c.source), String(c.target)]),
+          byName.map((c) => [c.table, String(c.source), String(c.target)]),
         ),
       );
-      console.log(`\n${rows} rows in ${copies.length} tables; every count matches. Wallets and credentials were copied sealed, as they were.`);
+      console.log(`\n${rows} rows in ${copies.length} tables, in one transaction; every count matches. Wallets and credentials stay sealed.`);
       console.log(`\nStart every gateway on PostgreSQL with:\n  FLOWGATE_DATABASE_URL=<the --to URL>\n${masterKeyAdvice(dataDir, masterKey?.from)}`);
-      if (keyOpens === false) {
-        console.error(
-          `Warning: the master key in effect here (${masterKey!.from === 'env' ? 'FLOWGATE_MASTER_KEY' : masterKeyFile(dataDir)}) does not open the copied wallets; ` +
-            'give the PostgreSQL instances the key the SQLite gateway ran with.',
-        );
-      }
       return 0;
     } catch (error) {
       console.error(`flowgate: ${describeFailure(error, url, shown)}`);

@@ -47,10 +47,11 @@ export async function exportWalletKeys(
   };
 }
 
-/** Whether `box` opens the stored wallets (checked on one); undefined when there are none. Nothing opened leaves this function. */
-export async function masterKeyOpensWallets(store: Store, box: SecretBox): Promise<boolean | undefined> {
+/** Whether `box` opens the stored wallets (checked on one; no box opens none); undefined when there are none. Nothing opened leaves this function. */
+export async function masterKeyOpensWallets(store: Store, box: SecretBox | undefined): Promise<boolean | undefined> {
   const row = await store.selectFrom('wallets').select(['organization_id', 'evm_key_encrypted']).limit(1).executeTakeFirst();
   if (!row) return undefined;
+  if (!box) return false;
   try {
     box.open(row.evm_key_encrypted, row.organization_id);
     return true;
