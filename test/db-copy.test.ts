@@ -175,7 +175,7 @@ beforeAll(async () => {
   integrationId = integration.body.id;
 
   // Three days back, so analytics reads these runs from the hourly rollups (the current hour is counted from the runs).
-  const back = (column: string) => sql.raw(`strftime('%Y-%m-%dT%H:%M:%fZ', ${column}, '-3 days')`);
+  const back = (column: string) => sql.raw<string>(`strftime('%Y-%m-%dT%H:%M:%fZ', ${column}, '-3 days')`);
   await services.store
     .updateTable('workflow_executions')
     .set({ created_at: back('created_at'), started_at: back('started_at'), completed_at: back('completed_at') })
