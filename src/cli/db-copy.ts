@@ -30,7 +30,13 @@ function withoutPassword(message: string, url: string): string {
     // describePostgresUrl already accepted it; nothing to blank otherwise.
   }
   if (!password) return message;
-  return [password, decodeURIComponent(password)].reduce((text, secret) => text.split(secret).join('***'), message);
+  let decoded = password;
+  try {
+    decoded = decodeURIComponent(password);
+  } catch {
+    // A stray % is kept as typed.
+  }
+  return [password, decoded].reduce((text, secret) => text.split(secret).join('***'), message);
 }
 
 function describeFailure(error: unknown, url: string, shown: string): string {
