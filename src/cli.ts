@@ -25,6 +25,10 @@ Usage:
   flowgate oauth list [--org SLUG] [--json]
                                       Connected OAuth clients (grants: client, scope, resource, dates).
   flowgate oauth revoke GRANT_ID      Revoke a connected client and all its tokens at once (audited).
+  flowgate db copy --to postgres://USER:PASSWORD@HOST:5432/DATABASE [--data-dir DIR]
+                                      Copy the SQLite data directory (default FLOWGATE_DATA_DIR) into an
+                                      empty PostgreSQL database in one transaction, verify the row counts
+                                      and print them; a non-empty target is refused. Stop the gateway first.
   flowgate devnet fund ADDRESS [--eth N] [--usdc N]
                                       Top up ADDRESS on the devnet (chain 31337) with ETH and test
                                       USDC (default 100 ETH and 10000 USDC when neither is given).
@@ -195,6 +199,10 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'executions' && rest[0] === 'logs') {
       const { executionsLogs } = await import('./cli/executions.ts');
       return await executionsLogs(rest.slice(1));
+    }
+    if (command === 'db' && rest[0] === 'copy') {
+      const { dbCopy } = await import('./cli/db-copy.ts');
+      return await dbCopy(loadConfig(), rest.slice(1));
     }
     if (command === 'devnet' && rest[0] === 'fund') {
       await devnetFund(loadConfig(), rest.slice(1));

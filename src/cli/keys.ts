@@ -23,10 +23,15 @@ export const CLI_ACTOR = { kind: 'cli' } as const;
  */
 function requireExistingDatabase(config: Config): void {
   if (config.databaseUrl) return; // PostgreSQL: the URL names the deployment's database (a wrong one fails to connect or has no keys).
-  if (fs.existsSync(databaseFile(config.dataDir))) return;
+  requireSqliteDatabase(config.dataDir);
+}
+
+/** The data directory's SQLite database exists, or a UsageError naming where it looked. */
+export function requireSqliteDatabase(dataDir: string, how = 'Set FLOWGATE_DATA_DIR'): void {
+  if (fs.existsSync(databaseFile(dataDir))) return;
   throw new UsageError(
-    `No Flowgate database in ${config.dataDir} (looked for ${path.basename(databaseFile(config.dataDir))}). ` +
-      'Set FLOWGATE_DATA_DIR to the data directory of your gateway, or start the gateway once there with `flowgate serve`.',
+    `No Flowgate database in ${dataDir} (looked for ${path.basename(databaseFile(dataDir))}). ` +
+      `${how} to the data directory of your gateway, or start the gateway once there with \`flowgate serve\`.`,
   );
 }
 

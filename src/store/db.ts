@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
-import { migrationProvider } from './migrations/index.ts';
+import { migrationProvider, migrations } from './migrations/index.ts';
 import { openPostgresStore } from './postgres.ts';
 
 export type Store = Kysely<Database>;
@@ -74,6 +74,14 @@ export async function migrate(db: Store, target?: string): Promise<string[]> {
   const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Migrations the database has run that this build does not know: a newer Flowgate wrote it, and this one must not touch it. */
+export async function unknownMigrations(db: Store): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((t) => t.name === 'kysely_migration')) return [];
+  const rows = await (db as Kysely<any>).selectFrom('kysely_migration').select('name').execute();
+  return rows.map((r) => String(r.name)).filter((name) => !Object.hasOwn(migrations, name));
 }
 
 /** A unique-constraint violation (SQLite `UNIQUE constraint failed`, PostgreSQL 23505 `... unique ...`): the row already exists. */

@@ -84,6 +84,22 @@ export interface PostgresStore {
   pool: pg.Pool;
 }
 
+/**
+ * A PostgreSQL URL as a person may see it: scheme, user, host, port and
+ * database, never the password (nor query options, which can carry one).
+ * Undefined when it is no postgres:// or postgresql:// URL.
+ */
+export function describePostgresUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (!/^postgres(ql)?:$/.test(parsed.protocol)) return undefined;
+  return `${parsed.protocol}//${parsed.username ? `${parsed.username}@` : ''}${parsed.host}${parsed.pathname}`;
+}
+
 /** A pooled connection to FLOWGATE_DATABASE_URL. The URL (it holds the password) is never logged. */
 export function openPostgresStore(url: string): PostgresStore {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, types });

@@ -16,14 +16,22 @@ export interface SecretBox {
 
 const KEY_FILE = 'master.key';
 
+export const masterKeyFile = (dataDir: string) => path.join(dataDir, KEY_FILE);
+
+/** The master key a gateway on `dataDir` uses, and where it comes from; undefined when it would generate one. */
+export function readMasterKey(dataDir: string, fromEnv: string | undefined): { key: Buffer; from: 'env' | 'file' } | undefined {
+  if (fromEnv) return { key: Buffer.from(fromEnv.replace(/^0x/, ''), 'hex'), from: 'env' };
+  const file = masterKeyFile(dataDir);
+  if (!fs.existsSync(file)) return undefined;
+  const hex = fs.readFileSync(file, 'utf8').trim();
+  if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`Master key file ${file} is corrupt: expected 64 hex characters`);
+  return { key: Buffer.from(hex, 'hex'), from: 'file' };
+}
+
 export function loadMasterKey(dataDir: string, fromEnv: string | undefined): Buffer {
-  if (fromEnv) return Buffer.from(fromEnv.replace(/^0x/, ''), 'hex');
-  const file = path.join(dataDir, KEY_FILE);
-  if (fs.existsSync(file)) {
-    const hex = fs.readFileSync(file, 'utf8').trim();
-    if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`Master key file ${file} is corrupt: expected 64 hex characters`);
-    return Buffer.from(hex, 'hex');
-  }
+  const existing = readMasterKey(dataDir, fromEnv);
+  if (existing) return existing.key;
+  const file = masterKeyFile(dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
   const key = randomBytes(32);
   // 'wx' refuses to overwrite a key another process just wrote.

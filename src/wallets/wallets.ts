@@ -46,3 +46,16 @@ export async function exportWalletKeys(
     solanaSecretKey: [...Buffer.from(box.open(row.solana_key_encrypted, organizationId), 'base64')],
   };
 }
+
+/** Whether `box` opens the stored wallets (checked on one; no box opens none); undefined when there are none. Nothing opened leaves this function. */
+export async function masterKeyOpensWallets(store: Store, box: SecretBox | undefined): Promise<boolean | undefined> {
+  const row = await store.selectFrom('wallets').select(['organization_id', 'evm_key_encrypted']).limit(1).executeTakeFirst();
+  if (!row) return undefined;
+  if (!box) return false;
+  try {
+    box.open(row.evm_key_encrypted, row.organization_id);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -48,9 +48,12 @@ afterAll(async () => {
   databaseByDataDir.clear();
 });
 
-/** The database a data directory's test gateways use; child processes (the CLI, `flowgate mcp`) on that directory get it too. */
+/**
+ * The database a data directory's test gateways use; child processes (the CLI, `flowgate mcp`) on that directory get it too.
+ * A given FLOWGATE_DATABASE_URL is kept; an empty one means SQLite even in a PostgreSQL run (test/db-copy.test.ts).
+ */
 export async function testDatabaseEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
-  if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL) return {};
+  if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL !== undefined) return {};
   let url = databaseByDataDir.get(dataDir);
   if (!url) {
     sharedPostgres ??= import('./postgres.ts').then(({ startPostgres }) => startPostgres());
