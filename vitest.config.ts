@@ -1,10 +1,31 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
+
+/**
+ * Every test file whose gateways or stores come from the test helpers runs
+ * twice: on SQLite (the embedded default) and on a real PostgreSQL
+ * (FLOWGATE_TEST_DATABASE=postgres: test/helpers/gateway.ts gives each data
+ * directory its own database on an embedded cluster). Files that touch no
+ * store, or that choose their database themselves (the PostgreSQL and
+ * scale-out tests), run once. Derived from the files, so no list drifts.
+ */
+const storeBacked = fs
+  .readdirSync('test')
+  .filter((name) => name.endsWith('.test.ts'))
+  .filter((name) => {
+    const text = fs.readFileSync(path.join('test', name), 'utf8');
+    return /\b(startTestGateway|openTestStore|runCli)\b/.test(text) && !/\b(startPostgres|startCluster|FLOWGATE_DATABASE_URL)\b/.test(text);
+  })
+  .map((name) => `test/${name}`);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
+    projects: [
+      { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'postgres', include: storeBacked, env: { FLOWGATE_TEST_DATABASE: 'postgres' } } },
+    ],
   },
 });
