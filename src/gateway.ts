@@ -21,6 +21,7 @@ import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
+import { checkMasterKey } from './wallets/master-key-check.ts';
 import { createOnDemandPaymentsService } from './payments/on-demand.ts';
 import { resolvePaymentSettings } from './payments/settings.ts';
 import { loadCatalog } from './catalog/load.ts';
@@ -48,6 +49,12 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
   }
   const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const box = createSecretBox(masterKey);
+  try {
+    await checkMasterKey(store, masterKey, box, config.dataDir);
+  } catch (error) {
+    await store.destroy();
+    throw error;
+  }
   const chains = createChainCatalog(config);
   const devnet = options.devnet ?? null;
   const stablecoins = createStablecoinRegistry();

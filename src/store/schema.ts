@@ -508,6 +508,13 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   run_rollups: RunRollupsTable;
   network_rollups: NetworkRollupsTable;
+  store_settings: StoreSettingsTable;
+}
+
+/** One row per fact about the database itself (migration 020): `master_key_check`. */
+export interface StoreSettingsTable {
+  name: string;
+  value: string;
 }
 
 /** Hourly analytics counters, kept by triggers (migration 016); gas as digits above and below 1e9. */

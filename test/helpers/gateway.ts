@@ -65,7 +65,11 @@ export async function testDatabaseEnv(dataDir: string, env: Record<string, strin
 
 /** A store without a gateway, on the database FLOWGATE_TEST_DATABASE selects (a temp SQLite file by default). */
 export async function openTestStore(): Promise<Store> {
-  const dataDir = tempDir();
+  return openTestStoreFor(tempDir());
+}
+
+/** The store of a data directory's test gateways, opened beside them. */
+export async function openTestStoreFor(dataDir: string): Promise<Store> {
   const { FLOWGATE_DATABASE_URL: databaseUrl } = await testDatabaseEnv(dataDir, undefined);
   return openStore({ dataDir, databaseUrl }).store;
 }
