@@ -16,7 +16,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { x402Facilitator } from '@x402/core/facilitator';
 import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createNonceManager } from '../chains/nonces.ts';
+import { createNonceManager, type NonceManager } from '../chains/nonces.ts';
 import { waitForReceipt } from '../chains/receipt-watcher.ts';
 import { isRpcUnreachable } from '../chains/rpc-errors.ts';
 import {
@@ -105,7 +105,13 @@ function transferCalldata({ authorization: auth, signature }: { authorization: A
   return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] }), ecdsa: false };
 }
 
-export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain, rpcUrl: string, network: PaymentRequirements['network']): FacilitatorClient {
+export function createLocalFacilitator(
+  account: PrivateKeyAccount,
+  chain: Chain,
+  rpcUrl: string,
+  network: PaymentRequirements['network'],
+  nonces: NonceManager = createNonceManager(),
+): FacilitatorClient {
   // batch: concurrent reads (a verification's code reads, several settlements' receipts) go out as one JSON-RPC request.
   const transport = http(rpcUrl, { batch: true, retryCount: 1, timeout: 15_000 });
   const client = createPublicClient({ chain, transport }) as PublicClient;
@@ -123,7 +129,6 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
   };
   const signer = toFacilitatorEvmSigner({ ...wallet, getCode, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   const x402 = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
-  const nonces = createNonceManager();
   /** Gas limit per token for EOA-signed transfers, from the first estimate. */
   const gasLimits = new Map<string, bigint>();
 

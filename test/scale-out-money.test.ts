@@ -1,0 +1,150 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { formatEther, parseEther, type Address, type Hex } from 'viem';
+import { NONCE_GRACE_MS } from '../src/chains/shared-nonces.ts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { fetchJson } from './helpers/gateway.ts';
+import { startCluster, type Cluster } from './helpers/instances.ts';
+import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { randomAddress } from './helpers/web3.ts';
+
+/**
+ * The money guards with three `flowgate serve` processes on one PostgreSQL
+ * database and one anvil (issue #19 "Shared guards"): idempotency keys, the
+ * daily cap and the organization wallet's nonces hold across instances.
+ * Every claim is checked on the chain, not only in the answers.
+ */
+
+const CAP = parseEther('1');
+let postgres: TestPostgres;
+let chain: TestChain;
+let cluster: Cluster;
+let db: pg.Pool;
+let wallet: Address;
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  chain = await startTestChain(31337);
+  cluster = await startCluster(postgres, {
+    count: 3,
+    rpcUrl: chain.url,
+    env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_RECEIPT_TIMEOUT_MS: '30000', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: CAP.toString() },
+  });
+  db = new pg.Pool({ connectionString: cluster.databaseUrl, max: 2 });
+  const { rows } = await db.query<{ evm_address: Address }>(
+    `select w.evm_address from wallets w join organizations o on o.id = w.organization_id where o.slug = 'default'`,
+  );
+  wallet = rows[0]!.evm_address;
+  await chain.setBalance(wallet, '100');
+}, 120_000);
+
+afterAll(async () => {
+  await db?.end();
+  await cluster?.close();
+  await chain?.stop();
+  await postgres?.destroy();
+});
+
+/** A transfer sent to instance `i` (mod 3). */
+const transfer = (i: number, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  fetchJson(`${cluster.instances[i % cluster.instances.length]!.url}/api/execute/transfer`, {
+    method: 'POST',
+    key: cluster.ownerKey,
+    headers,
+    body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.001', ...body }),
+  });
+
+const pendingNonce = () => chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' });
+const minedNonce = () => chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'latest' });
+const consecutive = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+
+/** The chain nonces of completed records' transactions, each checked mined with success. */
+async function minedNonces(records: { status: string; transactionHash?: string }[]): Promise<number[]> {
+  for (const r of records) expect(r.status, JSON.stringify(r)).toBe('completed');
+  const hashes = records.map((r) => r.transactionHash as Hex);
+  const receipts = await Promise.all(hashes.map((hash) => chain.publicClient.getTransactionReceipt({ hash })));
+  for (const receipt of receipts) expect(receipt.status).toBe('success');
+  const txs = await Promise.all(hashes.map((hash) => chain.publicClient.getTransaction({ hash })));
+  for (const tx of txs) expect(tx.from.toLowerCase()).toBe(wallet.toLowerCase());
+  return txs.map((t) => t.nonce).sort((a, b) => a - b);
+}
+
+describe('three gateway instances on one PostgreSQL database and one chain', () => {
+  test('concurrent transfers from all three: no nonce collision, every transaction mined with consecutive nonces', async () => {
+    const start = await pendingNonce();
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => transfer(i)));
+    for (const r of results) expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(await minedNonces(results.map((r) => r.body))).toEqual(consecutive(start, 30));
+    expect(await minedNonce()).toBe(start + 30);
+    // Allocations the node has counted past are pruned as the instances re-read its count; none is left allocated.
+    const { rows } = await db.query(`select state from chain_nonces where state = 'allocated'`);
+    expect(rows).toEqual([]);
+  });
+
+  test('50 concurrent identical idempotent transfers spread over the three: exactly one broadcast', async () => {
+    const recipient = randomAddress();
+    const start = await minedNonce();
+    const headers = { 'idempotency-key': `scale-out-${Date.now()}` };
+    const body = { recipientAddress: recipient, amount: '0.002' };
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => transfer(i, body, headers)));
+    for (const r of results) expect([202, 409], JSON.stringify(r.body)).toContain(r.status);
+    const accepted = results.filter((r) => r.status === 202);
+    expect(new Set(accepted.map((r) => r.body.executionId)).size).toBe(1);
+    // The others were told the key is in flight (409 idempotency_in_progress, retryable).
+    for (const r of results.filter((r) => r.status === 409)) expect(r.body.code).toBe('idempotency_in_progress');
+    // On the chain: one transaction from the wallet, one payment to the recipient.
+    expect(await chain.publicClient.getBalance({ address: recipient })).toBe(parseEther('0.002'));
+    expect(await minedNonce()).toBe(start + 1);
+    // A retry on any instance replays the one execution.
+    const retries = await Promise.all([0, 1, 2].map((i) => transfer(i, body, headers)));
+    for (const r of retries) {
+      expect(r.status).toBe(202);
+      expect(r.body).toMatchObject({ executionId: accepted[0]!.body.executionId, status: 'completed', idempotentReplay: true });
+    }
+    expect(await minedNonce()).toBe(start + 1);
+  });
+
+  test('50 concurrent transfers over the daily cap spread over the three: the value sent stays within the cap', async () => {
+    const capData = await fetchJson(`${cluster.instances[0]!.url}/api/analytics/spend-cap`, { key: cluster.ownerKey });
+    const used = BigInt(capData.body.dailyUsedWei);
+    const amount = parseEther('0.05');
+    const fits = Number((CAP - used) / amount);
+    expect(fits).toBeLessThan(50);
+    const recipients = Array.from({ length: 50 }, () => randomAddress());
+    const results = await Promise.all(recipients.map((recipientAddress, i) => transfer(i, { recipientAddress, amount: formatEther(amount) })));
+    const sent = results.filter((r) => r.status === 202);
+    const refused = results.filter((r) => r.status === 403);
+    for (const r of refused) expect(r.body.code).toBe('daily_spending_cap_exceeded');
+    expect(sent.length + refused.length).toBe(50);
+    expect(sent).toHaveLength(fits);
+    // On the chain: exactly what fitted under the cap arrived, nothing more.
+    const balances = await Promise.all(recipients.map((address) => chain.publicClient.getBalance({ address })));
+    const total = balances.reduce((sum, b) => sum + b, 0n);
+    expect(total).toBe(amount * BigInt(fits));
+    expect(used + total).toBeLessThanOrEqual(CAP);
+    await minedNonces(sent.map((r) => r.body));
+  });
+
+  test('a nonce allocated by an instance that died before broadcasting is reused after the grace; the sends queued behind it are mined', async () => {
+    const start = await pendingNonce();
+    // What an instance killed between allocating and broadcasting leaves behind.
+    await db.query(`insert into chain_nonces (chain_id, address, nonce, state, at) values (31337, $1, $2, 'allocated', $3)`, [
+      wallet.toLowerCase(),
+      start,
+      Date.now(),
+    ]);
+    // Two sends take the nonces after it; the node holds them behind the gap.
+    const queued = [transfer(0), transfer(1)];
+    await expect.poll(async () => (await db.query(`select 1 from chain_nonces where nonce > $1 and state = 'sent'`, [start])).rowCount, { timeout: 10_000 }).toBe(2);
+    expect(await minedNonce()).toBe(start);
+    // Past the grace, the next send (from the third instance) takes the abandoned nonce and the chain moves again.
+    await new Promise((r) => setTimeout(r, NONCE_GRACE_MS + 500));
+    const filler = await transfer(2);
+    const records = [filler, ...(await Promise.all(queued))].map((r) => r.body);
+    expect(await minedNonces(records)).toEqual(consecutive(start, 3));
+    expect((await chain.publicClient.getTransaction({ hash: filler.body.transactionHash })).nonce).toBe(start);
+    // Later transfers carry on from there.
+    const later = await Promise.all([0, 1, 2].map((i) => transfer(i)));
+    expect(await minedNonces(later.map((r) => r.body))).toEqual(consecutive(start + 3, 3));
+  }, 60_000);
+});
