@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { formatEther, parseEther, type Address, type Hex } from 'viem';
+import { sql } from 'kysely';
 import { NONCE_GRACE_MS } from '../src/chains/shared-nonces.ts';
+import { loadConfig } from '../src/config.ts';
+import { reserveSpend } from '../src/guards/spend-cap.ts';
+import { newId } from '../src/ids.ts';
+import { openStore, type Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson } from './helpers/gateway.ts';
 import { startCluster, type Cluster } from './helpers/instances.ts';
@@ -107,9 +112,9 @@ describe('three gateway instances on one PostgreSQL database and one chain', () 
   test('50 concurrent transfers over the daily cap spread over the three: the value sent stays within the cap', async () => {
     const capData = await fetchJson(`${cluster.instances[0]!.url}/api/analytics/spend-cap`, { key: cluster.ownerKey });
     const used = BigInt(capData.body.dailyUsedWei);
-    const amount = parseEther('0.05');
-    const fits = Number((CAP - used) / amount);
-    expect(fits).toBeLessThan(50);
+    // Three fit in what is left today: 50 race for them.
+    const amount = (CAP - used) / 3n;
+    const fits = 3;
     const recipients = Array.from({ length: 50 }, () => randomAddress());
     const results = await Promise.all(recipients.map((recipientAddress, i) => transfer(i, { recipientAddress, amount: formatEther(amount) })));
     const sent = results.filter((r) => r.status === 202);
@@ -147,4 +152,31 @@ describe('three gateway instances on one PostgreSQL database and one chain', () 
     const later = await Promise.all([0, 1, 2].map((i) => transfer(i)));
     expect(await minedNonces(later.map((r) => r.body))).toEqual(consecutive(start + 3, 3));
   }, 60_000);
+});
+
+describe('the daily cap under overlapping transactions from two instances', () => {
+  test('reservations that stay open a while before committing still never pass the cap together', async () => {
+    // Two stores on the database, as two instances hold them; each reservation's transaction lingers 50 ms before committing.
+    const stores: Store[] = [0, 1].map(() => openStore({ dataDir: '/nonexistent', databaseUrl: cluster.databaseUrl }).store);
+    try {
+      const config = loadConfig({});
+      const { rows } = await db.query<{ id: string }>(`select id from organizations where slug = 'default'`);
+      const organizationId = rows[0]!.id;
+      const amount = config.spend.dailySolanaValueCapLamports / 3n;
+      const attempts = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) =>
+          stores[i % 2]!.transaction().execute(async (trx) => {
+            await reserveSpend(trx, config, { organizationId, asset: 'solana-native', amount, source: 'direct', executionId: newId() });
+            await sql`select pg_sleep(0.05)`.execute(trx);
+          }),
+        ),
+      );
+      expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(3);
+      for (const a of attempts) if (a.status === 'rejected') expect((a.reason as { code?: string }).code).toBe('daily_spending_cap_exceeded');
+      const { rows: reserved } = await db.query<{ amount: string }>(`select amount from spend_reservations where asset = 'solana-native'`);
+      expect(reserved.reduce((sum, r) => sum + BigInt(r.amount), 0n)).toBeLessThanOrEqual(config.spend.dailySolanaValueCapLamports);
+    } finally {
+      await Promise.all(stores.map((s) => s.destroy()));
+    }
+  });
 });
