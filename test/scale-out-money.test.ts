@@ -1,8 +1,13 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { formatEther, parseEther, type Address, type Hex } from 'viem';
+import { createWalletClient, formatEther, http, parseEther, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { x402Client } from '@x402/core/client';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { sql } from 'kysely';
 import { NONCE_GRACE_MS } from '../src/chains/shared-nonces.ts';
+import { TEST_USDC_ADDRESS, testUsdcAbi, testUsdcDeployer } from '../src/chains/devnet/test-usdc.ts';
 import { loadConfig } from '../src/config.ts';
 import { reserveSpend } from '../src/guards/spend-cap.ts';
 import { newId } from '../src/ids.ts';
@@ -33,7 +38,15 @@ beforeAll(async () => {
   cluster = await startCluster(postgres, {
     count: 3,
     rpcUrl: chain.url,
-    env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_RECEIPT_TIMEOUT_MS: '30000', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: CAP.toString() },
+    env: {
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_RECEIPT_TIMEOUT_MS: '30000',
+      EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: CAP.toString(),
+      // The devnet's test USDC and paid catalog workflows on the shared anvil (nothing spawned: FLOWGATE_RPC_URL_31337 is set).
+      FLOWGATE_DEVNET: 'auto',
+      // One public address for all three, as behind a load balancer: a payment names the URL it pays for.
+      FLOWGATE_BASE_URL: 'http://localhost:8080',
+    },
   });
   db = new pg.Pool({ connectionString: cluster.databaseUrl, max: 2 });
   const { rows } = await db.query<{ evm_address: Address }>(
@@ -112,9 +125,10 @@ describe('three gateway instances on one PostgreSQL database and one chain', () 
   test('50 concurrent transfers over the daily cap spread over the three: the value sent stays within the cap', async () => {
     const capData = await fetchJson(`${cluster.instances[0]!.url}/api/analytics/spend-cap`, { key: cluster.ownerKey });
     const used = BigInt(capData.body.dailyUsedWei);
-    // Three fit in what is left today: 50 race for them.
-    const amount = (CAP - used) / 3n;
+    // Three fit in what is left today (0.1 ETH stays for the tests after this one): 50 race for them.
+    const amount = (CAP - used - parseEther('0.1')) / 3n;
     const fits = 3;
+    expect((CAP - used) / amount).toBe(3n);
     const recipients = Array.from({ length: 50 }, () => randomAddress());
     const results = await Promise.all(recipients.map((recipientAddress, i) => transfer(i, { recipientAddress, amount: formatEther(amount) })));
     const sent = results.filter((r) => r.status === 202);
@@ -178,5 +192,48 @@ describe('the daily cap under overlapping transactions from two instances', () =
     } finally {
       await Promise.all(stores.map((s) => s.destroy()));
     }
+  });
+});
+
+describe('payment replay across instances', () => {
+  const microtip = (i: number) => `${cluster.instances[i]!.url}/api/mcp/workflows/microtip/call`;
+  const usdcBalance = (address: Address) =>
+    chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'balanceOf', args: [address] }) as Promise<bigint>;
+  const paidCall = (i: number, signature: string) =>
+    fetchJson(microtip(i), { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': signature }, body: '{}' });
+
+  test('one signed x402 payment presented to all three at once settles once and runs once; each instance then replays it', async () => {
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await chain.setBalance(testUsdcDeployer.address, '10');
+    const minter = createWalletClient({ chain: chain.chain, transport: http(chain.url), account: testUsdcDeployer });
+    const minted = await minter.writeContract({ address: TEST_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'mint', args: [payer.address, 1_000_000n] });
+    await chain.publicClient.waitForTransactionReceipt({ hash: minted });
+
+    const unpaid = await fetch(microtip(0), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unpaid.status).toBe(402);
+    const client = new x402Client().register('eip155:*', new ExactEvmScheme(payer));
+    client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: TEST_USDC_ADDRESS }] });
+    const signature = encodePaymentSignatureHeader(await client.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!)));
+
+    const first = await Promise.all([0, 1, 2].map((i) => paidCall(i, signature)));
+    const ran = first.filter((r) => r.status === 200 && !r.body.paymentReplay);
+    expect(ran, JSON.stringify(first.map((r) => [r.status, r.body]))).toHaveLength(1);
+    for (const r of first.filter((r) => r !== ran[0])) {
+      // Another instance holds the payment: it says so (retryable) or hands back the one execution.
+      if (r.status === 409) expect(r.body.code).toBe('payment_in_progress');
+      else expect(r.body).toMatchObject({ executionId: ran[0]!.body.executionId, paymentReplay: true });
+    }
+    // Paid once on the chain: the price of microtip (0.01 USDC), not three times.
+    expect(await usdcBalance(payer.address)).toBe(1_000_000n - 10_000n);
+
+    // Accepted by one instance, the same payment run on any other is the original execution, never a second run.
+    for (const i of [0, 1, 2]) {
+      const again = await paidCall(i, signature);
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ executionId: ran[0]!.body.executionId, paymentReplay: true });
+    }
+    expect(await usdcBalance(payer.address)).toBe(1_000_000n - 10_000n);
+    const { rows } = await db.query(`select execution_id from payments where payer ilike $1`, [payer.address]);
+    expect(rows).toHaveLength(1);
   });
 });
