@@ -141,8 +141,12 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       };
       const answer = async (nonce: number, result: BroadcastResult) => {
         // A refusal leaves the nonce unused: the next send (from any instance) takes it. Anything else may occupy it.
-        await mark(chainId, address, nonce, result === 'rejected' ? 'free' : 'sent');
-        if (result === 'uncertain' || result === 'nonce_conflict') wallet.stale = true;
+        // The broadcast is done whatever the store says now: a row left `allocated` is taken over after the grace, and the node's count decides.
+        const noted = await mark(chainId, address, nonce, result === 'rejected' ? 'free' : 'sent').then(
+          () => true,
+          () => false,
+        );
+        if (!noted || result === 'uncertain' || result === 'nonce_conflict') wallet.stale = true;
       };
 
       try {

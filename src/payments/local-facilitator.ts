@@ -38,10 +38,12 @@ import { isRecord } from '../is-record.ts';
  * viem's polling. Here:
  *  - a verification that succeeded is remembered briefly, so MPP's second
  *    validation and the settlement do not read the chain again ("verify once");
- *  - settlements share the gateway's send path (src/chains/transactions.ts):
- *    locally counted nonces (src/chains/nonces.ts), so concurrent settlements
- *    from the one gas account are pipelined instead of queued, and the shared
- *    receipt watcher (src/chains/receipt-watcher.ts);
+ *  - settlements share the gateway's send path (src/chains/transactions.ts)
+ *    and its nonce manager: counted in the process (src/chains/nonces.ts), so
+ *    concurrent settlements from the one gas account are pipelined instead of
+ *    queued, or allocated in PostgreSQL when instances share the account
+ *    (src/chains/shared-nonces.ts); and the shared receipt watcher
+ *    (src/chains/receipt-watcher.ts);
  *  - the gas limit of an EOA-signed transfer is estimated once per token and
  *    reused (transferWithAuthorization costs about the same every time, and
  *    the estimate is doubled as for every send): the verification's simulation
