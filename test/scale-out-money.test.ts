@@ -237,3 +237,26 @@ describe('payment replay across instances', () => {
     expect(rows).toHaveLength(1);
   });
 });
+
+describe('an instance killed mid-send', () => {
+  test('SIGKILL while it sends: after the grace the others carry on, every later transfer mined and nothing left queued', async () => {
+    const victim = cluster.instances[2]!;
+    const start = await pendingNonce();
+    const inFlight = Array.from({ length: 10 }, () => transfer(2).catch(() => undefined));
+    // Kill it once it holds a nonce it has not yet had answered by the node.
+    await expect
+      .poll(async () => (await db.query(`select 1 from chain_nonces where address = $1 and state = 'allocated'`, [wallet.toLowerCase()])).rowCount, {
+        timeout: 10_000,
+        interval: 5,
+      })
+      .toBeGreaterThan(0);
+    await victim.kill();
+    await Promise.all(inFlight);
+    await new Promise((r) => setTimeout(r, NONCE_GRACE_MS + 500));
+    const later = await Promise.all(Array.from({ length: 6 }, (_, i) => transfer(i % 2)));
+    const nonces = await minedNonces(later.map((r) => r.body));
+    expect(nonces[0]).toBeGreaterThanOrEqual(start);
+    // No gap holds anything back: what the node has pending is all mined.
+    expect(await pendingNonce()).toBe(await minedNonce());
+  }, 60_000);
+});
