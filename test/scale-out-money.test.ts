@@ -154,7 +154,9 @@ describe('three gateway instances on one PostgreSQL database and one chain', () 
     ]);
     // Two sends take the nonces after it; the node holds them behind the gap.
     const queued = [transfer(0), transfer(1)];
-    await expect.poll(async () => (await db.query(`select 1 from chain_nonces where nonce > $1 and state = 'sent'`, [start])).rowCount, { timeout: 10_000 }).toBe(2);
+    await expect
+      .poll(async () => (await db.query(`select 1 from chain_nonces where nonce > $1 and state = 'sent'`, [start])).rowCount, { timeout: 10_000 })
+      .toBe(2);
     expect(await minedNonce()).toBe(start);
     // Past the grace, the next send (from the third instance) takes the abandoned nonce and the chain moves again.
     await new Promise((r) => setTimeout(r, NONCE_GRACE_MS + 500));

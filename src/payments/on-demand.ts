@@ -12,13 +12,19 @@ import type { PaymentSettings } from './settings.ts';
  * on the first paid call. Start-up and idle memory stay free of them (README
  * "Start and memory"); the first paid call waits for the import once.
  */
-export function createOnDemandPaymentsService(deps: { store: Store; settings: PaymentSettings; rpcUrl: string | undefined; nonces: NonceManager }): PaymentsService {
+export function createOnDemandPaymentsService(deps: {
+  store: Store;
+  settings: PaymentSettings;
+  rpcUrl: string | undefined;
+  nonces: NonceManager;
+}): PaymentsService {
   const { settings } = deps;
   let loaded: PaymentsService | undefined;
   let loading: Promise<PaymentsService> | undefined;
   const load = () =>
     (loading ??= Promise.all([import('./service.ts'), import('./facilitator.ts')]).then(
-      ([{ createPaymentsService }, { createFacilitator }]) => (loaded = createPaymentsService({ ...deps, facilitator: createFacilitator(settings, deps.nonces) })),
+      ([{ createPaymentsService }, { createFacilitator }]) =>
+        (loaded = createPaymentsService({ ...deps, facilitator: createFacilitator(settings, deps.nonces) })),
       (error: unknown) => {
         loading = undefined;
         throw error;
