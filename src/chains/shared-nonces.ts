@@ -11,12 +11,13 @@ import type { BroadcastResult, NonceManager, NonceSend } from './nonces.ts';
  * Allocation: the lowest `free` nonce (the node refused its bytes), else one
  * left `allocated` past NONCE_GRACE_MS (its instance died between allocating
  * and broadcasting), else max(node pending count, highest allocated + 1). Read
- * together with the node's count, a `sent` row at that count past the grace
- * was dropped by the node (or a gap left by pruning): it is reused too. So a
- * gap is filled by the next send and the chain does not stall behind it;
- * reusing a nonce can never spend twice (one transaction per nonce is mined),
- * at worst an instance that was merely slow finds its bytes replaced or
- * refused, and its record ends failed. Rows below the node's count are pruned.
+ * together with the node's count, a `sent` row at that count that was sent
+ * before the count was asked for (the node dropped it), or a missing row
+ * below higher ones, is reused too. So a gap is filled by the next send and
+ * the chain does not stall behind it; reusing a nonce can never spend twice
+ * (one transaction per nonce is mined), at worst an instance that was merely
+ * slow finds its bytes replaced or refused, and its record ends failed. Rows
+ * below the node's count are pruned.
  *
  * In the process, a wallet's sends still go one at a time in arrival order:
  * allocate, sign and store, broadcast, note the node's answer. (Unlike the
@@ -32,7 +33,12 @@ export const NONCE_GRACE_MS = 10_000;
 /** The node's count is re-read at least this often per wallet (pruning, gap detection). */
 const REFRESH_MS = 15_000;
 
+/** Instances' clocks and the count's round trip: a `sent` row this much older than the count request was visible to the node. */
+const CLOCK_MARGIN_MS = 1_000;
+
 type Allocation = { nonce: number } | { needCount: true };
+/** The node's pending count, and when it was asked for. */
+type Counted = { pending: number; askedAt: number };
 
 interface WalletState {
   /** The next send must read the node's count. */
@@ -47,10 +53,13 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
   const keyOf = (chainId: number, address: string) => `${chainId}:${address}`;
 
   /** One store transaction: prune, then pick and claim a nonce; asks for the node's count when it cannot decide without it. */
-  async function allocate(chainId: number, address: string, pending: number | undefined): Promise<Allocation> {
+  async function allocate(chainId: number, address: string, counted: Counted | undefined): Promise<Allocation> {
+    const pending = counted?.pending;
     return store.transaction().execute(async (trx) => {
       const now = Date.now();
       const cutoff = now - graceMs;
+      // A row marked `sent` before the count was asked for, yet not counted by the node: the node dropped it.
+      const dropped = counted ? counted.askedAt - CLOCK_MARGIN_MS : 0;
       const rows = trx.selectFrom('chain_nonces').where('chain_id', '=', chainId).where('address', '=', address);
       if (pending !== undefined) {
         await trx.deleteFrom('chain_nonces').where('chain_id', '=', chainId).where('address', '=', address).where('nonce', '<', pending).execute();
@@ -62,7 +71,9 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
           eb.or([
             eb('state', '=', 'free'),
             eb.and([eb('state', '=', 'allocated'), eb('at', '<', cutoff)]),
-            ...(pending === undefined ? [] : [eb.and([eb('nonce', '=', pending), eb('at', '<', cutoff)])]),
+            ...(pending === undefined
+              ? []
+              : [eb.and([eb('nonce', '=', pending), eb.or([eb('at', '<', cutoff), eb.and([eb('state', '=', 'sent'), eb('at', '<', dropped)])])])]),
           ]),
         )
         .orderBy('nonce')
@@ -117,17 +128,18 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       wallet.tail = new Promise<void>((resolve) => (over = resolve));
 
       const count = async () => {
+        const askedAt = Date.now();
         const pending = await client.getTransactionCount({ address: from, blockTag: 'pending' });
         wallet.stale = false;
         wallet.readAt = Date.now();
-        return pending;
+        return { pending, askedAt };
       };
       const next = async (forceCount: boolean) => {
-        let pending = forceCount || wallet.stale || Date.now() - wallet.readAt > REFRESH_MS ? await count() : undefined;
+        let counted = forceCount || wallet.stale || Date.now() - wallet.readAt > REFRESH_MS ? await count() : undefined;
         for (;;) {
-          const allocation = await allocate(chainId, address, pending);
+          const allocation = await allocate(chainId, address, counted);
           if ('nonce' in allocation) return allocation.nonce;
-          pending = await count();
+          counted = await count();
         }
       };
       /** Signs for a freshly allocated nonce; a failure to sign or store frees it at once. */
