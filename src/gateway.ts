@@ -7,6 +7,7 @@ import { createAbiLookup } from './chains/abi-lookup.ts';
 import { createChainCatalog } from './chains/catalog.ts';
 import { createChainClients } from './chains/clients.ts';
 import { createNonceManager } from './chains/nonces.ts';
+import { createSharedNonceManager } from './chains/shared-nonces.ts';
 import { fundIfEmpty, type Devnet } from './chains/devnet/devnet.ts';
 import { openDevnet } from './chains/devnet/embedded.ts';
 import { createStablecoinRegistry } from './chains/stablecoins.ts';
@@ -60,6 +61,8 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
   const stablecoins = createStablecoinRegistry();
   if (devnet) stablecoins.register(devnet.chainId, { address: devnet.usdcAddress, symbol: TEST_USDC.symbol, decimals: TEST_USDC.decimals });
   const paymentSettings = resolvePaymentSettings(config, chains, masterKey, devnet);
+  // Several instances may share a PostgreSQL database and so the wallets: nonces are then allocated in it.
+  const nonces = opened.kind === 'postgres' ? createSharedNonceManager(store) : createNonceManager();
   const base = {
     config,
     store,
@@ -73,8 +76,8 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     stablecoins,
     devnet,
     chainClients: createChainClients(chains),
-    nonces: createNonceManager(),
-    payments: createOnDemandPaymentsService({ store, settings: paymentSettings, rpcUrl: chains.rpcUrl(paymentSettings.chainId) }),
+    nonces,
+    payments: createOnDemandPaymentsService({ store, settings: paymentSettings, rpcUrl: chains.rpcUrl(paymentSettings.chainId), nonces }),
   };
   createEngine(base, engineOptionsFrom(config));
   const services = base as Services;

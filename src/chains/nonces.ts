@@ -10,8 +10,9 @@ import type { Address, PublicClient } from 'viem';
  * leaves a gap that stalls the sends behind it. A broadcast whose fate is
  * unknown, a nonce the node calls taken, or a sent transaction that was not
  * found or not mined in time (the node may have dropped it) makes the next
- * send re-read the pending count. (One process signs for a wallet; several gateway processes
- * sharing one wallet would collide on nonces: README "PostgreSQL".)
+ * send re-read the pending count. This is the single-process manager (SQLite);
+ * instances sharing a PostgreSQL database allocate in it instead
+ * (shared-nonces.ts), with the same interface.
  */
 
 /** sent: accepted (or already known); rejected: refused outright, nonce unused; uncertain: may have reached the node; nonce_conflict: the node says the nonce is taken or out of line. */

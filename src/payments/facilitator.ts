@@ -1,6 +1,7 @@
 import { defineChain } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
+import type { NonceManager } from '../chains/nonces.ts';
 import { createLocalFacilitator } from './local-facilitator.ts';
 import type { PaymentSettings } from './settings.ts';
 
@@ -17,7 +18,8 @@ export interface Facilitator extends FacilitatorClient {
   signerAddress?: `0x${string}`;
 }
 
-export function createFacilitator(settings: PaymentSettings): Facilitator {
+/** `nonces`: the gateway's (the facilitator account's nonces, coordinated across instances on PostgreSQL). */
+export function createFacilitator(settings: PaymentSettings, nonces?: NonceManager): Facilitator {
   if (settings.facilitator.kind === 'http') return new HTTPFacilitatorClient({ url: settings.facilitator.url });
   const { privateKey, rpcUrl } = settings.facilitator;
   if (!rpcUrl) {
@@ -33,5 +35,5 @@ export function createFacilitator(settings: PaymentSettings): Facilitator {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  return { signerAddress: account.address, ...createLocalFacilitator(account, chain, rpcUrl, settings.network) };
+  return { signerAddress: account.address, ...createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces) };
 }

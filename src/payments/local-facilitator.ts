@@ -16,7 +16,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { x402Facilitator } from '@x402/core/facilitator';
 import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createNonceManager } from '../chains/nonces.ts';
+import { createNonceManager, type NonceManager } from '../chains/nonces.ts';
 import { waitForReceipt } from '../chains/receipt-watcher.ts';
 import { isRpcUnreachable } from '../chains/rpc-errors.ts';
 import {
@@ -38,10 +38,12 @@ import { isRecord } from '../is-record.ts';
  * viem's polling. Here:
  *  - a verification that succeeded is remembered briefly, so MPP's second
  *    validation and the settlement do not read the chain again ("verify once");
- *  - settlements share the gateway's send path (src/chains/transactions.ts):
- *    locally counted nonces (src/chains/nonces.ts), so concurrent settlements
- *    from the one gas account are pipelined instead of queued, and the shared
- *    receipt watcher (src/chains/receipt-watcher.ts);
+ *  - settlements share the gateway's send path (src/chains/transactions.ts)
+ *    and its nonce manager: counted in the process (src/chains/nonces.ts), so
+ *    concurrent settlements from the one gas account are pipelined instead of
+ *    queued, or allocated in PostgreSQL when instances share the account
+ *    (src/chains/shared-nonces.ts); and the shared receipt watcher
+ *    (src/chains/receipt-watcher.ts);
  *  - the gas limit of an EOA-signed transfer is estimated once per token and
  *    reused (transferWithAuthorization costs about the same every time, and
  *    the estimate is doubled as for every send): the verification's simulation
@@ -105,7 +107,13 @@ function transferCalldata({ authorization: auth, signature }: { authorization: A
   return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] }), ecdsa: false };
 }
 
-export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain, rpcUrl: string, network: PaymentRequirements['network']): FacilitatorClient {
+export function createLocalFacilitator(
+  account: PrivateKeyAccount,
+  chain: Chain,
+  rpcUrl: string,
+  network: PaymentRequirements['network'],
+  nonces: NonceManager = createNonceManager(),
+): FacilitatorClient {
   // batch: concurrent reads (a verification's code reads, several settlements' receipts) go out as one JSON-RPC request.
   const transport = http(rpcUrl, { batch: true, retryCount: 1, timeout: 15_000 });
   const client = createPublicClient({ chain, transport }) as PublicClient;
@@ -123,7 +131,6 @@ export function createLocalFacilitator(account: PrivateKeyAccount, chain: Chain,
   };
   const signer = toFacilitatorEvmSigner({ ...wallet, getCode, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   const x402 = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
-  const nonces = createNonceManager();
   /** Gas limit per token for EOA-signed transfers, from the first estimate. */
   const gasLimits = new Map<string, bigint>();
 

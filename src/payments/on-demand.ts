@@ -1,4 +1,5 @@
 import { privateKeyToAddress } from 'viem/accounts';
+import type { NonceManager } from '../chains/nonces.ts';
 import type { Store } from '../store/db.ts';
 import { pricingFor } from './pricing.ts';
 import type { PaymentsService } from './service.ts';
@@ -11,13 +12,19 @@ import type { PaymentSettings } from './settings.ts';
  * on the first paid call. Start-up and idle memory stay free of them (README
  * "Start and memory"); the first paid call waits for the import once.
  */
-export function createOnDemandPaymentsService(deps: { store: Store; settings: PaymentSettings; rpcUrl: string | undefined }): PaymentsService {
+export function createOnDemandPaymentsService(deps: {
+  store: Store;
+  settings: PaymentSettings;
+  rpcUrl: string | undefined;
+  nonces: NonceManager;
+}): PaymentsService {
   const { settings } = deps;
   let loaded: PaymentsService | undefined;
   let loading: Promise<PaymentsService> | undefined;
   const load = () =>
     (loading ??= Promise.all([import('./service.ts'), import('./facilitator.ts')]).then(
-      ([{ createPaymentsService }, { createFacilitator }]) => (loaded = createPaymentsService({ ...deps, facilitator: createFacilitator(settings) })),
+      ([{ createPaymentsService }, { createFacilitator }]) =>
+        (loaded = createPaymentsService({ ...deps, facilitator: createFacilitator(settings, deps.nonces) })),
       (error: unknown) => {
         loading = undefined;
         throw error;

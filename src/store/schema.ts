@@ -392,6 +392,17 @@ export interface SignInLinksTable {
   used_at: string | null;
 }
 
+/** Nonces allocated per (chain, address) across instances sharing PostgreSQL (migration 018; src/chains/shared-nonces.ts). */
+export interface ChainNoncesTable {
+  chain_id: number;
+  /** Lowercase. */
+  address: string;
+  nonce: number;
+  state: 'allocated' | 'sent' | 'free';
+  /** Epoch milliseconds the state was set. */
+  at: number;
+}
+
 export interface AuditLogTable {
   id: string;
   organization_id: string | null;
@@ -501,6 +512,7 @@ export interface Database {
   audit_log: AuditLogTable;
   organization_chain_caps: OrganizationChainCapsTable;
   sign_in_links: SignInLinksTable;
+  chain_nonces: ChainNoncesTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_requests: OAuthRequestsTable;

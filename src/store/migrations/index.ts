@@ -16,6 +16,7 @@ import * as signupEmail from './014_signup_email.ts';
 import * as oauth from './015_oauth.ts';
 import * as analyticsIndexes from './016_analytics_indexes.ts';
 import * as signInLinks from './017_sign_in_links.ts';
+import * as chainNonces from './018_chain_nonces.ts';
 import * as storeSettings from './020_store_settings.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
@@ -37,6 +38,7 @@ export const migrations: Record<string, Migration> = {
   '015_oauth': oauth,
   '016_analytics_indexes': analyticsIndexes,
   '017_sign_in_links': signInLinks,
+  '018_chain_nonces': chainNonces,
   '020_store_settings': storeSettings,
 };
 

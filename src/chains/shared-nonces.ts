@@ -1,0 +1,186 @@
+import type { Address, PublicClient } from 'viem';
+import type { Store } from '../store/db.ts';
+import type { BroadcastResult, NonceManager, NonceSend } from './nonces.ts';
+
+/**
+ * Nonces per (chain, address) for several gateway instances on one PostgreSQL
+ * database (README "PostgreSQL"): every instance signs for the organization
+ * wallet, so the nonce is allocated in a store transaction (which holds the
+ * store's writer lock, src/store/postgres.ts), never counted in one process.
+ *
+ * Allocation: the lowest `free` nonce (the node refused its bytes), else one
+ * left `allocated` past NONCE_GRACE_MS (its instance died between allocating
+ * and broadcasting), else max(node pending count, highest allocated + 1). Read
+ * together with the node's count, a `sent` row at that count that was sent
+ * before the count was asked for (the node dropped it), or a missing row
+ * below higher ones, is reused too. So a gap is filled by the next send and
+ * the chain does not stall behind it; reusing a nonce can never spend twice
+ * (one transaction per nonce is mined), at worst an instance that was merely
+ * slow finds its bytes replaced or refused, and its record ends failed. Rows
+ * below the node's count are pruned.
+ *
+ * In the process, a wallet's sends still go one at a time in arrival order:
+ * allocate, sign and store, broadcast, note the node's answer. (Unlike the
+ * in-process manager, signing does not overlap the sends ahead: the nonce is
+ * not known before the database hands it out.) The node's count is read on a
+ * wallet's first send, after a resync or an unclear answer, when the table
+ * holds nothing for the wallet, before reusing a row, and at most every
+ * REFRESH_MS otherwise (to prune and to notice gaps).
+ */
+
+/** How long a nonce may stay allocated without a broadcast answer before another send takes it over. */
+export const NONCE_GRACE_MS = 10_000;
+/** The node's count is re-read at least this often per wallet (pruning, gap detection). */
+const REFRESH_MS = 15_000;
+
+/** Instances' clocks and the count's round trip: a `sent` row this much older than the count request was visible to the node. */
+const CLOCK_MARGIN_MS = 1_000;
+
+type Allocation = { nonce: number } | { needCount: true };
+/** The node's pending count, and when it was asked for. */
+type Counted = { pending: number; askedAt: number };
+
+interface WalletState {
+  /** The next send must read the node's count. */
+  stale: boolean;
+  readAt: number;
+  tail: Promise<void>;
+}
+
+export function createSharedNonceManager(store: Store, options: { graceMs?: number } = {}): NonceManager {
+  const graceMs = options.graceMs ?? NONCE_GRACE_MS;
+  const wallets = new Map<string, WalletState>();
+  const keyOf = (chainId: number, address: string) => `${chainId}:${address}`;
+
+  /** One store transaction: prune, then pick and claim a nonce; asks for the node's count when it cannot decide without it. */
+  async function allocate(chainId: number, address: string, counted: Counted | undefined): Promise<Allocation> {
+    const pending = counted?.pending;
+    return store.transaction().execute(async (trx) => {
+      const now = Date.now();
+      const cutoff = now - graceMs;
+      // A row marked `sent` before the count was asked for, yet not counted by the node: the node dropped it.
+      const dropped = counted ? counted.askedAt - CLOCK_MARGIN_MS : 0;
+      const rows = trx.selectFrom('chain_nonces').where('chain_id', '=', chainId).where('address', '=', address);
+      if (pending !== undefined) {
+        await trx.deleteFrom('chain_nonces').where('chain_id', '=', chainId).where('address', '=', address).where('nonce', '<', pending).execute();
+      }
+      const { highest } = await rows.select((eb) => eb.fn.max('nonce').as('highest')).executeTakeFirstOrThrow();
+      const reusable = await rows
+        .select(['nonce', 'state'])
+        .where((eb) =>
+          eb.or([
+            eb('state', '=', 'free'),
+            eb.and([eb('state', '=', 'allocated'), eb('at', '<', cutoff)]),
+            ...(pending === undefined
+              ? []
+              : [eb.and([eb('nonce', '=', pending), eb.or([eb('at', '<', cutoff), eb.and([eb('state', '=', 'sent'), eb('at', '<', dropped)])])])]),
+          ]),
+        )
+        .orderBy('nonce')
+        .limit(1)
+        .executeTakeFirst();
+      let nonce: number;
+      if (highest === null || highest === undefined) {
+        if (pending === undefined) return { needCount: true as const };
+        nonce = pending;
+      } else if (pending !== undefined && pending <= Number(highest) && !(await rows.select('nonce').where('nonce', '=', pending).executeTakeFirst())) {
+        // Nothing recorded at the node's next nonce although higher ones are: a gap (the node dropped what it held).
+        nonce = pending;
+      } else if (reusable) {
+        // Whether an abandoned allocation reached the node is only known from the node's count.
+        if (reusable.state !== 'free' && pending === undefined) return { needCount: true as const };
+        nonce = Number(reusable.nonce);
+      } else {
+        nonce = Math.max(Number(highest) + 1, pending ?? 0);
+      }
+      await trx
+        .insertInto('chain_nonces')
+        .values({ chain_id: chainId, address, nonce, state: 'allocated', at: now })
+        .onConflict((oc) => oc.columns(['chain_id', 'address', 'nonce']).doUpdateSet({ state: 'allocated', at: now }))
+        .execute();
+      return { nonce };
+    });
+  }
+
+  const mark = (chainId: number, address: string, nonce: number, state: 'sent' | 'free') =>
+    store
+      .updateTable('chain_nonces')
+      .set({ state, at: Date.now() })
+      .where('chain_id', '=', chainId)
+      .where('address', '=', address)
+      .where('nonce', '=', nonce)
+      .execute();
+
+  return {
+    resync(client, address) {
+      const wallet = wallets.get(keyOf(client.chain!.id, address.toLowerCase()));
+      if (wallet) wallet.stale = true;
+    },
+    async send<S>(client: PublicClient, from: Address, op: NonceSend<S>) {
+      const chainId = client.chain!.id;
+      const address = from.toLowerCase();
+      const key = keyOf(chainId, address);
+      let w = wallets.get(key);
+      if (!w) wallets.set(key, (w = { stale: true, readAt: 0, tail: Promise.resolve() }));
+      const wallet = w;
+      const previous = wallet.tail;
+      let over!: () => void;
+      wallet.tail = new Promise<void>((resolve) => (over = resolve));
+
+      const count = async () => {
+        const askedAt = Date.now();
+        const pending = await client.getTransactionCount({ address: from, blockTag: 'pending' });
+        wallet.stale = false;
+        wallet.readAt = Date.now();
+        return { pending, askedAt };
+      };
+      const next = async (forceCount: boolean) => {
+        let counted = forceCount || wallet.stale || Date.now() - wallet.readAt > REFRESH_MS ? await count() : undefined;
+        for (;;) {
+          const allocation = await allocate(chainId, address, counted);
+          if ('nonce' in allocation) return allocation.nonce;
+          counted = await count();
+        }
+      };
+      /** Signs for a freshly allocated nonce; a failure to sign or store frees it at once. */
+      const signFor = async (nonce: number) => {
+        try {
+          return await op.sign(nonce);
+        } catch (error) {
+          await mark(chainId, address, nonce, 'free').catch(() => {});
+          throw error;
+        }
+      };
+      const answer = async (nonce: number, result: BroadcastResult) => {
+        // A refusal leaves the nonce unused: the next send (from any instance) takes it. Anything else may occupy it.
+        // The broadcast is done whatever the store says now: a row left `allocated` is taken over after the grace, and the node's count decides.
+        const noted = await mark(chainId, address, nonce, result === 'rejected' ? 'free' : 'sent').then(
+          () => true,
+          () => false,
+        );
+        if (!noted || result === 'uncertain' || result === 'nonce_conflict') wallet.stale = true;
+      };
+
+      try {
+        await previous;
+        let nonce = await next(false);
+        let signed = await signFor(nonce);
+        let result = await op.broadcast(signed);
+        await answer(nonce, result);
+        if (result === 'nonce_conflict' && op.replaceable) {
+          // Taken behind our back (another sender, or an allocation thought abandoned): once more with the node's count.
+          nonce = await next(true);
+          signed = await signFor(nonce);
+          result = await op.broadcast(signed);
+          await answer(nonce, result);
+        }
+        return { signed, result, nonce };
+      } catch (error) {
+        wallet.stale = true;
+        throw error;
+      } finally {
+        over();
+      }
+    },
+  };
+}
