@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, freePort, tempDir } from './helpers/gateway.ts';
 import { startHttpTarget } from './helpers/http-target.ts';
+import { connectMcp } from './helpers/mcp.ts';
 import { spawnGateway, startCluster, type Cluster } from './helpers/instances.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 
@@ -63,6 +64,15 @@ const slowGraph = (ms: number) => ({
   ],
   edges: [{ id: 'e1', source: 't', target: 'slow' }],
 });
+
+const WAIT_TIMEOUT_MS = 30_000;
+
+/** `wait` with a 30 s timeout; `beforeTimeout`: it answered before that ran out (woken, not timed out and re-read). */
+async function waitOn(url: string, executionId: string) {
+  const startedAt = Date.now();
+  const response = await fetchJson(`${url}/api/workflows/executions/${executionId}/wait?timeoutMs=${WAIT_TIMEOUT_MS}`, { key: cluster.ownerKey });
+  return { ...response, beforeTimeout: Date.now() - startedAt < WAIT_TIMEOUT_MS };
+}
 
 async function createWorkflow(url: string, key: string, body: Record<string, unknown>): Promise<string> {
   const created = await fetchJson(`${url}/api/workflows/create`, { method: 'POST', key, body: JSON.stringify(body) });
@@ -131,11 +141,42 @@ describe('several gateway instances on one PostgreSQL database', () => {
     const [a, b] = cluster.instances;
     const workflowId = await createWorkflow(b!.url, cluster.ownerKey, { name: 'Slow on B', ...slowGraph(1500) });
     const executionId = await start(b!.url, cluster.ownerKey, workflowId);
-    // A never re-reads within this wait (FLOWGATE_WAIT_RECHECK_MS is ten minutes): only B's completion notice can end it early.
-    const done = await fetchJson(`${a!.url}/api/workflows/executions/${executionId}/wait?timeoutMs=60000`, { key: cluster.ownerKey });
+    // A re-reads the row only at the wait's start and at its own deadline (FLOWGATE_WAIT_RECHECK_MS is ten minutes):
+    // only B's completion notice can end it before its timeout.
+    const done = await waitOn(a!.url, executionId);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ status: 'success', completed: true });
+    expect(done.beforeTimeout).toBe(true);
     expect(done.body.output).toBeTruthy();
+  }, 90_000);
+
+  it('MCP progress on one instance follows the steps of a run executing on another', async () => {
+    const [a, b] = cluster.instances;
+    const step = (id: string) => ({ id, type: 'action', data: { label: `Step ${id}`, config: slowGraph(800).nodes[1]!.data.config } });
+    const workflowId = await createWorkflow(b!.url, cluster.ownerKey, {
+      name: 'Three steps on B',
+      nodes: [trigger(), step('s1'), step('s2'), step('s3')],
+      edges: [
+        { id: 'e1', source: 't', target: 's1' },
+        { id: 'e2', source: 's1', target: 's2' },
+        { id: 'e3', source: 's2', target: 's3' },
+      ],
+    });
+    const executionId = await start(b!.url, cluster.ownerKey, workflowId);
+    const client = await connectMcp(a!.url, cluster.ownerKey);
+    const notifications: { progress: number; message?: string }[] = [];
+    try {
+      const waited = await client.callTool({ name: 'wait_for_execution', arguments: { executionId, timeoutMs: WAIT_TIMEOUT_MS } }, undefined, {
+        onprogress: (p) => notifications.push(p),
+        timeout: 60_000,
+      });
+      expect((waited.structuredContent as { status: string }).status).toBe('success');
+    } finally {
+      await client.close();
+    }
+    // Besides the first report (read at the start of the wait), B's steps as they finished: A asked B to report them.
+    const running = new Set(notifications.map((n) => n.message).filter((m) => m?.startsWith('running:')));
+    expect(running.size, JSON.stringify(notifications)).toBeGreaterThanOrEqual(3);
   }, 90_000);
 
   it('a cancel sent to one instance stops the run on the instance running it', async () => {
@@ -150,8 +191,9 @@ describe('several gateway instances on one PostgreSQL database', () => {
     for (let i = 0; i < 40 && target.hits.filter((h) => h.url.startsWith('/slow?ms=2000')).length === 0; i++) await sleep(50);
     const cancelled = await fetchJson(`${a!.url}/api/workflows/executions/${executionId}/cancel`, { method: 'POST', key: cluster.ownerKey, body: '{}' });
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBeLessThan(300);
-    const done = await fetchJson(`${a!.url}/api/workflows/executions/${executionId}/wait?timeoutMs=60000`, { key: cluster.ownerKey });
+    const done = await waitOn(a!.url, executionId);
     expect(done.body).toMatchObject({ status: 'cancelled', completed: true });
+    expect(done.beforeTimeout).toBe(true);
     const { rows } = await db.query("select node_id from workflow_execution_logs where execution_id = $1 and node_id = 'sum'", [executionId]);
     expect(rows).toEqual([]);
   }, 90_000);
