@@ -308,34 +308,22 @@ export async function claimExecutionRow(store: Store, executionId: string, owner
 
 /**
  * PostgreSQL only: claims up to `limit` pending runs, whoever wrote them, for
- * one worker, `FOR UPDATE SKIP LOCKED`, so instances taking work at the same
- * moment each get different runs. Round-robin across organizations as
- * pendingExecutionIds orders them, with no organization past its share:
- * `perOrg` minus the slots it `held` here already.
+ * one worker, oldest first, `FOR UPDATE SKIP LOCKED`, so instances taking work
+ * at the same moment each get different runs. Organizations in `skip` (at
+ * their share here) are left for later.
  */
-export async function claimPendingRows(
-  store: Store,
-  owner: string,
-  leaseMs: number,
-  limit: number,
-  share: { perOrg: number; held: ReadonlyMap<string, number> },
-): Promise<WorkflowExecutionsTable[]> {
+export async function claimPendingRows(store: Store, owner: string, leaseMs: number, limit: number, skip: readonly string[]): Promise<WorkflowExecutionsTable[]> {
   const now = Date.now();
   const at = new Date(now).toISOString();
-  const held = JSON.stringify(Object.fromEntries(share.held));
   const { rows } = await sql<WorkflowExecutionsTable>`
     update workflow_executions
     set status = 'running', lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}, heartbeat_at = ${at}, started_at = ${at}
     where id in (
-      select e.id from workflow_executions e
-      join (
-        select id, organization_id, row_number() over (partition by organization_id order by created_at, id) as turn
-        from workflow_executions where status = 'pending'
-      ) p on p.id = e.id
-      where e.status = 'pending' and p.turn <= ${share.perOrg} - coalesce((${held}::jsonb ->> p.organization_id)::int, 0)
-      order by p.turn, e.created_at, e.id
+      select id from workflow_executions
+      where status = 'pending' and not (organization_id = any(${[...skip]}::text[]))
+      order by created_at, id
       limit ${limit}
-      for update of e skip locked
+      for update skip locked
     )
     and status = 'pending'
     returning *`.execute(store);

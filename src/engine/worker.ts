@@ -152,18 +152,23 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     for (;;) {
       const free = stopped ? 0 : concurrency - active.size - reserved;
       if (free <= 0) return void (morePending = true);
-      reserved += free;
+      // Organizations at their share are skipped; of the rest, no more runs than the fullest one may still take,
+      // so whichever organizations the rows belong to, none goes past its share.
+      const full = [...held].filter(([, n]) => n >= perOrg).map(([organizationId]) => organizationId);
+      const fullest = Math.max(0, ...[...held.values()].filter((n) => n < perOrg));
+      const take = Math.min(free, perOrg - fullest);
+      reserved += take;
       let rows: WorkflowExecutionsTable[];
       try {
-        rows = await claimPendingRows(services.store, owner, leaseMs, free, { perOrg, held: new Map(held) });
+        rows = await claimPendingRows(services.store, owner, leaseMs, take, full);
       } finally {
-        reserved -= free;
+        reserved -= take;
       }
       for (const row of rows) {
         hold(row.organization_id);
         track(row.id, row.organization_id, (abort) => run(row, abort));
       }
-      if (rows.length < free) return void (morePending = false);
+      if (rows.length < take) return void (morePending = false);
     }
   }
 
