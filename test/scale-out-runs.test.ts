@@ -331,6 +331,22 @@ describe('several gateway instances on one PostgreSQL database', () => {
     const settled = await db.query<{ status: string }>('select status from workflow_executions where workflow_id = $1', [scheduledWorkflow]);
     expect(settled.rows.every((r) => r.status === 'success')).toBe(true);
   }, 200_000);
+
+  // Last: the database goes away (the schedule above would skip the occurrences it missed meanwhile).
+  it('after the database was down and came back, completions reach the other instances again', async () => {
+    const [a, b] = cluster.instances;
+    await postgres.stop();
+    await sleep(1000);
+    await postgres.start();
+    for (const instance of cluster.instances) {
+      for (let i = 0; i < 100 && (await fetchJson(`${instance.url}/healthz`)).status !== 200; i++) await sleep(200);
+    }
+    const workflowId = await createWorkflow(b!.url, cluster.ownerKey, { name: 'After the outage', ...slowGraph(1500) });
+    const executionId = await start(b!.url, cluster.ownerKey, workflowId);
+    const done = await waitOn(a!.url, executionId);
+    expect(done.body).toMatchObject({ status: 'success', completed: true });
+    expect(done.beforeTimeout).toBe(true);
+  }, 120_000);
 });
 
 /** `flowgate serve` expected to refuse to start: its exit code and what it printed. */
