@@ -30,6 +30,8 @@ export function createPgBus(url: string, pool: pg.Pool): MessageBus {
   /** Tells our own messages apart when they come back on our LISTEN. */
   const origin = Math.random().toString(36).slice(2, 12);
   let outbox: string[] = [];
+  /** The same message twice in one batch says nothing more (they are all idempotent signals). */
+  let queued = new Set<string>();
   let flushing = false;
   let client: pg.Client | undefined;
   let closed = false;
@@ -41,6 +43,7 @@ export function createPgBus(url: string, pool: pg.Pool): MessageBus {
     flushing = false;
     const items = outbox;
     outbox = [];
+    queued = new Set();
     while (items.length > 0) {
       const batch: string[] = [];
       let size = 0;
@@ -108,7 +111,10 @@ export function createPgBus(url: string, pool: pg.Pool): MessageBus {
   return {
     publish(message) {
       if (closed) return;
-      outbox.push(JSON.stringify(message));
+      const text = JSON.stringify(message);
+      if (queued.has(text)) return;
+      queued.add(text);
+      outbox.push(text);
       if (flushing) return;
       flushing = true;
       setImmediate(flush);
