@@ -408,7 +408,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         positiveInt.refine((n) => n >= 100, 'must be at least 100'),
         '2000',
       ),
-      waitRecheckMs: read(env, 'FLOWGATE_WAIT_RECHECK_MS', positiveInt.refine((n) => n >= 100, 'must be at least 100'), '2000'),
+      waitRecheckMs: read(
+        env,
+        'FLOWGATE_WAIT_RECHECK_MS',
+        positiveInt.refine((n) => n >= 100, 'must be at least 100'),
+        '2000',
+      ),
     },
     internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET
       ? read(env, 'FLOWGATE_INTERNAL_SERVICE_SECRET', z.string().min(32, 'must be at least 32 characters'), '')

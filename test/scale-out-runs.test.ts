@@ -60,7 +60,11 @@ const sumGraph = {
 const slowGraph = (ms: number) => ({
   nodes: [
     trigger(),
-    { id: 'slow', type: 'action', data: { label: 'Slow', config: { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms=${ms}`, httpMethod: 'GET', timeout: 30000 } } },
+    {
+      id: 'slow',
+      type: 'action',
+      data: { label: 'Slow', config: { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms=${ms}`, httpMethod: 'GET', timeout: 30000 } },
+    },
   ],
   edges: [{ id: 'e1', source: 't', target: 'slow' }],
 });
@@ -183,7 +187,10 @@ describe('several gateway instances on one PostgreSQL database', () => {
     const [a, b] = cluster.instances;
     const workflowId = await createWorkflow(b!.url, cluster.ownerKey, {
       name: 'Two slow steps',
-      nodes: [...slowGraph(2000).nodes, { id: 'sum', type: 'action', data: { label: 'After', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1]' } } }],
+      nodes: [
+        ...slowGraph(2000).nodes,
+        { id: 'sum', type: 'action', data: { label: 'After', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1]' } } },
+      ],
       edges: [...slowGraph(2000).edges, { id: 'e2', source: 'slow', target: 'sum' }],
     });
     const executionId = await start(b!.url, cluster.ownerKey, workflowId);
@@ -252,7 +259,9 @@ describe('several gateway instances on one PostgreSQL database', () => {
       const ids = await inParallel(16, 16, () => start(victim!.url, killable.ownerKey, workflowId));
       // Kill it while it is inside its runs' slow step.
       for (let i = 0; i < 100; i++) {
-        const { rows } = await pool.query<{ n: string }>("select count(*) as n from workflow_executions where workflow_id = $1 and status = 'running'", [workflowId]);
+        const { rows } = await pool.query<{ n: string }>("select count(*) as n from workflow_executions where workflow_id = $1 and status = 'running'", [
+          workflowId,
+        ]);
         if (Number(rows[0]!.n) >= 8) break;
         await sleep(100);
       }

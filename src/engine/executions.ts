@@ -312,7 +312,13 @@ export async function claimExecutionRow(store: Store, executionId: string, owner
  * at the same moment each get different runs. Organizations in `skip` (at
  * their share here) are left for later.
  */
-export async function claimPendingRows(store: Store, owner: string, leaseMs: number, limit: number, skip: readonly string[]): Promise<WorkflowExecutionsTable[]> {
+export async function claimPendingRows(
+  store: Store,
+  owner: string,
+  leaseMs: number,
+  limit: number,
+  skip: readonly string[],
+): Promise<WorkflowExecutionsTable[]> {
   const now = Date.now();
   const at = new Date(now).toISOString();
   const { rows } = await sql<WorkflowExecutionsTable>`

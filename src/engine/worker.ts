@@ -168,7 +168,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         hold(row.organization_id);
         track(row.id, row.organization_id, (abort) => run(row, abort));
       }
-      if (rows.length < take) return void (morePending = false);
+      // Organizations skipped at their share may have runs left: look again when a slot frees.
+      if (rows.length < take) return void (morePending = full.length > 0);
     }
   }
 
