@@ -170,6 +170,8 @@ export interface Config {
     schedulerTickMs: number;
     /** How often chains with Event, Block or Transfer triggers are polled. */
     chainTriggerPollMs: number;
+    /** How often `wait` re-reads a run it has not heard end (a fallback: completions wake it at once, from any instance). */
+    waitRecheckMs: number;
   };
   /** Shared secret other services of this deployment present as X-Internal-Service-Token; unset disables internal routes. */
   internalServiceSecret: string | undefined;
@@ -403,6 +405,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       chainTriggerPollMs: read(
         env,
         'FLOWGATE_CHAIN_TRIGGER_POLL_MS',
+        positiveInt.refine((n) => n >= 100, 'must be at least 100'),
+        '2000',
+      ),
+      waitRecheckMs: read(
+        env,
+        'FLOWGATE_WAIT_RECHECK_MS',
         positiveInt.refine((n) => n >= 100, 'must be at least 100'),
         '2000',
       ),

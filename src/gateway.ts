@@ -21,6 +21,9 @@ import type { Services } from './services.ts';
 import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
+import { createPgBus } from './store/pg-bus.ts';
+import { tryHoldSessionLock } from './store/postgres.ts';
+import { DEVNET_CHAIN_ID } from './chains/devnet/test-usdc.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
 import { checkMasterKey } from './wallets/master-key-check.ts';
 import { createOnDemandPaymentsService } from './payments/on-demand.ts';
@@ -79,7 +82,7 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
     nonces,
     payments: createOnDemandPaymentsService({ store, settings: paymentSettings, rpcUrl: chains.rpcUrl(paymentSettings.chainId), nonces }),
   };
-  createEngine(base, engineOptionsFrom(config));
+  createEngine(base, { ...engineOptionsFrom(config), bus: opened.kind === 'postgres' ? createPgBus(config.databaseUrl!, opened.pool) : undefined });
   const services = base as Services;
   return { services, close: () => store.destroy() };
 }
@@ -128,7 +131,7 @@ export interface ServingRuntime extends Runtime {
  */
 export async function openServingRuntime(config: Config, options: { mintOwnerKey?: boolean } = {}): Promise<ServingRuntime> {
   // The devnet comes first: it sets config.rpcUrls[31337] when it spawns anvil.
-  const devnet = await openDevnet(config);
+  const devnet = await openDevnet(config, { claimSpawn: config.databaseUrl ? () => claimEmbeddedDevnet(config.databaseUrl!) : undefined });
   let runtime: Runtime;
   let firstStart: FirstStart | undefined;
   try {
@@ -151,6 +154,25 @@ export async function openServingRuntime(config: Config, options: { mintOwnerKey
       await devnet?.stop();
     },
   };
+}
+
+/** Held by the one instance on a PostgreSQL database that runs an embedded devnet. */
+const EMBEDDED_DEVNET_LOCK = 0x466c6465; // "Flde"
+
+/**
+ * Instances sharing a database share its wallets, nonces and runs: they must
+ * share one chain too. The first to start an embedded devnet holds a session
+ * lock; another is refused rather than sending from the same wallets to a
+ * chain of its own.
+ */
+async function claimEmbeddedDevnet(databaseUrl: string): Promise<() => Promise<void>> {
+  const release = await tryHoldSessionLock(databaseUrl, EMBEDDED_DEVNET_LOCK);
+  if (release) return release;
+  throw new Error(
+    `Another gateway on this PostgreSQL database already runs its own embedded devnet, and instances sharing a database must share one chain. ` +
+      `Point this instance at that chain with FLOWGATE_RPC_URL_${DEVNET_CHAIN_ID}=<its RPC URL> (give every instance the same value), ` +
+      `or set FLOWGATE_DEVNET=off; for production, set FLOWGATE_DEVNET=off and FLOWGATE_RPC_URL_<chainId> for each chain on every instance.`,
+  );
 }
 
 export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {

@@ -94,11 +94,11 @@ const streamTool = defineTool({
   name: 'stream_analytics',
   title: 'Live run totals (server-sent events)',
   description:
-    "text/event-stream of `data: {type:'summary', data}` events (the summary), sent at once and then whenever it changes (checked every 2 s), each with an `id:`; a reconnect with Last-Event-ID gets nothing until something changed. A `: heartbeat` comment keeps idle connections open. Signed-in sessions only.",
+    "text/event-stream of `data: {type:'summary', data}` events (the summary), sent at once and then whenever it changes (checked when a run ends on any instance, and every 2 s), each with an `id:`; a reconnect with Last-Event-ID gets nothing until something changed. A `: heartbeat` comment keeps idle connections open. Signed-in sessions only.",
   input: rangeInput,
   output: z.object({ type: z.literal('summary'), data: summarySchema }),
   scope: 'session',
-  rest: { method: 'GET', path: '/api/analytics/stream', eventStream: { intervalMs: 2_000, heartbeatMs: 10_000 } },
+  rest: { method: 'GET', path: '/api/analytics/stream', eventStream: { intervalMs: 2_000, heartbeatMs: 10_000, wakeOnRunEnd: true } },
   mcp: false,
   handler: async (input, ctx) => ({ type: 'summary' as const, data: await summary(ctx.services.store, organizationOf(ctx), resolveWindow(input)) }),
 });

@@ -71,7 +71,8 @@ export interface RestBinding {
    * handler every `intervalMs` and sends its output as an event (with an `id:`)
    * only when it changed, and a comment every `heartbeatMs` of silence.
    */
-  eventStream?: { intervalMs: number; heartbeatMs: number };
+  /** `wakeOnRunEnd`: check at once (coalesced) when a run ends on any instance, rather than waiting out `intervalMs`. */
+  eventStream?: { intervalMs: number; heartbeatMs: number; wakeOnRunEnd?: boolean };
 }
 
 export interface McpBinding {

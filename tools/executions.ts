@@ -291,9 +291,10 @@ export const waitForExecutionTool = defineTool({
     let outcome: RunOutcome;
     for (;;) {
       // Subscribed before the read, so a run that ends in between still wakes this wait. A run that
-      // ends in this process answers from its completion event; one ended elsewhere is seen by the
-      // bounded re-read.
-      const next = engine.events.subscribe(executionId, Math.max(0, Math.min(2_000, deadline - Date.now())), onStep);
+      // ends in this process answers from its completion event; one ended on another instance
+      // (PostgreSQL: LISTEN/NOTIFY) wakes it to re-read the row; the bounded re-read is a fallback.
+      const recheckMs = ctx.services.config.engine.waitRecheckMs;
+      const next = engine.events.subscribe(executionId, Math.max(0, Math.min(recheckMs, deadline - Date.now())), onStep);
       try {
         outcome = await getExecutionOutcome(store, organizationId, executionId);
       } catch (error) {

@@ -6,6 +6,7 @@ import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
 import { groupCommit } from '../store/group-commit.ts';
+import { isPostgres } from '../store/dialect.ts';
 import type { RunOutcome } from './run-events.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
@@ -298,7 +299,41 @@ const claim = prepared<{ id: string; owner: string; leaseExpiresAt: number; now:
 /** Claims a pending execution for one worker (compare-and-swap on status); the claimed row, or undefined when another got it. */
 export async function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
   const now = Date.now();
-  return groupCommit(store, (trx) => first(claim, store, { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() }, trx));
+  const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
+  // One UPDATE is atomic on PostgreSQL (a concurrent claimer waits for the row and re-checks `status`): no transaction, so no
+  // wait on the store-wide writer lock. SQLite batches it with the other writes of this turn (group commit).
+  if (isPostgres(store)) return first(claim, store, args);
+  return groupCommit(store, (trx) => first(claim, store, args, trx));
+}
+
+/**
+ * PostgreSQL only: claims up to `limit` pending runs, whoever wrote them, for
+ * one worker, oldest first, `FOR UPDATE SKIP LOCKED`, so instances taking work
+ * at the same moment each get different runs. Organizations in `skip` (at
+ * their share here) are left for later.
+ */
+export async function claimPendingRows(
+  store: Store,
+  owner: string,
+  leaseMs: number,
+  limit: number,
+  skip: readonly string[],
+): Promise<WorkflowExecutionsTable[]> {
+  const now = Date.now();
+  const at = new Date(now).toISOString();
+  const { rows } = await sql<WorkflowExecutionsTable>`
+    update workflow_executions
+    set status = 'running', lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}, heartbeat_at = ${at}, started_at = ${at}
+    where id in (
+      select id from workflow_executions
+      where status = 'pending' and not (organization_id = any(${[...skip]}::text[]))
+      order by created_at, id
+      limit ${limit}
+      for update skip locked
+    )
+    and status = 'pending'
+    returning *`.execute(store);
+  return rows;
 }
 
 type HeartbeatArgs = { id: string; owner: string; leaseExpiresAt: number; now: string };

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { isTerminal, type TransactionHashEntry } from './executions.ts';
+import type { MessageBus } from '../store/pg-bus.ts';
 
 /** How many recent completions are remembered (see RunEvents.finished). */
 const REMEMBERED_COMPLETIONS = 10_000;
@@ -27,12 +28,28 @@ export interface RunSubscription {
   close(): void;
 }
 
+/** What instances sharing a database tell each other (see `RunEvents.attach`). */
+type BusMessage =
+  | { k: 'f'; id: string; s: string }
+  | { k: 'c'; id: string }
+  | { k: 'p'; id: string }
+  /** Someone here follows this run's steps for `ms`: its worker should flush the log and report each step. */
+  | { k: 'w'; id: string; ms: number }
+  /** Runs were left pending: an instance with a free slot should claim them. */
+  | { k: 'q' };
+
 /**
  * In-process notifications of run progress and completion, so `wait` wakes
- * the moment a run ends instead of polling the database in a loop.
+ * the moment a run ends instead of polling the database in a loop. With a
+ * message bus attached (PostgreSQL: LISTEN/NOTIFY), completions, cancels,
+ * pending work, and progress of runs followed elsewhere, reach every instance
+ * on the database.
  */
 export class RunEvents {
   private readonly emitter = new EventEmitter();
+  private bus: MessageBus | undefined;
+  /** Runs followed on another instance, until when (ms epoch): their progress is published. */
+  private readonly watchedElsewhere = new Map<string, number>();
   /**
    * Runs that ended lately, by id. A waiter reads the row and then waits: a
    * run that ends between the two would otherwise leave it waiting for its
@@ -46,9 +63,64 @@ export class RunEvents {
 
   /** Emitted once the run's status is committed; `outcome` is what was written, when the caller has it. */
   finished(executionId: string, status: string, outcome?: RunOutcome): void {
+    this.bus?.publish({ k: 'f', id: executionId, s: status } satisfies BusMessage);
+    this.watchedElsewhere.delete(executionId);
+    this.emitFinished(executionId, status, outcome);
+  }
+
+  private emitFinished(executionId: string, status: string, outcome?: RunOutcome): void {
     // `unconfirmed` is not an end: its waiters keep waiting for the verification sweep's verdict.
     if (isTerminal(status)) this.remember(executionId, status);
     this.emitter.emit(`finished:${executionId}`, { status, outcome } satisfies RunEnded);
+    this.emitter.emit('finished', executionId);
+  }
+
+  /**
+   * Connects this process to the others on its database. Messages from them are
+   * replayed here; `onPending` hears that another instance left runs pending,
+   * and also that the bus reconnected (anything may have been missed meanwhile).
+   */
+  async attach(bus: MessageBus, onPending: () => void): Promise<void> {
+    this.bus = bus;
+    this.emitter.on('pending', onPending);
+    await bus.start({
+      onMessages: (messages) => {
+        for (const m of messages as BusMessage[]) this.receive(m);
+      },
+      onReconnect: () => {
+        // Completions sent while disconnected are lost: wake every waiter so it re-reads its row.
+        for (const name of this.emitter.eventNames()) {
+          if (typeof name === 'string' && name.startsWith('finished:')) this.emitter.emit(name, undefined);
+        }
+        this.emitter.emit('pending');
+      },
+    });
+  }
+
+  async detach(): Promise<void> {
+    const bus = this.bus;
+    this.bus = undefined;
+    this.emitter.removeAllListeners('pending');
+    await bus?.close();
+  }
+
+  private receive(m: BusMessage): void {
+    if (m.k === 'f' && typeof m.id === 'string') this.emitFinished(m.id, String(m.s));
+    else if (m.k === 'c' && typeof m.id === 'string') this.emitter.emit(`cancel:${m.id}`);
+    else if (m.k === 'p' && typeof m.id === 'string') this.emitter.emit(`progress:${m.id}`);
+    else if (m.k === 'w' && typeof m.id === 'string') this.watchedElsewhere.set(m.id, Date.now() + Math.min(Number(m.ms) || 0, 120_000));
+    else if (m.k === 'q') this.emitter.emit('pending');
+  }
+
+  /** This process left runs pending that it has no slot for: tell the others (no-op without a bus). */
+  pendingWork(): void {
+    this.bus?.publish({ k: 'q' } satisfies BusMessage);
+  }
+
+  /** Hears every completion (any run, any instance); returns the unsubscribe. */
+  onAnyFinished(listener: (executionId: string) => void): () => void {
+    this.emitter.on('finished', listener);
+    return () => this.emitter.off('finished', listener);
   }
 
   private remember(executionId: string, status: string): void {
@@ -58,7 +130,15 @@ export class RunEvents {
 
   /** Whether anyone follows this run's steps (progress notifications). */
   watched(executionId: string): boolean {
-    return this.emitter.listenerCount(`progress:${executionId}`) > 0;
+    return this.emitter.listenerCount(`progress:${executionId}`) > 0 || this.isWatchedElsewhere(executionId);
+  }
+
+  private isWatchedElsewhere(executionId: string): boolean {
+    const until = this.watchedElsewhere.get(executionId);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.watchedElsewhere.delete(executionId);
+    return false;
   }
 
   /** Whether anyone is subscribed to this run's completion (a `wait` in progress). */
@@ -68,6 +148,7 @@ export class RunEvents {
 
   /** A cancel was recorded for this run (see `onCancel`). */
   cancelRequested(executionId: string): void {
+    this.bus?.publish({ k: 'c', id: executionId } satisfies BusMessage);
     this.emitter.emit(`cancel:${executionId}`);
   }
 
@@ -78,6 +159,7 @@ export class RunEvents {
   }
 
   progressed(executionId: string): void {
+    if (this.bus && this.isWatchedElsewhere(executionId)) this.bus.publish({ k: 'p', id: executionId } satisfies BusMessage);
     this.emitter.emit(`progress:${executionId}`);
   }
 
@@ -97,7 +179,11 @@ export class RunEvents {
     });
     const timer = setTimeout(() => done(undefined), ms);
     this.emitter.on(`finished:${executionId}`, done);
-    if (onProgress) this.emitter.on(`progress:${executionId}`, onProgress);
+    if (onProgress) {
+      this.emitter.on(`progress:${executionId}`, onProgress);
+      // The run may be executing on another instance: ask it to report its steps here.
+      this.bus?.publish({ k: 'w', id: executionId, ms } satisfies BusMessage);
+    }
     return { ended, close: () => done(undefined) };
   }
 

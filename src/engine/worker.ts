@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { claimExecutionRow, completeExecution, heartbeat, isTerminal, pendingExecutionIds, reapExpired, type Completion } from './executions.ts';
+import {
+  claimExecutionRow,
+  claimPendingRows,
+  completeExecution,
+  heartbeat,
+  isTerminal,
+  pendingExecutionIds,
+  reapExpired,
+  type Completion,
+} from './executions.ts';
 import { nowIso } from '../ids.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
@@ -48,6 +57,12 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** How often to reap lapsed leases and pick up pending runs left by others. */
   sweepMs?: number;
+  /**
+   * Instances share the database (PostgreSQL with a message bus): pending runs
+   * another instance had no slot for are claimed here as soon as it says so,
+   * `FOR UPDATE SKIP LOCKED`, and the sweep takes pending runs the same way.
+   */
+  shared?: boolean;
 }
 
 /** A reserved run slot (counted against its organization's share): write the execution already claimed by `claimedBy`, then `run` its row, or `release` the slot. */
@@ -61,6 +76,8 @@ export interface Worker {
   enqueue(executionId: string, organizationId: string): void;
   /** A free slot for a run of `organizationId` about to be written, or undefined when the worker or that organization's share is full (write it pending and enqueue it). */
   admit(organizationId: string): Admission | undefined;
+  /** Shared database: claim pending runs into free slots now (another instance left some). */
+  pull(): void;
   start(): Promise<void>;
   /** Stops taking work and waits (bounded) for running executions to finish. */
   stop(graceMs?: number): Promise<void>;
@@ -94,13 +111,67 @@ export function createWorker(services: Services, runners: Readonly<Record<string
 
   const track = (executionId: string, organizationId: string, work: (abort: AbortController) => Promise<void>) => {
     const abort = new AbortController();
-    const done = work(abort).finally(() => {
-      active.delete(executionId);
+    const entry = { abort, done: Promise.resolve() };
+    entry.done = work(abort).finally(() => {
+      // A claim by id that lost to a SKIP LOCKED take of the same run (see pull) must not drop the winner's entry.
+      if (active.get(executionId) === entry) active.delete(executionId);
       unhold(organizationId);
       pump();
+      if (morePending) pull();
     });
-    active.set(executionId, { abort, done });
+    active.set(executionId, entry);
   };
+
+  /** The last take found more pending runs than free slots: take again when a slot frees. */
+  let morePending = false;
+  let pulling = false;
+  let pullAgain = false;
+
+  /**
+   * Shared database only: claims pending runs, whoever wrote them, into the free
+   * slots (oldest first, skipping organizations at their share). SKIP LOCKED
+   * lets instances woken by the same notification each take different runs
+   * instead of all racing for the same ones.
+   */
+  const pull = () => {
+    if (!options.shared || stopped) return;
+    if (pulling) return void (pullAgain = true);
+    pulling = true;
+    takePending()
+      .catch((error) => console.error('[flowgate] claiming pending runs failed:', (error as Error).message))
+      .finally(() => {
+        pulling = false;
+        if (pullAgain) {
+          pullAgain = false;
+          pull();
+        }
+      });
+  };
+
+  async function takePending(): Promise<void> {
+    for (;;) {
+      const free = stopped ? 0 : concurrency - active.size - reserved;
+      if (free <= 0) return void (morePending = true);
+      // Organizations at their share are skipped; of the rest, no more runs than the fullest one may still take,
+      // so whichever organizations the rows belong to, none goes past its share.
+      const full = [...held].filter(([, n]) => n >= perOrg).map(([organizationId]) => organizationId);
+      const fullest = Math.max(0, ...[...held.values()].filter((n) => n < perOrg));
+      const take = Math.min(free, perOrg - fullest);
+      reserved += take;
+      let rows: WorkflowExecutionsTable[];
+      try {
+        rows = await claimPendingRows(services.store, owner, leaseMs, take, full);
+      } finally {
+        reserved -= take;
+      }
+      for (const row of rows) {
+        hold(row.organization_id);
+        track(row.id, row.organization_id, (abort) => run(row, abort));
+      }
+      // Organizations skipped at their share may have runs left: look again when a slot frees.
+      if (rows.length < take) return void (morePending = full.length > 0);
+    }
+  }
 
   /** The next queued run, round-robin over organizations that are under their share. */
   const next = (): { id: string; organizationId: string } | undefined => {
@@ -120,6 +191,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       if (!picked) return;
       const { id, organizationId } = picked;
       queued.delete(id);
+      // Already taken here by pull (SKIP LOCKED) since it was queued.
+      if (active.has(id)) continue;
       hold(organizationId);
       track(id, organizationId, async (abort) => {
         // The claim returns the row it claimed, so the run needs no second read.
@@ -198,7 +271,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   async function sweep() {
     // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
     for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
-    for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
+    if (options.shared) pull();
+    else for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
     for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
   }
 
@@ -236,7 +310,10 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       if (queue) queue.push(executionId);
       else queues.set(organizationId, [executionId]);
       pump();
+      // No slot here for it: an idle instance on the same database may take it now.
+      if (queued.has(executionId)) events.pendingWork();
     },
+    pull,
     async start() {
       await sweep();
       sweeper = setInterval(() => void sweep().catch((e) => console.error('[flowgate] sweep failed:', e)), sweepMs);

@@ -17,10 +17,13 @@ import { sessionTokenFrom } from '../auth/session-cookie.ts';
  * a switch of organization ends the stream.
  */
 
+/** Run endings within this long of the first are answered by one check. */
+const RUN_END_COALESCE_MS = 200;
+
 const eventId = (data: unknown) => createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 22);
 
 export async function serveEventStream(tool: AnyTool, input: Record<string, unknown>, req: Request, res: Response, ctx: ToolContext): Promise<void> {
-  const { intervalMs, heartbeatMs } = tool.rest!.eventStream!;
+  const { intervalMs, heartbeatMs, wakeOnRunEnd } = tool.rest!.eventStream!;
   // The first answer comes before any header: a refusal (401, 400) is an ordinary JSON error.
   let data = await invokeTool(tool, input, ctx);
 
@@ -55,13 +58,29 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
 
   let timer: NodeJS.Timeout | undefined;
   let open = true;
+  /** A check is running (its successor is planned when it ends). */
+  let checking = false;
+  /** A run ended during the running check: the next one comes soon, not after `intervalMs`. */
+  let endedMeanwhile = false;
+  // A run ending (here or, on PostgreSQL, on another instance) brings the next check forward; a burst of endings is one check.
+  const offRunEnd = wakeOnRunEnd
+    ? ctx.services.engine.events.onAnyFinished(() => {
+        if (!open) return;
+        if (checking) return void (endedMeanwhile = true);
+        clearTimeout(timer);
+        timer = setTimeout(tick, RUN_END_COALESCE_MS);
+      })
+    : () => {};
   const stop = () => {
     open = false;
     clearTimeout(timer);
+    offRunEnd();
   };
   res.on('close', stop);
 
   const tick = async () => {
+    checking = true;
+    endedMeanwhile = false;
     try {
       if (!(await stillSignedIn())) {
         stop();
@@ -76,7 +95,8 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
         lastWrite = Date.now();
       }
       // The next check is planned after this one finished: a slow check never piles up behind itself.
-      timer = setTimeout(tick, intervalMs);
+      checking = false;
+      if (open) timer = setTimeout(tick, endedMeanwhile ? RUN_END_COALESCE_MS : intervalMs);
     } catch (error) {
       // The gateway closing under us (store gone) or a bug: end the stream; the client reconnects and sees any error as JSON.
       if (open) console.error(`[flowgate] event stream ${tool.name} ended:`, (error as Error).message);

@@ -109,3 +109,24 @@ export function openPostgresStore(url: string): PostgresStore {
   const store = new Kysely<Database>({ dialect: new SingleWriterDialect({ pool }), plugins: [wideIntegers] });
   return { store, pool };
 }
+
+/**
+ * Takes a session-level advisory lock on a connection of its own, held until
+ * the returned release is called or the process dies (the server frees it with
+ * the session). Undefined when another session holds it.
+ */
+export async function tryHoldSessionLock(url: string, key: number): Promise<(() => Promise<void>) | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  // A dropped connection (database restart) frees the lock; it must not crash the process.
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ held: boolean }>('select pg_try_advisory_lock($1) as held', [key]);
+    if (rows[0]?.held) return () => client.end().catch(() => {});
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw error;
+  }
+  await client.end().catch(() => {});
+  return undefined;
+}

@@ -90,7 +90,11 @@ async function stopOrphan(pid: number): Promise<void> {
   }
 }
 
-export async function openDevnet(config: Config): Promise<RunningDevnet | null> {
+/**
+ * `claimSpawn`: asked right before this process would spawn its own anvil; throws to refuse (several instances
+ * on one PostgreSQL database must share one chain), else returns what to call when that node stops.
+ */
+export async function openDevnet(config: Config, options: { claimSpawn?: () => Promise<() => Promise<void>> } = {}): Promise<RunningDevnet | null> {
   if (config.devnet === 'off') return null;
 
   const configured = config.rpcUrls[DEVNET_CHAIN_ID];
@@ -116,12 +120,19 @@ export async function openDevnet(config: Config): Promise<RunningDevnet | null> 
     console.error(`Stopping the devnet (anvil pid ${previous.anvilPid}) left running by a gateway that exited without shutting it down.`);
     await stopOrphan(previous.anvilPid);
   }
-  const node = await startAnvil({ chainId: DEVNET_CHAIN_ID, statePath: stateFile(config.dataDir) });
+  const release = options.claimSpawn ? await options.claimSpawn() : async () => {};
+  let node: Awaited<ReturnType<typeof startAnvil>>;
   let devnet: Devnet;
   try {
-    devnet = await connectDevnet(node.url);
+    node = await startAnvil({ chainId: DEVNET_CHAIN_ID, statePath: stateFile(config.dataDir) });
+    try {
+      devnet = await connectDevnet(node.url);
+    } catch (error) {
+      await node.stop();
+      throw error;
+    }
   } catch (error) {
-    await node.stop();
+    await release();
     throw error;
   }
   config.rpcUrls[DEVNET_CHAIN_ID] = node.url;
@@ -140,6 +151,7 @@ export async function openDevnet(config: Config): Promise<RunningDevnet | null> 
         if (readOwner(config.dataDir)?.anvilPid === node.pid) fs.rmSync(ownerFile(config.dataDir), { force: true });
         if (config.rpcUrls[DEVNET_CHAIN_ID] === node.url) delete config.rpcUrls[DEVNET_CHAIN_ID];
         await node.stop(); // SIGTERM: anvil writes its state file before exiting
+        await release();
       })()),
   };
 }
