@@ -31,6 +31,7 @@ import { startSdkPatternServer } from './mcp-sdk-pattern.ts';
 import { createHttpApp } from '../src/http/app.ts';
 import { registry } from '../tools/index.ts';
 import { benchStartup } from './startup.ts';
+import { benchScaleOut } from './scale-out.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -39,6 +40,8 @@ const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
 const ONLY_ANALYTICS = process.env.BENCH_ONLY === 'analytics';
 /** `BENCH_ONLY=mcp`: the baseline, GET /api/chains and the MCP rows only. */
 const ONLY_MCP = process.env.BENCH_ONLY === 'mcp';
+/** `BENCH_ONLY=scale`: the scale-out rows only (instances on one PostgreSQL, issue #19). */
+const ONLY_SCALE = process.env.BENCH_ONLY === 'scale';
 
 interface Row {
   name: string;
@@ -318,6 +321,7 @@ async function measureEngine(
 
 async function main() {
   if (ONLY_ANALYTICS) return benchAnalytics(DURATION_SECONDS);
+  if (ONLY_SCALE) return benchScaleOut(DURATION_SECONDS);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
   const gateway = await createGateway(
     loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
@@ -390,6 +394,7 @@ async function main() {
   await benchPayments(DURATION_SECONDS, CONNECTIONS);
   await benchAnalytics(DURATION_SECONDS);
   await benchStartup();
+  await benchScaleOut(DURATION_SECONDS);
 }
 
 await main();
