@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createWalletClient, http, parseEther, publicActions, type Address } from 'viem';
+import { mnemonicToAccount, nonceManager } from 'viem/accounts';
 import { startAnvil, type AnvilNode } from '../src/chains/anvil.ts';
 import { loadConfig } from '../src/config.ts';
 import { createGateway, type Gateway } from '../src/gateway.ts';
@@ -33,6 +35,26 @@ export async function timedLoop(seconds: number, connections: number, iteration:
   samples.sort((a, b) => a - b);
   const at = (q: number) => Math.round(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]! * 10) / 10;
   return { perSecond: samples.length / seconds, p50: at(0.5), p99: at(0.99), failures };
+}
+
+/**
+ * The transfer anchor: the same transfer with viem alone (sign, send, wait for
+ * the receipt) from one of anvil's prefunded accounts, `callers` at a time.
+ */
+export function viemTransfers(nodeUrl: string, addressIndex: number, to: Address): (seconds: number, callers: number) => Promise<Sample> {
+  const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex, nonceManager });
+  const chain = {
+    id: 31337,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [nodeUrl] } },
+  } as const;
+  const wallet = createWalletClient({ account, chain, transport: http(nodeUrl) }).extend(publicActions);
+  return (seconds, callers) =>
+    timedLoop(seconds, callers, async () => {
+      const hash = await wallet.sendTransaction({ to, value: parseEther('0.000001') });
+      return (await wallet.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status === 'success';
+    });
 }
 
 export interface DevnetGateway {

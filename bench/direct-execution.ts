@@ -6,9 +6,8 @@
  * latency of `simulate: true`.
  */
 import { pathToFileURL } from 'node:url';
-import { createWalletClient, http, parseEther, publicActions } from 'viem';
-import { mnemonicToAccount, nonceManager } from 'viem/accounts';
-import { startDevnetGateway, timedLoop, type Sample } from './devnet-bench.ts';
+import { parseEther } from 'viem';
+import { startDevnetGateway, timedLoop, viemTransfers, type Sample } from './devnet-bench.ts';
 
 const IN_FLIGHT = 16;
 
@@ -20,19 +19,7 @@ export async function benchDirectExecution(seconds: number, connections: number)
   const simulateBody = JSON.stringify({ chainId: 31337, recipientAddress: to.toLowerCase(), amount: '0.000001', simulate: true });
 
   // Baseline: the same transfer with viem alone (sign, send, wait for the receipt), one sender, same concurrency.
-  const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 5, nonceManager });
-  const chain = {
-    id: 31337,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [node.url] } },
-  } as const;
-  const wallet = createWalletClient({ account, chain, transport: http(node.url) }).extend(publicActions);
-  const viemLoop = (callers: number) =>
-    timedLoop(seconds, callers, async () => {
-      const hash = await wallet.sendTransaction({ to, value: parseEther('0.000001') });
-      return (await wallet.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status === 'success';
-    });
+  const viemLoop = (callers: number) => viemTransfers(node.url, 5, to)(seconds, callers);
   const gatewayLoop = (callers: number) =>
     timedLoop(seconds, callers, async () => {
       const res = await fetch(`${url}/api/execute/transfer`, { method: 'POST', headers, body });

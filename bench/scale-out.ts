@@ -12,14 +12,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createWalletClient, http, parseEther, publicActions } from 'viem';
-import { mnemonicToAccount, nonceManager } from 'viem/accounts';
+import { parseEther } from 'viem';
 import { startAnvil, type AnvilNode } from '../src/chains/anvil.ts';
 import { loadConfig } from '../src/config.ts';
 import { createGateway } from '../src/gateway.ts';
 import { startPostgres, type TestPostgres } from '../scripts/embedded-postgres.ts';
 import { spawnGateway, type SpawnedGateway } from '../scripts/gateway-process.ts';
-import { timedLoop, type Sample } from './devnet-bench.ts';
+import { timedLoop, viemTransfers, type Sample } from './devnet-bench.ts';
 
 const RUNS_IN_FLIGHT = 64;
 const TRANSFERS_IN_FLIGHT = 16;
@@ -160,20 +159,9 @@ export async function benchScaleOut(seconds: number): Promise<void> {
   const postgres = await startPostgres();
   try {
     // Anchor for transfers: viem alone to the same anvil, one sender, same concurrency.
-    const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 6, nonceManager });
-    const chain = {
-      id: 31337,
-      name: 'anvil',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [anvil.url] } },
-    } as const;
-    const wallet = createWalletClient({ account, chain, transport: http(anvil.url) }).extend(publicActions);
     const viem: ScaleRow = {
       name: `transfers, ${TRANSFERS_IN_FLIGHT} in flight: raw viem to the same anvil (anchor)`,
-      sample: await timedLoop(seconds, TRANSFERS_IN_FLIGHT, async () => {
-        const hash = await wallet.sendTransaction({ to: TO, value: parseEther('0.000001') });
-        return (await wallet.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status === 'success';
-      }),
+      sample: await viemTransfers(anvil.url, 6, TO)(seconds, TRANSFERS_IN_FLIGHT),
     };
 
     const rows = [
