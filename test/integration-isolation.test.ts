@@ -125,7 +125,6 @@ describe('sqlite database integrations', () => {
       outsideDb,
       `../${path.basename(path.dirname(outsideDb))}/outside.sqlite`,
       '/etc/passwd',
-      'x\0y',
     ]) {
       const res = await create(owner, { path: p });
       expect(res.status, p).toBe(400);
@@ -133,6 +132,10 @@ describe('sqlite database integrations', () => {
     }
     expect([...answers]).toHaveLength(1);
     expect([...answers][0]).toContain('FLOWGATE_SQLITE_INTEGRATION_DIR');
+    // A NUL byte is refused from the input alone, before any path is looked at (so it tells nothing about files).
+    const nul = await create(owner, { path: 'x\0y' });
+    expect(nul.status).toBe(400);
+    expect(nul.body.issues).toMatchObject([{ path: 'config.path', code: 'nul_character' }]);
 
     // The test endpoint, with the path as a temporary override, answers the same for each as well.
     const ok = await create(owner, { path: 'shop.sqlite' });
