@@ -23,6 +23,9 @@ const storeBacked = fs
 
 export default defineConfig({
   test: {
+    // vitest's default is one worker per core but one (a single worker on 2 cores); most files spend
+    // their time waiting on child processes, chains and timers, so two run side by side.
+    maxWorkers: 2,
     projects: [
       { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
       { test: { ...shared, name: 'postgres', include: storeBacked, env: { FLOWGATE_TEST_DATABASE: 'postgres' } } },
