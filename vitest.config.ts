@@ -23,8 +23,8 @@ const storeBacked = fs
 
 export default defineConfig({
   test: {
-    // vitest's default is one worker per core but one (a single worker on 2 cores); most files spend
-    // their time waiting on child processes, chains and timers, so two run side by side.
+    // vitest's default is (cores - 1) workers, a single one on 2 cores; most files spend their time
+    // waiting on child processes, chains and timers, so two run side by side (16 minutes, not 30).
     maxWorkers: 2,
     projects: [
       { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },

@@ -523,7 +523,7 @@ export interface Database {
   store_settings: StoreSettingsTable;
 }
 
-/** One row per fact about the database itself (migration 020): `master_key_check`. */
+/** One row per fact about the database itself (migration 019): `master_key_check`. */
 export interface StoreSettingsTable {
   name: string;
   value: string;

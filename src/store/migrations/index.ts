@@ -17,7 +17,7 @@ import * as oauth from './015_oauth.ts';
 import * as analyticsIndexes from './016_analytics_indexes.ts';
 import * as signInLinks from './017_sign_in_links.ts';
 import * as chainNonces from './018_chain_nonces.ts';
-import * as storeSettings from './020_store_settings.ts';
+import * as storeSettings from './019_store_settings.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -39,7 +39,7 @@ export const migrations: Record<string, Migration> = {
   '016_analytics_indexes': analyticsIndexes,
   '017_sign_in_links': signInLinks,
   '018_chain_nonces': chainNonces,
-  '020_store_settings': storeSettings,
+  '019_store_settings': storeSettings,
 };
 
 export const migrationProvider: MigrationProvider = {
