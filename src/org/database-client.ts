@@ -1,5 +1,6 @@
 import net from 'node:net';
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../store/pg-module.ts';
 import type { Config } from '../config.ts';
 import { policyLookup } from '../net/egress-lookup.ts';
 import { egressVerdict, type EgressAllowList } from '../net/egress-policy.ts';
@@ -125,7 +126,7 @@ async function runPostgres(
   params: unknown[],
   signal: AbortSignal,
 ): Promise<{ rows: unknown[]; rowCount: number }> {
-  const client = new pg.Client({
+  const client = new (loadPg().Client)({
     connectionString: typeof config.connectionString === 'string' ? config.connectionString : undefined,
     host: typeof config.host === 'string' ? config.host : undefined,
     port: config.port === undefined ? undefined : Number(config.port),
@@ -146,7 +147,7 @@ async function runPostgres(
       await client.connect();
     } catch (error) {
       // The server spoke the protocol (bad password, unknown database): its reason is useful and says nothing about other ports.
-      if (error instanceof pg.DatabaseError) throw error;
+      if (error instanceof loadPg().DatabaseError) throw error;
       throw new DatabaseError(POSTGRES_UNREACHABLE);
     }
     const result = await client.query({

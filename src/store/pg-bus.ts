@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './pg-module.ts';
 
 /**
  * Messages between gateway instances sharing one PostgreSQL database, through
@@ -70,7 +71,7 @@ export function createPgBus(url: string, pool: pg.Pool): MessageBus {
   };
 
   const connect = async (reconnecting: boolean): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    const next = new (loadPg().Client)({ connectionString: url, connectionTimeoutMillis: 5_000 });
     // Without listeners, a dropped connection's 'error' would crash the process.
     next.on('error', () => lost(next));
     next.on('end', () => lost(next));

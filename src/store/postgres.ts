@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './pg-module.ts';
 import {
   CompiledQuery,
   DataTypeNode,
@@ -46,7 +47,7 @@ const INT8_OID = 20;
  */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === INT8_OID ? (value: string) => Number(value) : loadPg().types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -102,7 +103,7 @@ export function describePostgresUrl(url: string): string | undefined {
 
 /** A pooled connection to FLOWGATE_DATABASE_URL. The URL (it holds the password) is never logged. */
 export function openPostgresStore(url: string): PostgresStore {
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, types });
+  const pool = new (loadPg().Pool)({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, types });
   // An idle connection the server dropped (restart, failover) is discarded by the pool; without
   // this listener its 'error' event would crash the process. The next query opens a new one.
   pool.on('error', () => {});
@@ -116,7 +117,7 @@ export function openPostgresStore(url: string): PostgresStore {
  * the session). Undefined when another session holds it.
  */
 export async function tryHoldSessionLock(url: string, key: number): Promise<(() => Promise<void>) | undefined> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const client = new (loadPg().Client)({ connectionString: url, connectionTimeoutMillis: 5000 });
   // A dropped connection (database restart) frees the lock; it must not crash the process.
   client.on('error', () => {});
   await client.connect();
