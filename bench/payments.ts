@@ -14,8 +14,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { Mppx, evm } from 'mppx/client';
-import { TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
+import { devnetMppx } from '../scripts/devnet-mppx.ts';
 import { startDevnetGateway, timedLoop } from './devnet-bench.ts';
 
 const FREE_SLUG = 'helloworld';
@@ -41,18 +40,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
     return wrapFetchWithPayment(fetch, client);
   });
   const mppFetches = (await payers()).map((account) => {
-    const mppx = Mppx.create({
-      polyfill: false,
-      methods: [
-        evm.charge({
-          account,
-          networks: [31337],
-          currencies: [usdc],
-          authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
-          decimals: TEST_USDC.decimals,
-        }),
-      ],
-    });
+    const mppx = devnetMppx(account, usdc);
     return (input: string, init?: RequestInit) => mppx.fetch(input, init);
   });
 

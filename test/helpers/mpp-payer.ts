@@ -1,20 +1,2 @@
-import { Mppx, evm } from 'mppx/client';
-import type { Address, PrivateKeyAccount } from 'viem';
-import { TEST_USDC } from '../../src/chains/devnet/test-usdc.ts';
-
-/** An `mppx/client` that pays charges on the devnet (chain 31337) in its test USDC from `account`. */
-export function devnetMppx(account: PrivateKeyAccount, usdc: Address, fetch?: typeof globalThis.fetch) {
-  return Mppx.create({
-    polyfill: false,
-    ...(fetch ? { fetch } : {}),
-    methods: [
-      evm.charge({
-        account,
-        networks: [31337],
-        currencies: [usdc],
-        authorization: { name: TEST_USDC.name, version: TEST_USDC.version },
-        decimals: TEST_USDC.decimals,
-      }),
-    ],
-  });
-}
+/** The devnet MPP payer, shared with the payments benchmark. */
+export { devnetMppx } from '../../scripts/devnet-mppx.ts';
