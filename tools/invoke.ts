@@ -36,12 +36,13 @@ export function invalidInput(issues: InputIssue[]): ServiceError {
  * PostgreSQL text cannot store one (SQLite can), so a gateway would answer the
  * same input differently by store; it is refused on both, naming the field.
  */
-function nulPath(value: unknown, path: string[] = []): string[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+function nulPath(value: unknown): string[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined;
   if (typeof value !== 'object' || value === null) return undefined;
+  // The path is built only on the way back from a find: the common clean input allocates nothing.
   for (const [key, child] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
-    const found = nulPath(child, [...path, String(key)]);
-    if (found) return found;
+    const found = nulPath(child);
+    if (found) return [String(key), ...found];
   }
   return undefined;
 }
