@@ -9,7 +9,7 @@ import {
   type Abi,
   type Address,
   type Hex,
-  type PrivateKeyAccount,
+  type LocalAccount,
   type PublicClient,
 } from 'viem';
 import type { BroadcastResult, NonceManager } from './nonces.ts';
@@ -162,7 +162,7 @@ function broadcastResult(error: unknown): BroadcastResult {
 }
 
 export async function signAndBroadcast(
-  deps: { client: PublicClient; account: PrivateKeyAccount; nonces: NonceManager },
+  deps: { client: PublicClient; account: LocalAccount; nonces: NonceManager },
   request: TransactionRequest,
   options: SendOptions,
 ): Promise<Hex> {

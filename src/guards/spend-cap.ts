@@ -34,21 +34,56 @@ export const spendCapDataSchema = z.object({
 export type SpendCapData = z.output<typeof spendCapDataSchema>;
 
 const utcDay = (date = new Date()) => date.toISOString().slice(0, 10);
-const COUNTED = ['reserved', 'spent'];
+/** `spend_totals.chain_id` of the organization-wide sum (no EVM chain has id 0). */
+const ALL_CHAINS = 0;
 
 type Db = Store | Transaction<Database>;
 
+/** Today's counted total (`spend_totals`, migration 020): organization-wide, or on one EVM chain. */
 async function usedToday(db: Db, organizationId: string, asset: SpendAsset, chainId?: number): Promise<bigint> {
-  let query = db
-    .selectFrom('spend_reservations')
-    .select('amount')
+  const row = await db
+    .selectFrom('spend_totals')
+    .select('used')
     .where('organization_id', '=', organizationId)
     .where('asset', '=', asset)
     .where('day', '=', utcDay())
-    .where('status', 'in', COUNTED);
-  if (chainId !== undefined) query = query.where('chain_id', '=', chainId);
-  const rows = await query.execute();
-  return rows.reduce((sum, r) => sum + BigInt(r.amount), 0n);
+    .where('chain_id', '=', chainId ?? ALL_CHAINS)
+    .executeTakeFirst();
+  return row ? BigInt(row.used) : 0n;
+}
+
+/**
+ * Adds `delta` to a reservation's day totals (organization-wide and on its chain). Only inside the
+ * transaction that writes the reservation or its status: on SQLite there is one writer, and every
+ * PostgreSQL transaction takes the writer lock first (src/store/postgres.ts), so read-then-write is safe.
+ */
+async function addToTotals(trx: Transaction<Database>, r: { organization_id: string; asset: string; day: string; chain_id: number | null }, delta: bigint) {
+  for (const chainId of r.chain_id === null ? [ALL_CHAINS] : [ALL_CHAINS, r.chain_id]) {
+    const key = { organization_id: r.organization_id, asset: r.asset, day: r.day, chain_id: chainId };
+    const row = await trx
+      .selectFrom('spend_totals')
+      .select('used')
+      .where('organization_id', '=', key.organization_id)
+      .where('asset', '=', key.asset)
+      .where('day', '=', key.day)
+      .where('chain_id', '=', key.chain_id)
+      .executeTakeFirst();
+    if (!row) {
+      await trx
+        .insertInto('spend_totals')
+        .values({ ...key, used: delta.toString() })
+        .execute();
+      continue;
+    }
+    await trx
+      .updateTable('spend_totals')
+      .set({ used: (BigInt(row.used) + delta).toString() })
+      .where('organization_id', '=', key.organization_id)
+      .where('asset', '=', key.asset)
+      .where('day', '=', key.day)
+      .where('chain_id', '=', key.chain_id)
+      .execute();
+  }
 }
 
 const atMost = (value: bigint, max: bigint) => (value < max ? value : max);
@@ -148,34 +183,55 @@ export async function reserveSpend(
   config: Config,
   reservation: { organizationId: string; asset: SpendAsset; amount: bigint; source: 'direct' | 'workflow'; executionId: string; chainId?: number },
 ): Promise<string> {
-  const id = newId();
-  await trx
-    .insertInto('spend_reservations')
-    .values({
-      id,
-      organization_id: reservation.organizationId,
-      asset: reservation.asset,
-      day: utcDay(),
-      amount: reservation.amount.toString(),
-      source: reservation.source,
-      execution_id: reservation.executionId,
-      status: 'reserved',
-      created_at: nowIso(),
-      chain_id: reservation.chainId ?? null,
-    })
-    .execute();
+  const row = {
+    id: newId(),
+    organization_id: reservation.organizationId,
+    asset: reservation.asset,
+    day: utcDay(),
+    amount: reservation.amount.toString(),
+    source: reservation.source,
+    execution_id: reservation.executionId,
+    status: 'reserved',
+    created_at: nowIso(),
+    chain_id: reservation.chainId ?? null,
+  };
+  await trx.insertInto('spend_reservations').values(row).execute();
+  await addToTotals(trx, row, reservation.amount);
   const passed = await capPassed(trx, config, reservation, true);
   if (passed) throw capExceeded(passed, reservation.amount);
-  return id;
+  return row.id;
 }
 
 export async function settleSpend(store: Store, reservationId: string, status: 'spent' | 'released'): Promise<void> {
-  await store.updateTable('spend_reservations').set({ status }).where('id', '=', reservationId).where('status', '=', 'reserved').execute();
+  await settleWhere(store, 'id', reservationId, status);
 }
 
 /** Settles whatever is still reserved for an execution (recovery after a crash). */
 export async function settleSpendForExecution(store: Store, executionId: string, status: 'spent' | 'released'): Promise<void> {
-  await store.updateTable('spend_reservations').set({ status }).where('execution_id', '=', executionId).where('status', '=', 'reserved').execute();
+  await settleWhere(store, 'execution_id', executionId, status);
+}
+
+/** Reserved → spent or released; a release takes its amount back out of the day's totals in the same transaction. */
+async function settleWhere(store: Store, column: 'id' | 'execution_id', value: string, status: 'spent' | 'released') {
+  await store.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('spend_reservations')
+      .select(['id', 'organization_id', 'asset', 'day', 'chain_id', 'amount'])
+      .where(column, '=', value)
+      .where('status', '=', 'reserved')
+      .execute();
+    if (rows.length === 0) return;
+    await trx
+      .updateTable('spend_reservations')
+      .set({ status })
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    if (status === 'released') for (const r of rows) await addToTotals(trx, r, -BigInt(r.amount));
+  });
 }
 
 /** What a receipt proves about the value: success spent it, a revert moved none; anything else stays reserved (fail closed). */

@@ -279,6 +279,16 @@ export interface SpendReservationsTable {
   chain_id: number | null;
 }
 
+/** Running sums of counted reservations (migration 020): per organization, asset and UTC day; `chain_id` 0 is organization-wide. */
+export interface SpendTotalsTable {
+  organization_id: string;
+  asset: string;
+  day: string;
+  chain_id: number;
+  /** Decimal string (wei or lamports). */
+  used: string;
+}
+
 export interface WorkflowListingsTable {
   slug: string;
   workflow_id: string;
@@ -502,6 +512,7 @@ export interface Database {
   direct_executions: DirectExecutionsTable;
   idempotency_records: IdempotencyRecordsTable;
   spend_reservations: SpendReservationsTable;
+  spend_totals: SpendTotalsTable;
   workflow_listings: WorkflowListingsTable;
   payments: PaymentsTable;
   sessions: SessionsTable;

@@ -18,6 +18,7 @@ import * as analyticsIndexes from './016_analytics_indexes.ts';
 import * as signInLinks from './017_sign_in_links.ts';
 import * as chainNonces from './018_chain_nonces.ts';
 import * as storeSettings from './019_store_settings.ts';
+import * as spendTotals from './020_spend_totals.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '017_sign_in_links': signInLinks,
   '018_chain_nonces': chainNonces,
   '019_store_settings': storeSettings,
+  '020_spend_totals': spendTotals,
 };
 
 export const migrationProvider: MigrationProvider = {
