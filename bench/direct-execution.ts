@@ -3,11 +3,14 @@
  * (validation, guards, sign, store hash, broadcast, verify receipt) against
  * the same transfers sent straight with viem to the same node (the baseline),
  * at the bench's concurrency and at 16 in flight (issue 18), and p50/p99
- * latency of `simulate: true`.
+ * latency of `simulate: true`. The gateway's callers are the external load
+ * generator (bench/load-process.ts, its own process, as a real client is), so
+ * the gateway's event loop and CPU time hold only the gateway's work.
  */
 import { pathToFileURL } from 'node:url';
 import { parseEther } from 'viem';
-import { startDevnetGateway, timedLoop, viemTransfers, type Sample } from './devnet-bench.ts';
+import { startDevnetGateway, viemTransfers, type Sample } from './devnet-bench.ts';
+import { externalLoad, type LoadSpec } from './external-load.ts';
 
 const IN_FLIGHT = 16;
 
@@ -20,30 +23,31 @@ export async function benchDirectExecution(seconds: number, connections: number)
 
   // Baseline: the same transfer with viem alone (sign, send, wait for the receipt), one sender, same concurrency.
   const viemLoop = (callers: number) => viemTransfers(node.url, 5, to)(seconds, callers);
-  const gatewayLoop = (callers: number) =>
-    timedLoop(seconds, callers, async () => {
-      const res = await fetch(`${url}/api/execute/transfer`, { method: 'POST', headers, body });
-      return res.status === 202 && ((await res.json()) as { status: string }).status === 'completed';
-    });
+  const gatewayLoop = async (callers: number, request: LoadSpec['request']): Promise<Sample & { cpuMs: number }> => {
+    const load = await externalLoad({ url, connections: callers, warmupSeconds: 1, durationSeconds: seconds, request });
+    return { perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
+  };
+  const transfer = { method: 'POST', path: '/api/execute/transfer', headers, body, expect: { field: 'status', equals: 'completed' } } as const;
 
-  const rows: [string, Sample, Sample][] = [];
+  const rows: [string, Sample & { cpuMs?: number }, Sample][] = [];
   for (const callers of [...new Set([connections, IN_FLIGHT])]) {
     const viemRow = await viemLoop(callers);
     rows.push([`viem sendTransaction + receipt (baseline), ${callers} in flight`, viemRow, viemRow]);
-    rows.push([`POST /api/execute/transfer (202 completed), ${callers} in flight`, await gatewayLoop(callers), viemRow]);
+    rows.push([`POST /api/execute/transfer (202 completed), ${callers} in flight`, await gatewayLoop(callers, transfer), viemRow]);
   }
-  const simulateRow = await timedLoop(seconds, connections, async () => {
-    const res = await fetch(`${url}/api/execute/transfer`, { method: 'POST', headers, body: simulateBody });
-    await res.arrayBuffer();
-    return res.status === 200;
-  });
+  const simulateRow = await gatewayLoop(connections, { method: 'POST', path: '/api/execute/transfer', headers, body: simulateBody });
   rows.push([`POST /api/execute/transfer simulate:true, ${connections} in flight`, simulateRow, rows[0]![1]]);
 
   console.log(`\nDirect execution on a local anvil (${seconds}s per row, one sending wallet; each row against viem at the same concurrency)\n`);
-  console.log(['| path | transfers/s | p50 ms | p99 ms | vs viem direct | p99 vs viem p99 | failures |', '|---|---:|---:|---:|---:|---:|---:|'].join('\n'));
+  console.log(
+    [
+      '| path | transfers/s | p50 ms | p99 ms | vs viem direct | p99 vs viem p99 | gateway CPU ms/transfer | failures |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ].join('\n'),
+  );
   for (const [name, row, viemRow] of rows) {
     console.log(
-      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.perSecond / viemRow.perSecond).toFixed(2)}x | ${(row.p99 / Math.max(viemRow.p99, 0.1)).toFixed(2)}x | ${row.failures} |`,
+      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.perSecond / viemRow.perSecond).toFixed(2)}x | ${(row.p99 / Math.max(viemRow.p99, 0.1)).toFixed(2)}x | ${row.cpuMs === undefined ? '' : row.cpuMs.toFixed(2)} | ${row.failures} |`,
     );
   }
 

@@ -20,6 +20,8 @@ export interface LoadRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Without a follow-up: an answer without this field value counts as a failure. */
+  expect?: { field: string; equals: string };
 }
 
 export interface LoadSpec {
@@ -47,13 +49,18 @@ export interface LoadResult {
   failures: number;
 }
 
+/** A 2xx answer whose `field` is not `equals` is a failure (a non-2xx one is counted by autocannon). */
+function expectField(status: number, body: string, expect: { field: string; equals: string }, failed: () => void) {
+  if (status >= 200 && status < 300 && (JSON.parse(body) as Record<string, unknown>)[expect.field] !== expect.equals) failed();
+}
+
 /** What a connection remembers between the two requests of a pair. */
 type PairContext = { captured?: unknown };
 
 function requestsFor(spec: LoadSpec, failed: () => void): autocannon.Request[] {
   const { request, followUp } = spec;
   const first: autocannon.Request = { method: request.method ?? 'GET', path: request.path, headers: request.headers, body: request.body };
-  if (!followUp) return [first];
+  if (!followUp) return [request.expect ? { ...first, onResponse: (status, body) => expectField(status, body, request.expect!, failed) } : first];
   return [
     {
       ...first,
@@ -70,8 +77,7 @@ function requestsFor(spec: LoadSpec, failed: () => void): autocannon.Request[] {
           ? { ...next, path: followUp.path.replace(`{${followUp.capture}}`, context.captured) }
           : (failed(), undefined)) as autocannon.Request,
       onResponse: (status, body) => {
-        if (followUp.expect && status >= 200 && status < 300 && (JSON.parse(body) as Record<string, unknown>)[followUp.expect.field] !== followUp.expect.equals)
-          failed();
+        if (followUp.expect) expectField(status, body, followUp.expect, failed);
       },
     },
   ];
