@@ -1,6 +1,7 @@
-import { createPublicClient, http, type Chain, type PublicClient } from 'viem';
+import { createPublicClient, type Chain, type PublicClient } from 'viem';
 import { ServiceError } from '../errors.ts';
 import type { ChainCatalog, ChainEntry } from './catalog.ts';
+import { rpcTransport } from './rpc-transport.ts';
 
 /**
  * viem clients per catalog chain. The RPC URL is read from the catalog on
@@ -37,8 +38,7 @@ export function createChainClients(catalog: ChainCatalog): ChainClients {
     let cached = cache.get(chainId);
     if (!cached || cached.url !== url) {
       const chain = viemChainOf(entry, url);
-      // batch: concurrent reads of one request go out as one JSON-RPC batch.
-      const client = createPublicClient({ chain, transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 1, batch: true }) }) as PublicClient;
+      const client = createPublicClient({ chain, transport: rpcTransport(url, { timeout: RPC_TIMEOUT_MS, retryCount: 1 }) }) as PublicClient;
       cached = { url, chain, client };
       cache.set(chainId, cached);
     }

@@ -3,9 +3,9 @@ import { BaseError, TransactionReceiptNotFoundError, WaitForTransactionReceiptTi
 /**
  * Waits for receipts with one block-number poller per chain client, running
  * only while someone waits. Each new block re-reads every waiting receipt at
- * once (the clients batch JSON-RPC calls, so that is one HTTP request), so a
- * wait never sits behind another's polling interval, and many waits cost the
- * node one `eth_blockNumber` per tick instead of one poller each.
+ * once (concurrent calls on the client's kept-alive sockets), so a wait never
+ * sits behind another's polling interval, and many waits cost the node one
+ * `eth_blockNumber` per tick instead of one poller each.
  */
 
 const POLL_MS = 100;

@@ -5,13 +5,13 @@ import {
   defineChain,
   formatUnits,
   getAddress,
-  http,
   isAddress,
   parseEther,
   parseUnits,
   type Address,
 } from 'viem';
 import { badRequest } from '../../errors.ts';
+import { rpcTransport } from '../rpc-transport.ts';
 import { DEVNET_CHAIN_ID, TEST_USDC, TEST_USDC_ADDRESS, testUsdcAbi, testUsdcBytecode, testUsdcDeployer } from './test-usdc.ts';
 
 /**
@@ -68,7 +68,7 @@ export async function connectDevnet(rpcUrl: string): Promise<Devnet> {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  const transport = http(rpcUrl, { retryCount: 1 });
+  const transport = rpcTransport(rpcUrl, { retryCount: 1, timeout: 10_000 });
   const publicClient = createPublicClient({ chain, transport });
   const testClient = createTestClient({ chain, transport, mode: 'anvil' });
   const deployerClient = createWalletClient({ chain, transport, account: testUsdcDeployer });
