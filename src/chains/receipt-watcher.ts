@@ -62,6 +62,20 @@ async function poll(client: PublicClient, watcher: Watcher): Promise<void> {
   watcher.running = false;
 }
 
+/**
+ * Right after the broadcast, then twice more soon after: a node that mines on arrival (anvil) answers the
+ * broadcast a moment before the receipt is readable, and the next block tick is up to POLL_MS away.
+ */
+const FIRST_CHECKS_MS = [0, 3, 10];
+
+async function firstChecks(client: PublicClient, watcher: Watcher, waiter: Waiter): Promise<void> {
+  for (const delay of FIRST_CHECKS_MS) {
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    if (!watcher.waiters.has(waiter)) return;
+    await check(client, waiter, false);
+  }
+}
+
 /** The receipt of `hash`; rejects with WaitForTransactionReceiptTimeoutError after `timeoutMs`. */
 export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: number): Promise<TransactionReceipt> {
   let watcher = watchers.get(client);
@@ -79,7 +93,7 @@ export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: numbe
     };
     const timer = setTimeout(() => waiter.reject(new WaitForTransactionReceiptTimeoutError({ hash })), timeoutMs);
     w.waiters.add(waiter);
-    void check(client, waiter, false);
+    void firstChecks(client, w, waiter);
     if (!w.running) {
       w.running = true;
       void poll(client, w);
