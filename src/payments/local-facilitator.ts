@@ -62,6 +62,8 @@ const VERIFIED_MS = 60_000;
 const VERIFIED_MAX = 10_000;
 /** A code read answered for this long: the two reads of the payer's code within one verification become one. */
 const CODE_MS = 1_000;
+/** How long a simulation started ahead of x402's verification waits to be asked for by it. */
+const SIMULATION_AHEAD_MS = 2_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt. */
 const CONFIRMATION_MS = 180_000;
 
@@ -95,15 +97,31 @@ function eip3009(payload: PaymentPayload): { authorization: Authorization; signa
 /** The same authorization checked against the same offer. */
 const verificationKey = (payload: PaymentPayload, requirements: PaymentRequirements) => JSON.stringify([payload.payload, requirements]);
 
-/** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
-function transferCalldata({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
+/** transferWithAuthorization's arguments with an EOA's (v, r, s), as x402 simulates and settles it; undefined for a smart wallet's bytes. */
+function ecdsaTransferArgs({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }) {
   const inner = parseErc6492Signature(signature).signature;
+  if (inner.length !== 132) return undefined;
+  const { v, yParity, r, s } = parseSignature(inner);
+  return [
+    getAddress(auth.from),
+    getAddress(auth.to),
+    BigInt(auth.value),
+    BigInt(auth.validAfter),
+    BigInt(auth.validBefore),
+    auth.nonce,
+    Number(v ?? BigInt(yParity + 27)),
+    r,
+    s,
+  ] as const;
+}
+
+/** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
+function transferCalldata(transfer: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
+  const ecdsa = ecdsaTransferArgs(transfer);
+  if (ecdsa) return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: ecdsa }), ecdsa: true };
+  const { authorization: auth } = transfer;
   const base = [getAddress(auth.from), getAddress(auth.to), BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce] as const;
-  if (inner.length === 132) {
-    const { v, yParity, r, s } = parseSignature(inner);
-    const data = encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, Number(v ?? BigInt(yParity + 27)), r, s] });
-    return { data, ecdsa: true };
-  }
+  const inner = parseErc6492Signature(transfer.signature).signature;
   return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] }), ecdsa: false };
 }
 
@@ -129,7 +147,40 @@ export function createLocalFacilitator(
     code.catch(() => codes.get(key)?.code === code && codes.delete(key));
     return code;
   };
-  const signer = toFacilitatorEvmSigner({ ...wallet, getCode, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  /**
+   * x402's verification recovers the signer (secp256k1, about 3-4 ms of CPU here) and only then simulates the
+   * transfer on chain. verify() starts that same simulation first, so the node works on it during the recovery;
+   * x402's read of it is answered by that call (once, and only within SIMULATION_AHEAD_MS). x402 still decides on
+   * its result: nothing it checks is skipped.
+   */
+  const simulationsAhead = new Map<string, Promise<unknown>>();
+  const simulationKey = (address: string, data: Hex) => `${address.toLowerCase()}:${data}`;
+  const readContract: typeof wallet.readContract = ((args: Parameters<typeof wallet.readContract>[0]) => {
+    if (args.functionName === 'transferWithAuthorization') {
+      const key = simulationKey(String(args.address), encodeFunctionData({ abi: args.abi, functionName: args.functionName, args: args.args } as never));
+      const ahead = simulationsAhead.get(key);
+      if (ahead) {
+        simulationsAhead.delete(key);
+        return ahead;
+      }
+    }
+    return wallet.readContract(args);
+  }) as typeof wallet.readContract;
+  const simulateAhead = (payload: PaymentPayload, requirements: PaymentRequirements) => {
+    const transfer = eip3009(payload);
+    // A smart wallet's (ERC-1271 or ERC-6492) signature is checked another way first: left to x402 as it is.
+    const args = transfer && ecdsaTransferArgs(transfer);
+    if (!args) return;
+    const asset = getAddress(requirements.asset);
+    const key = simulationKey(asset, encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }));
+    const simulation = wallet.readContract({ address: asset, abi: eip3009ABI, functionName: 'transferWithAuthorization', args } as never) as Promise<unknown>;
+    simulation.catch(() => {});
+    simulationsAhead.set(key, simulation);
+    setTimeout(() => simulationsAhead.get(key) === simulation && simulationsAhead.delete(key), SIMULATION_AHEAD_MS).unref();
+  };
+  const signer = toFacilitatorEvmSigner({ ...wallet, getCode, readContract, address: account.address } as unknown as Parameters<
+    typeof toFacilitatorEvmSigner
+  >[0]);
   const x402 = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
   /** Gas limit per token for EOA-signed transfers, from the first estimate. */
   const gasLimits = new Map<string, bigint>();
@@ -142,6 +193,7 @@ export function createLocalFacilitator(
     const key = verificationKey(payload, requirements);
     const seen = verified.get(key);
     if (seen && Date.now() - seen.at < VERIFIED_MS) return seen.result;
+    simulateAhead(payload, requirements);
     const result = x402.verify(payload, requirements);
     verified.delete(key);
     verified.set(key, { at: Date.now(), result });
