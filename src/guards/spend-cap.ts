@@ -211,8 +211,12 @@ export async function settleSpendForExecution(store: Store, executionId: string,
   await settleWhere(store, 'execution_id', executionId, status);
 }
 
-/** Reserved → spent or released; a release takes its amount back out of the day's totals in the same transaction. */
+/** Reserved → spent (the totals already count it) or released (its amount taken back out of the day's totals in the same transaction). */
 async function settleWhere(store: Store, column: 'id' | 'execution_id', value: string, status: 'spent' | 'released') {
+  if (status === 'spent') {
+    await store.updateTable('spend_reservations').set({ status }).where(column, '=', value).where('status', '=', 'reserved').execute();
+    return;
+  }
   await store.transaction().execute(async (trx) => {
     const rows = await trx
       .selectFrom('spend_reservations')
@@ -230,7 +234,7 @@ async function settleWhere(store: Store, column: 'id' | 'execution_id', value: s
         rows.map((r) => r.id),
       )
       .execute();
-    if (status === 'released') for (const r of rows) await addToTotals(trx, r, -BigInt(r.amount));
+    for (const r of rows) await addToTotals(trx, r, -BigInt(r.amount));
   });
 }
 
