@@ -1,5 +1,5 @@
 import { defineChain } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { keyAccount } from '../wallets/evm-key.ts';
 import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
 import type { NonceManager } from '../chains/nonces.ts';
 import { createLocalFacilitator } from './local-facilitator.ts';
@@ -28,7 +28,7 @@ export function createFacilitator(settings: PaymentSettings, nonces?: NonceManag
       Promise.reject(new Error(`The in-process facilitator needs an RPC URL for chain ${settings.chainId} (FLOWGATE_RPC_URL_${settings.chainId}).`));
     return { verify: missing, settle: missing, getSupported: missing };
   }
-  const account = privateKeyToAccount(privateKey);
+  const account = keyAccount(privateKey);
   const chain = defineChain({
     id: settings.chainId,
     name: `chain-${settings.chainId}`,

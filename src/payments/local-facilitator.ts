@@ -9,7 +9,7 @@ import {
   parseSignature,
   publicActions,
 } from 'viem';
-import type { Chain, Hex, PrivateKeyAccount, PublicClient } from 'viem';
+import type { Chain, Hex, LocalAccount, PublicClient } from 'viem';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { x402Facilitator } from '@x402/core/facilitator';
@@ -126,7 +126,7 @@ function transferCalldata(transfer: { authorization: Authorization; signature: H
 }
 
 export function createLocalFacilitator(
-  account: PrivateKeyAccount,
+  account: LocalAccount,
   chain: Chain,
   rpcUrl: string,
   network: PaymentRequirements['network'],

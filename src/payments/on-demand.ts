@@ -1,4 +1,4 @@
-import { privateKeyToAddress } from 'viem/accounts';
+import { addressOfKey } from '../wallets/evm-key.ts';
 import type { NonceManager } from '../chains/nonces.ts';
 import type { Store } from '../store/db.ts';
 import { pricingFor } from './pricing.ts';
@@ -39,7 +39,7 @@ export function createOnDemandPaymentsService(deps: {
   return {
     settings,
     // As createFacilitator: the in-process facilitator (which needs an RPC URL) pays gas from this key's address.
-    facilitatorAddress: facilitator.kind === 'local' && facilitator.rpcUrl ? privateKeyToAddress(facilitator.privateKey) : undefined,
+    facilitatorAddress: facilitator.kind === 'local' && facilitator.rpcUrl ? addressOfKey(facilitator.privateKey) : undefined,
     pricing: (price) => pricingFor(settings, price),
     charge: async (resource, credentials, run) => (await load()).charge(resource, credentials, run),
     receiptHeaders: (receipt) => whenCharged().receiptHeaders(receipt),

@@ -1,4 +1,5 @@
-import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { generatePrivateKey } from 'viem/accounts';
+import { addressOfKey } from './evm-key.ts';
 import type { Store } from '../store/db.ts';
 import type { SecretBox } from './crypto.ts';
 import { nowIso } from '../ids.ts';
@@ -16,7 +17,7 @@ export async function provisionWallet(store: Store, box: SecretBox, organization
   const solana = generateSolanaKeypair();
   const row = {
     organization_id: organizationId,
-    evm_address: privateKeyToAddress(evmKey),
+    evm_address: addressOfKey(evmKey),
     evm_key_encrypted: box.seal(evmKey, organizationId),
     solana_address: solana.address,
     solana_key_encrypted: box.seal(solana.secretKey.toString('base64'), organizationId),

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { getContractAddress, keccak256, stringToHex, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { keyAccount } from '../../wallets/evm-key.ts';
 import { testUsdcAbi } from './test-usdc.abi.ts';
 
 /**
@@ -28,6 +28,6 @@ export const testUsdcBytecode: Hex = (JSON.parse(fs.readFileSync(new URL('./test
  * and owns it (so it can mint). It holds nothing of value anywhere.
  */
 const DEPLOYER_KEY = keccak256(stringToHex('flowgate devnet test USDC deployer v1'));
-export const testUsdcDeployer = privateKeyToAccount(DEPLOYER_KEY);
+export const testUsdcDeployer = keyAccount(DEPLOYER_KEY);
 
 export const TEST_USDC_ADDRESS: Address = getContractAddress({ from: testUsdcDeployer.address, nonce: 0n });
