@@ -44,10 +44,7 @@ async function usedToday(db: Db, organizationId: string, asset: SpendAsset, chai
   const row = await db
     .selectFrom('spend_totals')
     .select('used')
-    .where('organization_id', '=', organizationId)
-    .where('asset', '=', asset)
-    .where('day', '=', utcDay())
-    .where('chain_id', '=', chainId ?? ALL_CHAINS)
+    .where((eb) => eb.and({ organization_id: organizationId, asset, day: utcDay(), chain_id: chainId ?? ALL_CHAINS }))
     .executeTakeFirst();
   return row ? BigInt(row.used) : 0n;
 }
@@ -63,26 +60,20 @@ async function addToTotals(trx: Transaction<Database>, r: { organization_id: str
     const row = await trx
       .selectFrom('spend_totals')
       .select('used')
-      .where('organization_id', '=', key.organization_id)
-      .where('asset', '=', key.asset)
-      .where('day', '=', key.day)
-      .where('chain_id', '=', key.chain_id)
+      .where((eb) => eb.and(key))
       .executeTakeFirst();
-    if (!row) {
+    if (row) {
+      await trx
+        .updateTable('spend_totals')
+        .set({ used: (BigInt(row.used) + delta).toString() })
+        .where((eb) => eb.and(key))
+        .execute();
+    } else {
       await trx
         .insertInto('spend_totals')
         .values({ ...key, used: delta.toString() })
         .execute();
-      continue;
     }
-    await trx
-      .updateTable('spend_totals')
-      .set({ used: (BigInt(row.used) + delta).toString() })
-      .where('organization_id', '=', key.organization_id)
-      .where('asset', '=', key.asset)
-      .where('day', '=', key.day)
-      .where('chain_id', '=', key.chain_id)
-      .execute();
   }
 }
 

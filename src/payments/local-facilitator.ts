@@ -14,10 +14,10 @@ import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
-import { rpcTransport } from '../chains/rpc-transport.ts';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { createNonceManager, type NonceManager } from '../chains/nonces.ts';
 import { waitForReceipt } from '../chains/receipt-watcher.ts';
+import { rpcTransport } from '../chains/rpc-transport.ts';
 import { isRpcUnreachable } from '../chains/rpc-errors.ts';
 import {
   applyGasMultiplier,
@@ -97,32 +97,23 @@ function eip3009(payload: PaymentPayload): { authorization: Authorization; signa
 /** The same authorization checked against the same offer. */
 const verificationKey = (payload: PaymentPayload, requirements: PaymentRequirements) => JSON.stringify([payload.payload, requirements]);
 
+/** transferWithAuthorization's leading arguments (who, to whom, how much, when, which nonce). */
+const authorizationArgs = (auth: Authorization) =>
+  [getAddress(auth.from), getAddress(auth.to), BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce] as const;
+
 /** transferWithAuthorization's arguments with an EOA's (v, r, s), as x402 simulates and settles it; undefined for a smart wallet's bytes. */
-function ecdsaTransferArgs({ authorization: auth, signature }: { authorization: Authorization; signature: Hex }) {
+function ecdsaTransferArgs({ authorization, signature }: { authorization: Authorization; signature: Hex }) {
   const inner = parseErc6492Signature(signature).signature;
   if (inner.length !== 132) return undefined;
   const { v, yParity, r, s } = parseSignature(inner);
-  return [
-    getAddress(auth.from),
-    getAddress(auth.to),
-    BigInt(auth.value),
-    BigInt(auth.validAfter),
-    BigInt(auth.validBefore),
-    auth.nonce,
-    Number(v ?? BigInt(yParity + 27)),
-    r,
-    s,
-  ] as const;
+  return [...authorizationArgs(authorization), Number(v ?? BigInt(yParity + 27)), r, s] as const;
 }
 
 /** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
 function transferCalldata(transfer: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
   const ecdsa = ecdsaTransferArgs(transfer);
-  if (ecdsa) return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: ecdsa }), ecdsa: true };
-  const { authorization: auth } = transfer;
-  const base = [getAddress(auth.from), getAddress(auth.to), BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce] as const;
-  const inner = parseErc6492Signature(transfer.signature).signature;
-  return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: [...base, inner] }), ecdsa: false };
+  const args = ecdsa ?? [...authorizationArgs(transfer.authorization), parseErc6492Signature(transfer.signature).signature];
+  return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }), ecdsa: ecdsa !== undefined };
 }
 
 export function createLocalFacilitator(
@@ -170,7 +161,8 @@ export function createLocalFacilitator(
     const transfer = eip3009(payload);
     // A smart wallet's (ERC-1271 or ERC-6492) signature is checked another way first: left to x402 as it is.
     const args = transfer && ecdsaTransferArgs(transfer);
-    if (!args) return;
+    // Bounded like the verifications: a flood of payments never taken up by x402 cannot grow it without limit.
+    if (!args || simulationsAhead.size >= VERIFIED_MAX) return;
     const asset = getAddress(requirements.asset);
     const key = simulationKey(asset, encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }));
     const simulation = wallet.readContract({ address: asset, abi: eip3009ABI, functionName: 'transferWithAuthorization', args } as never) as Promise<unknown>;
