@@ -108,6 +108,41 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('writes queued behind a long-held writer lock wait without taking the pool: reads keep answering, then every write commits', async () => {
+    // Another instance (here: this client) holds the writer lock, as a slow transaction would.
+    const holder = new pg.Client({ connectionString: databaseUrl });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query(`select pg_advisory_xact_lock(${0x466c6f77})`);
+    let released = false;
+    try {
+      // More writes than the pool has connections (10), each a transaction that must wait for the lock.
+      const writes = Array.from({ length: 30 }, (_, i) =>
+        fetchJson(`${gw.url}/api/tags`, { method: 'POST', key: gw.ownerKey, body: JSON.stringify({ name: `queued ${i}`, color: '#abcdef' }) }),
+      );
+      // The gateway's transaction is waiting on the lock once PostgreSQL shows an ungranted advisory lock.
+      for (let waiting = 0; waiting === 0;) {
+        await new Promise((r) => setTimeout(r, 50));
+        waiting = (await holder.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0].n;
+      }
+      // Only one connection waits for the lock; reads and single statements still get one. The pool would
+      // otherwise be full of waiting writers, and this read would fail after the pool's 5 s connection timeout.
+      const read = await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey });
+      expect(read.status, JSON.stringify(read.body)).toBe(200);
+      const waiting = await holder.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`);
+      expect(waiting.rows[0].n).toBe(1);
+      await holder.query('commit');
+      released = true;
+      const results = await Promise.all(writes);
+      for (const r of results) expect(r.status, JSON.stringify(r.body)).toBe(201);
+      const tags = await fetchJson(`${gw.url}/api/tags`, { key: gw.ownerKey });
+      expect(tags.body.filter((t: { name: string }) => t.name.startsWith('queued '))).toHaveLength(30);
+    } finally {
+      if (!released) await holder.query('rollback').catch(() => {});
+      await holder.end();
+    }
+  });
+
   it('serves the gateway: health, keys, workflows and a run to success', async () => {
     const health = await fetchJson(`${gw.url}/healthz`);
     expect(health.status).toBe(200);

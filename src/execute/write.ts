@@ -10,6 +10,7 @@ import { insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } 
 import { finish, insertPending, loadRecord, statusFromReceipts, storeSigned, toRecord } from './records.ts';
 import { recoverInterrupted } from './recovery.ts';
 import { simulate } from './simulate.ts';
+import { isStoreUnreachable } from '../store/db.ts';
 
 /**
  * Direct execution (SPEC "Direct execution"): transfers and contract calls
@@ -94,7 +95,8 @@ export async function executeWrite(
       .where('id', '=', executionId)
       .where('status', '=', 'pending')
       .execute();
-    if (error instanceof ServiceError) throw error;
+    // The database, not the chain, failed (the edge answers 503 unavailable): nothing was broadcast.
+    if (error instanceof ServiceError || isStoreUnreachable(error)) throw error;
     if (error instanceof RpcUnavailableError || isRpcUnreachable(error)) throw rpcUnavailable(write.chain, 'nothing was signed');
     throw new ServiceError(
       502,

@@ -14,6 +14,7 @@ import {
   type TransactionSettings,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
+  type QueryResult,
 } from 'kysely';
 import type { Database } from './schema.ts';
 
@@ -59,14 +60,88 @@ const types = {
  * which gives back exactly SQLite's single-writer order across all pooled
  * connections and all instances. Plain reads and single statements do not
  * take it. (Finer row locks per guard are issue #19's later work.)
+ *
+ * Since only one transaction anywhere can hold that lock, a process gains
+ * nothing by having several of its own wait for it, and each waiter would sit
+ * on a pooled connection: a burst of writes behind a slow writer elsewhere
+ * filled the pool, and every read and single statement then failed after the
+ * pool's connection timeout. So a process's transactions take their turn in
+ * memory first, and a connection is taken from the pool only for the turn (or,
+ * outside a transaction, for the first statement).
  */
 const WRITER_LOCK = 0x466c6f77; // "Flow"
 
-class SingleWriterDriver extends PostgresDriver {
-  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    await super.beginTransaction(connection, settings);
-    await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITER_LOCK})`));
+/** One turn at a time, first come first served; the returned function ends the turn. */
+function createTurns(): () => Promise<() => void> {
+  let tail = Promise.resolve();
+  return async () => {
+    const previous = tail;
+    let end!: () => void;
+    tail = new Promise<void>((resolve) => (end = resolve));
+    await previous;
+    return end;
+  };
+}
+
+/** A connection that takes one from the pool on its first statement, or at the start of a transaction after the process's writer turn. */
+class LazyConnection implements DatabaseConnection {
+  #real?: Promise<DatabaseConnection>;
+  #endTurn?: () => void;
+  constructor(
+    private readonly inner: Driver,
+    private readonly turns: () => Promise<() => void>,
+  ) {}
+
+  real(): Promise<DatabaseConnection> {
+    return (this.#real ??= this.inner.acquireConnection());
   }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return (await this.real()).executeQuery<R>(query);
+  }
+
+  async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    yield* (await this.real()).streamQuery<R>(query, chunkSize);
+  }
+
+  async begin(settings: TransactionSettings): Promise<void> {
+    this.#endTurn = await this.turns();
+    const real = await this.real();
+    await this.inner.beginTransaction(real, settings);
+    try {
+      await real.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITER_LOCK})`));
+    } catch (error) {
+      // Kysely rolls back only what began: never hand the pool a connection inside a transaction.
+      await this.inner.rollbackTransaction(real).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Back to the pool (Kysely calls this however the work ended), then the next transaction's turn. */
+  async release(): Promise<void> {
+    try {
+      // A connection the pool never gave (database down) has nothing to give back.
+      const real = await this.#real?.catch(() => undefined);
+      if (real) await this.inner.releaseConnection(real);
+    } finally {
+      this.#endTurn?.();
+    }
+  }
+}
+
+class SingleWriterDriver implements Driver {
+  readonly #inner: PostgresDriver;
+  readonly #turns = createTurns();
+  constructor(config: PostgresDialectConfig) {
+    this.#inner = new PostgresDriver(config);
+  }
+  init = () => this.#inner.init();
+  destroy = () => this.#inner.destroy();
+  acquireConnection = async (): Promise<DatabaseConnection> => new LazyConnection(this.#inner, this.#turns);
+  releaseConnection = (connection: DatabaseConnection) => (connection as LazyConnection).release();
+  beginTransaction = (connection: DatabaseConnection, settings: TransactionSettings) => (connection as LazyConnection).begin(settings);
+  commitTransaction = async (connection: DatabaseConnection) => this.#inner.commitTransaction(await (connection as LazyConnection).real());
+  rollbackTransaction = async (connection: DatabaseConnection) => this.#inner.rollbackTransaction(await (connection as LazyConnection).real());
 }
 
 class SingleWriterDialect extends PostgresDialect {
