@@ -31,6 +31,13 @@ export interface NonceSend<S> {
    * count read then.
    */
   replaceable: boolean;
+  /**
+   * Signs and sends, for `nonce`, a transaction that moves nothing (a
+   * zero-value transfer to the sender itself). The shared manager uses it to
+   * fill a nonce this send leaves unused while later nonces are already out,
+   * which would otherwise wait behind it until another send comes.
+   */
+  fill?(nonce: number): Promise<BroadcastResult>;
 }
 
 export interface NonceManager {

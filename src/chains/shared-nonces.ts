@@ -19,6 +19,13 @@ import type { BroadcastResult, NonceManager, NonceSend } from './nonces.ts';
  * slow finds its bytes replaced or refused, and its record ends failed. Rows
  * below the node's count are pruned.
  *
+ * A send that leaves its nonce unused (its signing or store write failed, or
+ * the node refused its bytes) frees it for the next send, unless later nonces
+ * are already allocated: those may be out already and would wait behind the
+ * gap until some send comes, so the gap is filled at once with a transaction
+ * that moves nothing (NonceSend.fill; it costs the wallet the gas of a plain
+ * transfer). Only when that too is refused is the nonce freed.
+ *
  * In the process, a wallet's sends still go one at a time in arrival order:
  * allocate, sign and store, broadcast, note the node's answer. (Unlike the
  * in-process manager, signing does not overlap the sends ahead: the nonce is
@@ -111,6 +118,21 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       .where('nonce', '=', nonce)
       .execute();
 
+  /** In one store transaction: frees `nonce` unless a later one is allocated (then it stays ours, to fill). */
+  const freeUnlessLater = (chainId: number, address: string, nonce: number) =>
+    store.transaction().execute(async (trx) => {
+      const rows = trx.selectFrom('chain_nonces').where('chain_id', '=', chainId).where('address', '=', address);
+      if (await rows.select('nonce').where('nonce', '>', nonce).limit(1).executeTakeFirst()) return false;
+      await trx
+        .updateTable('chain_nonces')
+        .set({ state: 'free', at: Date.now() })
+        .where('chain_id', '=', chainId)
+        .where('address', '=', address)
+        .where('nonce', '=', nonce)
+        .execute();
+      return true;
+    });
+
   return {
     resync(client, address) {
       const wallet = wallets.get(keyOf(client.chain!.id, address.toLowerCase()));
@@ -142,19 +164,36 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
           counted = await count();
         }
       };
-      /** Signs for a freshly allocated nonce; a failure to sign or store frees it at once. */
+      /** This send leaves `nonce` unused: freed for the next send, or filled when later nonces are allocated (see above). */
+      const giveUp = async (nonce: number) => {
+        wallet.stale = true;
+        // A store that cannot tell is taken as "later nonces may be out": a needless fill costs gas, a gap stalls the wallet.
+        const freed = await freeUnlessLater(chainId, address, nonce).catch(() => false);
+        if (freed) return;
+        const filled = op.fill ? await op.fill(nonce).catch((): BroadcastResult => 'rejected') : 'rejected';
+        if (filled === 'rejected') {
+          await mark(chainId, address, nonce, 'free').catch(() => {});
+          return;
+        }
+        console.error(
+          `[flowgate] nonce ${nonce} of ${from} on chain ${chainId} filled with a zero-value transfer to itself: its own send was refused or failed before the broadcast, and later nonces were already allocated`,
+        );
+        await answer(nonce, filled);
+      };
+      /** Signs for a freshly allocated nonce; a failure to sign or store gives the nonce up at once. */
       const signFor = async (nonce: number) => {
         try {
           return await op.sign(nonce);
         } catch (error) {
-          await mark(chainId, address, nonce, 'free').catch(() => {});
+          await giveUp(nonce);
           throw error;
         }
       };
       const answer = async (nonce: number, result: BroadcastResult) => {
-        // A refusal leaves the nonce unused: the next send (from any instance) takes it. Anything else may occupy it.
+        // A refusal leaves the nonce unused. Anything else may occupy it.
+        if (result === 'rejected') return giveUp(nonce);
         // The broadcast is done whatever the store says now: a row left `allocated` is taken over after the grace, and the node's count decides.
-        const noted = await mark(chainId, address, nonce, result === 'rejected' ? 'free' : 'sent').then(
+        const noted = await mark(chainId, address, nonce, 'sent').then(
           () => true,
           () => false,
         );

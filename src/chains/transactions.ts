@@ -189,45 +189,49 @@ export async function signAndBroadcast(
   }
 
   const fees = await quote;
+  const signFor = (nonce: number, tx: { gas: bigint; to?: Address | null; data?: Hex; value?: bigint }) =>
+    account.signTransaction({ type: 'eip1559', chainId, nonce, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, ...tx });
   let refusal = '';
   const { signed, result } = await deps.nonces.send(client, account.address, {
     replaceable: options.replaceable ?? false,
     async sign(nonce) {
-      const raw = await account.signTransaction({
-        type: 'eip1559',
-        chainId,
-        nonce,
-        gas,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        to: request.to,
-        data: request.data,
-        value: request.value,
-      });
+      const raw = await signFor(nonce, { gas, to: request.to, data: request.data, value: request.value });
       const hash = keccak256(raw);
       await options.onSigned(hash, raw);
       return { hash, raw };
     },
     async broadcast({ raw }) {
-      try {
-        await client.sendRawTransaction({ serializedTransaction: raw });
-        return 'sent';
-      } catch (error) {
-        // The node's own words (details), never the URL viem puts in the full message.
-        refusal =
-          error instanceof BaseError
-            ? error.details && error.details !== error.shortMessage
-              ? `${error.shortMessage} (${error.details})`
-              : error.shortMessage
-            : String(error);
-        return broadcastResult(error);
-      }
+      const sent = await sendRaw(client, raw);
+      // The node's own words, kept for the error this send may end with.
+      if (sent.refusal) refusal = sent.refusal;
+      return sent.result;
+    },
+    async fill(nonce) {
+      const moveNothing = { to: account.address, value: 0n };
+      const fillGas = await client.estimateGas({ account: account.address, ...moveNothing });
+      return (await sendRaw(client, await signFor(nonce, { ...moveNothing, gas: fillGas }))).result;
     },
   });
   if (result === 'rejected' || result === 'nonce_conflict') {
     throw new BroadcastRejectedError(`The node rejected the transaction: ${refusal}`, signed.hash);
   }
   return signed.hash;
+}
+
+/** One broadcast, classified; a refusal keeps the node's own words (details), never the URL viem puts in the full message. */
+async function sendRaw(client: PublicClient, raw: Hex): Promise<{ result: BroadcastResult; refusal?: string }> {
+  try {
+    await client.sendRawTransaction({ serializedTransaction: raw });
+    return { result: 'sent' };
+  } catch (error) {
+    const refusal =
+      error instanceof BaseError
+        ? error.details && error.details !== error.shortMessage
+          ? `${error.shortMessage} (${error.details})`
+          : error.shortMessage
+        : String(error);
+    return { result: broadcastResult(error), refusal };
+  }
 }
 
 const isAlreadyKnown = (error: unknown) => /already known|known transaction|already imported/i.test(String((error as Error)?.message ?? ''));

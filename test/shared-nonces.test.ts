@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseEther, type Address, type Hex, type PublicClient } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createSharedNonceManager } from '../src/chains/shared-nonces.ts';
+import { signAndBroadcast, verifyTransaction } from '../src/chains/transactions.ts';
+import { migrate, openStore, type Store } from '../src/store/db.ts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { tempDir } from './helpers/gateway.ts';
+import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
+import { randomAddress } from './helpers/web3.ts';
+
+/**
+ * The PostgreSQL nonce manager (src/chains/shared-nonces.ts) with two
+ * instances' managers on one database and one anvil: a send that leaves its
+ * nonce unused after another instance has sent a later one must not strand
+ * that later transaction until some third send comes along.
+ */
+
+let postgres: TestPostgres;
+let chain: TestChain;
+const stores: Store[] = [];
+let client: PublicClient;
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  chain = await startTestChain(31337);
+  client = chain.publicClient as PublicClient;
+  const databaseUrl = await postgres.createDatabase('nonces');
+  for (let i = 0; i < 2; i++) stores.push(openStore({ dataDir: tempDir(), databaseUrl }).store);
+  await migrate(stores[0]!);
+}, 120_000);
+
+afterAll(async () => {
+  for (const store of stores) await store.destroy();
+  await chain?.stop();
+  await postgres?.destroy();
+});
+
+async function fundedAccount(): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await chain.setBalance(account.address, '10');
+  return account;
+}
+
+const count = (address: Address, blockTag: 'latest' | 'pending') => client.getTransactionCount({ address, blockTag });
+const rows = (address: Address) =>
+  stores[0]!.selectFrom('chain_nonces').select(['nonce', 'state']).where('address', '=', address.toLowerCase()).orderBy('nonce').execute();
+
+/** The mined transaction from `address` with `nonce`, looked up through the latest blocks. */
+async function minedAt(address: Address, nonce: number) {
+  const latest = await client.getBlockNumber({ cacheTime: 0 });
+  for (let n = latest; n > latest - 5n && n >= 0n; n--) {
+    const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+    const tx = block.transactions.find((t) => t.from.toLowerCase() === address.toLowerCase() && t.nonce === nonce);
+    if (tx) return tx;
+  }
+  return undefined;
+}
+
+/**
+ * Instance A allocates a nonce and is held before its broadcast; instance B then sends the next nonce,
+ * which the node queues behind the gap; A's send is then let go to end as `release` makes it.
+ */
+async function gapBehindLaterSend(account: PrivateKeyAccount, aRequest: { value: bigint; gas?: bigint }, release: 'store fails' | 'broadcast') {
+  const [a, b] = stores.map((store) => createSharedNonceManager(store));
+  const start = await count(account.address, 'pending');
+  let signedA!: () => void;
+  const aSigned = new Promise<void>((resolve) => (signedA = resolve));
+  let letGo!: () => void;
+  const gate = new Promise<void>((resolve) => (letGo = resolve));
+  const recipientA = randomAddress();
+  const sendA = signAndBroadcast(
+    { client, account, nonces: a! },
+    { to: recipientA, value: aRequest.value },
+    {
+      gas: aRequest.gas,
+      onSigned: async () => {
+        signedA();
+        await gate;
+        if (release === 'store fails') throw new Error('store write failed');
+      },
+    },
+  );
+  const outcomeA = sendA.then(
+    (hash) => ({ ok: true as const, hash }),
+    (error: Error) => ({ ok: false as const, error }),
+  );
+  await aSigned;
+  const recipientB = randomAddress();
+  const hashB = await signAndBroadcast({ client, account, nonces: b! }, { to: recipientB, value: parseEther('0.01') }, { onSigned: async () => {} });
+  // B's transaction waits in the node's queue behind A's nonce.
+  expect(await count(account.address, 'latest')).toBe(start);
+  letGo();
+  return { start, outcomeA: await outcomeA, hashB, recipientA, recipientB };
+}
+
+describe('shared nonces: a nonce given up behind a later send', () => {
+  test('a send whose store write fails after another instance sent the next nonce: the gap is filled with a zero-value transfer to itself, and the later transfer is mined', async () => {
+    const account = await fundedAccount();
+    const { start, outcomeA, hashB, recipientA, recipientB } = await gapBehindLaterSend(account, { value: parseEther('0.02') }, 'store fails');
+    expect(outcomeA.ok).toBe(false);
+    expect(!outcomeA.ok && outcomeA.error.message).toBe('store write failed');
+
+    const receiptB = await verifyTransaction(client, hashB, 20_000);
+    expect(receiptB.receiptStatus).toBe('success');
+    expect(await client.getBalance({ address: recipientB })).toBe(parseEther('0.01'));
+    // A's transfer never happened; its nonce holds a transaction that moved nothing.
+    expect(await client.getBalance({ address: recipientA })).toBe(0n);
+    const filler = await minedAt(account.address, start);
+    expect(filler).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
+    expect(await count(account.address, 'latest')).toBe(start + 2);
+    // Nothing is left for the next send to take over.
+    expect((await rows(account.address)).filter((r) => r.state !== 'sent')).toEqual([]);
+  });
+
+  test('a broadcast the node refuses after another instance sent the next nonce: the gap is filled the same way', async () => {
+    const account = await fundedAccount();
+    // More than the wallet holds, with a gas limit given so nothing estimates it first: the node refuses the bytes.
+    const { start, outcomeA, hashB } = await gapBehindLaterSend(account, { value: parseEther('1000'), gas: 21_000n }, 'broadcast');
+    expect(outcomeA.ok).toBe(false);
+    expect(!outcomeA.ok && outcomeA.error.message).toMatch(/node rejected the transaction/);
+
+    expect((await verifyTransaction(client, hashB, 20_000)).receiptStatus).toBe('success');
+    expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n });
+    expect(await count(account.address, 'latest')).toBe(start + 2);
+  });
+
+  test('with no later nonce allocated, a failed send only frees its nonce (no gas spent) and the next send takes it', async () => {
+    const account = await fundedAccount();
+    const [a, b] = stores.map((store) => createSharedNonceManager(store));
+    const start = await count(account.address, 'pending');
+    const balance = await client.getBalance({ address: account.address });
+    const failed = signAndBroadcast(
+      { client, account, nonces: a! },
+      { to: randomAddress(), value: 1n },
+      {
+        onSigned: async () => {
+          throw new Error('store write failed');
+        },
+      },
+    );
+    await expect(failed).rejects.toThrow('store write failed');
+    expect(await count(account.address, 'pending')).toBe(start);
+    expect(await client.getBalance({ address: account.address })).toBe(balance);
+    expect(await rows(account.address)).toEqual([{ nonce: start, state: 'free' }]);
+
+    const hash: Hex = await signAndBroadcast({ client, account, nonces: b! }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+    expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+    expect((await client.getTransaction({ hash })).nonce).toBe(start);
+  });
+});
