@@ -89,7 +89,7 @@ async function serve(config: Config) {
   const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${reason}, shutting down`);
+    console.log(`\n${reason}, shutting down (requests in flight get up to ${config.shutdownGraceMs} ms to finish; FLOWGATE_SHUTDOWN_GRACE_MS)`);
     await gateway.close();
     process.exit(0);
   };

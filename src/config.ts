@@ -187,6 +187,8 @@ export interface Config {
   captcha: CaptchaConfig | undefined;
   /** Time a client has to send a whole request, headers and body; then 408 and the socket is closed. */
   requestTimeoutMs: number;
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before their connections are closed. */
+  shutdownGraceMs: number;
   /** ERC-8004 identity of this deployment (FLOWGATE_AGENT_ID + FLOWGATE_AGENT_REGISTRY); unset: no registration document. */
   agentRegistration: { agentId: string; agentRegistry: string } | undefined;
   /**
@@ -458,6 +460,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       positiveInt.refine((n) => n >= 100, 'must be at least 100'),
       '10000',
     ),
+    shutdownGraceMs: read(env, 'FLOWGATE_SHUTDOWN_GRACE_MS', decimalInteger.transform(Number).refine(Number.isSafeInteger, 'is too large'), '20000'),
     walletEmailDomain: read(
       env,
       'FLOWGATE_WALLET_EMAIL_DOMAIN',

@@ -193,7 +193,7 @@ export async function createGateway(config: Config, options: { tools?: readonly 
   const runtime = await openServingRuntime(config);
   const { firstStart } = runtime;
   const app = createHttpApp(runtime.services, options.tools ?? registry);
-  const server = createNodeServer(app, config.requestTimeoutMs);
+  const { server, drain } = createNodeServer(app, config.requestTimeoutMs);
   await runtime.services.engine.start();
 
   return {
@@ -210,9 +210,9 @@ export async function createGateway(config: Config, options: { tools?: readonly 
         });
       }),
     async close() {
+      // Requests first (a /wait in flight needs the engine to finish its run), then runs, then the store.
+      await drain(config.shutdownGraceMs);
       await runtime.services.engine.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
       withdrawBaseUrl(config.dataDir, config.baseUrl);
       await runtime.close();
     },

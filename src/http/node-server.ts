@@ -33,7 +33,26 @@ function answerFor(error: NodeJS.ErrnoException, requestTimeoutMs: number): stri
   }
 }
 
-export function createNodeServer(app: RequestListener, requestTimeoutMs: number): http.Server {
+export interface NodeServer {
+  server: http.Server;
+  /**
+   * Graceful stop: no new connections; event-stream subscriptions (GET) are
+   * ended; every other request in flight may finish within `graceMs`, so a
+   * transfer or paid call is not cut between its broadcast and its record.
+   * A connection is closed once its answer is out (a request that still
+   * arrives on one is served, with Connection: close). Then every
+   * connection left is closed.
+   */
+  drain(graceMs: number): Promise<void>;
+}
+
+/** A GET answered as an event stream is a subscription: it has no end of its own to wait for. */
+const isSubscription = (req: http.IncomingMessage, res: http.ServerResponse) =>
+  req.method === 'GET' && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+
+export function createNodeServer(app: RequestListener, requestTimeoutMs: number): NodeServer {
+  const inFlight = new Map<http.ServerResponse, http.IncomingMessage>();
+  let draining: (() => void) | undefined;
   const server = http.createServer(
     {
       requestTimeout: requestTimeoutMs,
@@ -41,7 +60,17 @@ export function createNodeServer(app: RequestListener, requestTimeoutMs: number)
       // How often Node looks for expired requests (30 s by default, coarser than the timeout itself).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(requestTimeoutMs / 4))),
     },
-    app,
+    (req, res) => {
+      if (draining) res.setHeader('connection', 'close');
+      inFlight.set(res, req);
+      res.once('close', () => {
+        inFlight.delete(res);
+        if (!draining) return;
+        server.closeIdleConnections();
+        if (inFlight.size === 0) draining();
+      });
+      app(req, res);
+    },
   );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node's default handler: answer only while no response of this connection has begun (`_httpMessage` is the in-flight one).
@@ -49,5 +78,19 @@ export function createNodeServer(app: RequestListener, requestTimeoutMs: number)
     if (error.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) socket.write(answerFor(error, requestTimeoutMs));
     socket.destroy();
   });
-  return server;
+  return {
+    server,
+    async drain(graceMs) {
+      const finished = new Promise<void>((resolve) => (draining = resolve));
+      // Stops accepting connections and closes idle ones; resolves once every connection is gone.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const [res, req] of inFlight) if (isSubscription(req, res)) res.end();
+      if (inFlight.size === 0) draining?.();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([finished, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
+    },
+  };
 }

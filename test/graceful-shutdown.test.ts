@@ -1,0 +1,92 @@
+import net from 'node:net';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { fetchJson, startTestGateway, tempDir, testDatabaseEnv } from './helpers/gateway.ts';
+import { spawnGateway, type SpawnedGateway } from './helpers/instances.ts';
+import { randomAddress } from './helpers/web3.ts';
+import { browserClient, signIn } from './helpers/session.ts';
+
+/**
+ * SIGTERM on a serving gateway (a deploy, a scale-down): it stops taking
+ * connections at once, a transfer waiting for its receipt still gets its
+ * answer and its record, and an open event stream is ended rather than
+ * holding the stop until the grace runs out.
+ */
+
+let chain: TestChain;
+let gateway: SpawnedGateway | undefined;
+let ownerKey: string;
+
+beforeAll(async () => {
+  // No mining until the test mines: a transfer waits for its receipt as long as the test wants.
+  chain = await startTestChain(31337, ['--no-mining']);
+  const dataDir = tempDir();
+  const env = {
+    ...(await testDatabaseEnv(dataDir, undefined)),
+    FLOWGATE_MASTER_KEY: 'ef'.repeat(32),
+    FLOWGATE_RPC_URL_31337: chain.url,
+    FLOWGATE_RATE_LIMITS: 'off',
+    // Long enough that only finishing (or ending) what is in flight lets the process exit within the test.
+    FLOWGATE_SHUTDOWN_GRACE_MS: '600000',
+  };
+  const seed = await startTestGateway({ dataDir, env });
+  ownerKey = seed.ownerKey;
+  await seed.close();
+  gateway = await spawnGateway(env, { dataDir });
+  const wallet = await fetchJson(`${gateway.url}/api/user/wallet`, { key: ownerKey });
+  await chain.setBalance(wallet.body.walletAddress, '10');
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.kill();
+  await chain?.stop();
+});
+
+/** Resolves once a new connection to `url` is refused (the server stopped listening). */
+async function refused(url: string): Promise<void> {
+  const { hostname, port } = new URL(url);
+  for (;;) {
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = net.connect(Number(port), hostname);
+      socket.once('connect', () => (socket.destroy(), resolve('accepted')));
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    if (outcome === 'ECONNREFUSED') return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('SIGTERM stops new connections, lets a transfer in flight finish with its record, and ends event streams', async () => {
+  const transfer = fetchJson(`${gateway!.url}/api/execute/transfer`, {
+    method: 'POST',
+    key: ownerKey,
+    body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.01' }),
+  });
+
+  // An open subscription: the analytics stream of a signed-in browser.
+  const browser = browserClient(gateway!.url);
+  await signIn(browser, gateway!.url, privateKeyToAccount(generatePrivateKey()));
+  const cookie = await browser.jar.getCookieString(gateway!.url);
+  const stream = await fetch(`${gateway!.url}/api/analytics/stream`, { headers: { cookie, origin: gateway!.url } });
+  expect(stream.status).toBe(200);
+  const streamEnded = stream.body!.pipeTo(new WritableStream()).then(
+    () => 'ended',
+    () => 'cut',
+  );
+
+  // The transfer is broadcast and waits for a block when the signal comes.
+  const wallet = (await fetchJson(`${gateway!.url}/api/user/wallet`, { key: ownerKey })).body.walletAddress as Hex;
+  while ((await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' })) === 0) await new Promise((r) => setTimeout(r, 20));
+  const exited = gateway!.stop(); // SIGTERM; resolves when the process has exited
+  await refused(gateway!.url);
+  expect(await streamEnded).toBe('ended');
+
+  await chain.testClient.mine({ blocks: 1 });
+  const answer = await transfer;
+  expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+  expect(answer.body).toMatchObject({ status: 'completed', transactionHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+  expect((await chain.publicClient.getTransactionReceipt({ hash: answer.body.transactionHash })).status).toBe('success');
+  await exited;
+});
