@@ -38,6 +38,8 @@ beforeAll(async () => {
       if (req.url === '/hang') return; // never answers
       if (req.url === '/huge')
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${id},"result":"${'a'.repeat(11_000_000)}"}`);
+      if (req.url === '/idle')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }));
       if (req.url === '/reset') {
         resets++;
         // Answers, then closes the kept-alive socket right after: the next call finds it dead.
@@ -124,5 +126,28 @@ describe('rpc transport', () => {
     resets = 0;
     for (let i = 0; i < 5; i++) expect(await ours.request({ method: 'eth_chainId' })).toBe('0x1');
     expect(resets).toBe(5);
+  });
+
+  test('kept-alive sockets left idle are closed by the client (nothing stays open after a client is replaced)', async () => {
+    // A server that never closes an idle connection itself: only the client can.
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x1' })));
+    });
+    server.keepAliveTimeout = 0;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const ours = createPublicClient({ transport: rpcTransport(url, { ...OPTIONS, idleMs: 200 }) });
+      const open = () => new Promise<number>((resolve, reject) => server.getConnections((error, n) => (error ? reject(error) : resolve(n))));
+      await Promise.all(Array.from({ length: 3 }, () => ours.request({ method: 'eth_chainId' })));
+      expect(await open()).toBeGreaterThan(0);
+      while ((await open()) > 0) await new Promise((r) => setTimeout(r, 50));
+      // A later call opens a fresh socket and is answered as before.
+      expect(await ours.request({ method: 'eth_chainId' })).toBe('0x1');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

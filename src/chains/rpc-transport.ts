@@ -23,7 +23,11 @@ const MAX_RESPONSE_BYTES = 10_485_760;
 export interface RpcTransportOptions {
   timeout: number;
   retryCount: number;
+  /** A kept-alive socket idle this long is closed (default 30 s): a client replaced after an RPC URL change leaves nothing open, and a node's proxy rarely closes one under a request. */
+  idleMs?: number;
 }
+
+const IDLE_MS = 30_000;
 
 let nextId = 0;
 
@@ -31,7 +35,7 @@ export function rpcTransport(url: string, options: RpcTransportOptions): Transpo
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
   // One pool per transport; sockets kept between calls (the node's handshake is most of a call's cost).
-  const agent = new client.Agent({ keepAlive: true, maxSockets: 64 });
+  const agent = new client.Agent({ keepAlive: true, maxSockets: 64, timeout: options.idleMs ?? IDLE_MS });
 
   /** One POST; a kept-alive socket the server closed meanwhile is retried once on a fresh one (Node's documented race). */
   const post = (body: string, retried = false): Promise<{ status: number; statusText: string; text: string }> =>
