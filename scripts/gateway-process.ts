@@ -25,18 +25,37 @@ const READY_MS = 45_000;
 
 /** `flowgate serve` as a child process; resolves once it answers /healthz with 200. */
 export async function spawnGateway(env: Record<string, string>, options: { dataDir?: string } = {}): Promise<SpawnedGateway> {
-  const port = await freePort();
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-instance-'));
+  // The free port can be taken (by any process's outgoing connection) before the child listens on it: then once more on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOn(await freePort(), env, dataDir);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 5) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function spawnOn(port: number, env: Record<string, string>, dataDir: string): Promise<SpawnedGateway> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('../bin/flowgate.js', import.meta.url)), 'serve'], {
     env: {
       ...process.env,
       FLOWGATE_DEVNET: 'off',
-      FLOWGATE_DATA_DIR: options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-instance-')),
+      FLOWGATE_DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       FLOWGATE_BASE_URL: `http://127.0.0.1:${port}`,
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  // Passed on as it comes; the tail is kept to tell a port taken meanwhile from a real failure.
+  let stderrTail = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    stderrTail = (stderrTail + chunk.toString()).slice(-4096);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
@@ -47,7 +66,11 @@ export async function spawnGateway(env: Record<string, string>, options: { dataD
       () => 0,
     );
     if (status === 200) break;
-    if (child.exitCode !== null) throw new Error(`spawned gateway exited with ${child.exitCode}`);
+    if (child.exitCode !== null) {
+      await exited;
+      if (stderrTail.includes('EADDRINUSE')) throw new PortTaken(`port ${port} was taken before the gateway listened`);
+      throw new Error(`spawned gateway exited with ${child.exitCode}`);
+    }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error('spawned gateway did not answer /healthz');

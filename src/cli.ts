@@ -60,7 +60,16 @@ async function serve(config: Config) {
   // Loaded on demand so `--help` stays instant.
   const { createGateway } = await import('./gateway.ts');
   const gateway = await createGateway(config);
-  const url = await gateway.listen();
+  let url: string;
+  try {
+    url = await gateway.listen();
+  } catch (error) {
+    await gateway.close(); // the devnet and the store too: nothing is left running
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    throw new Error(
+      `${config.host}:${config.port} is already in use (EADDRINUSE): stop what listens there, or choose another port, e.g. PORT=${config.port === 65535 ? 3001 : config.port + 1} npm start`,
+    );
+  }
   const base = config.baseUrl;
   const lines = [
     `Flowgate ${GATEWAY_VERSION} listening on ${url} (public base URL ${base})`,

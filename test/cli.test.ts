@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
@@ -77,6 +78,21 @@ describe('flowgate CLI', { timeout: 180_000 }, () => {
     expect(config.stderr.trim().split('\n')).toHaveLength(1);
     expect(config.stderr).toContain('PORT');
     expect(run(['frobnicate']).code).toBe(2);
+  });
+
+  it('serve on a port already in use says so in one line, names PORT, and exits 1', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const result = run(['serve'], { PORT: String(port), HOST: '127.0.0.1', FLOWGATE_DATA_DIR: tempDir() });
+      expect(result.code).toBe(1);
+      expect(lastLine(result.stderr)).toBe(
+        `flowgate: 127.0.0.1:${port} is already in use (EADDRINUSE): stop what listens there, or choose another port, e.g. PORT=${port + 1} npm start`,
+      );
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('serve starts on embedded defaults and prints a working owner key and MCP config once', async () => {

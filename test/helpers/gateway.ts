@@ -66,8 +66,18 @@ export async function openTestStoreFor(dataDir: string): Promise<Store> {
 }
 
 export async function startTestGateway(options: { env?: Record<string, string>; dataDir?: string; tools?: readonly AnyTool[] } = {}): Promise<TestGateway> {
-  const dataDir = options.dataDir ?? tempDir();
-  const port = await freePort();
+  // The free port can be taken (by any process's outgoing connection) before the gateway listens on it: then once more on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startTestGatewayOn(await freePort(), { ...options, dataDir: options.dataDir ?? tempDir() });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw error;
+    }
+  }
+}
+
+async function startTestGatewayOn(port: number, options: { env?: Record<string, string>; dataDir: string; tools?: readonly AnyTool[] }): Promise<TestGateway> {
+  const { dataDir } = options;
   const config = loadConfig({
     ...(await testDatabaseEnv(dataDir, options.env)),
     PORT: String(port),
@@ -81,7 +91,13 @@ export async function startTestGateway(options: { env?: Record<string, string>; 
     ...options.env,
   });
   const gateway = await createGateway(config, { tools: options.tools });
-  const url = await gateway.listen();
+  let url: string;
+  try {
+    url = await gateway.listen();
+  } catch (error) {
+    await gateway.close();
+    throw error;
+  }
   const { services } = gateway;
   // Restarting on an existing data directory: mint a fresh owner key instead of the first-start one.
   const ownerKey =
