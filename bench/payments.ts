@@ -7,105 +7,82 @@
  * verifies, settles on chain (through the in-process facilitator) and runs.
  * Every paid call carries a fresh payment (a reused one would be answered as a
  * replay without settling), and each concurrent loop pays from its own account.
+ * The callers run in their own process (bench/paid-callers.ts), as paying
+ * agents do: their signing never shares the gateway's event loop or CPU.
  */
+import { fork } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { createPublicClient, createWalletClient, http, type Chain } from 'viem';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { wrapFetchWithPayment } from '@x402/fetch';
-import { x402Client } from '@x402/core/client';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { devnetMppx } from '../scripts/devnet-mppx.ts';
-import { startDevnetGateway, timedLoop } from './devnet-bench.ts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
+import type { CallerKind, CallerResult, CallerSpec, ProbeResult } from './paid-callers.ts';
+import { startDevnetGateway } from './devnet-bench.ts';
 
 const FREE_SLUG = 'helloworld';
 const PAID_SLUG = 'microtip';
 
+/** Runs the callers (bench/paid-callers.ts) in their own process; the gateway's CPU per call is measured here over the timed part. */
+function callersProcess<R>(spec: CallerSpec): Promise<R & { gatewayCpuMs?: number }> {
+  const child = fork(new URL('./paid-callers.ts', import.meta.url).pathname, [JSON.stringify(spec)], { execArgv: ['--import', 'tsx'] });
+  let cpuAtStart = process.cpuUsage();
+  return new Promise((resolve, reject) => {
+    child.on('message', (message: { ready: true } | (R & { perSecond?: number })) => {
+      if ('ready' in message) {
+        cpuAtStart = process.cpuUsage();
+        return;
+      }
+      const cpu = process.cpuUsage(cpuAtStart);
+      const calls = (message.perSecond ?? 0) * spec.seconds;
+      resolve({ ...message, ...(calls > 0 ? { gatewayCpuMs: (cpu.user + cpu.system) / 1000 / calls } : {}) });
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`the ${spec.kind} callers exited with code ${code}`));
+    });
+  });
+}
+
 export async function benchPayments(seconds: number, connections: number): Promise<void> {
   const { gateway, url, close, node } = await startDevnetGateway();
-  const devnetRpc = node.url;
   const devnet = gateway.services.devnet!;
-  const usdc = devnet.usdcAddress;
-  const callUrl = (slug: string) => `${url}/api/mcp/workflows/${slug}/call`;
-  const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' };
+  const usdc = devnet.usdcAddress as Hex;
 
-  // One payer per concurrent loop and protocol, funded well beyond what the run can spend at $0.01 a call.
-  const payers = async (): Promise<PrivateKeyAccount[]> => {
-    const accounts = Array.from({ length: connections }, () => privateKeyToAccount(generatePrivateKey()));
-    for (const account of accounts) await devnet.fund(account.address, { eth: '1', usdc: '100000' });
-    return accounts;
+  // One payer per concurrent caller and kind, funded well beyond what the run can spend at $0.01 a call.
+  const payers = async (count: number): Promise<Hex[]> => {
+    const keys = Array.from({ length: count }, () => generatePrivateKey());
+    for (const key of keys) await devnet.fund(privateKeyToAccount(key).address, { eth: '1', usdc: '100000' });
+    return keys;
   };
-  const x402Fetches = (await payers()).map((account) => {
-    const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-    client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: usdc, maxAmountPerPayment: '10000000' }] });
-    return wrapFetchWithPayment(fetch, client);
+  const spec = async (kind: CallerKind, count: number, probe = false): Promise<CallerSpec> => ({
+    kind,
+    url,
+    rpcUrl: node.url,
+    usdc,
+    keys: await payers(count),
+    seconds,
+    freeSlug: FREE_SLUG,
+    paidSlug: PAID_SLUG,
+    probe,
   });
-  const mppFetches = (await payers()).map((account) => {
-    const mppx = devnetMppx(account, usdc);
-    return (input: string, init?: RequestInit) => mppx.fetch(input, init);
-  });
-
-  // A paid sample counts only if it settled a new payment and ran: 200, a settlement header, no replay.
-  let lastFailure = '';
-  const paidOk = async (res: Response, settlementHeader: string) => {
-    const text = await res.text();
-    const body = (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : {}) as { status?: string; paymentReplay?: boolean };
-    const ok = res.status === 200 && body.status === 'success' && !body.paymentReplay && Boolean(res.headers.get(settlementHeader));
-    if (!ok) lastFailure = `${res.status} ${text.slice(0, 300)}`;
-    return ok;
-  };
-  // The anchor "one devnet transaction": raw viem, each caller sending a 0-value transfer from its own account
-  // on the same anvil and reading its receipt (anvil mines on arrival), as a paid call's settlement does.
-  const chain: Chain = {
-    id: 31337,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [devnetRpc] } },
-  };
-  const rawClient = createPublicClient({ chain, transport: http(devnetRpc) });
-  const rawWallets = (await payers()).map((account) => createWalletClient({ account, chain, transport: http(devnetRpc) }));
-  const rawTx = async (caller: number) => {
-    const wallet = rawWallets[caller]!;
-    const hash = await wallet.sendTransaction({ to: wallet.account.address, value: 0n });
-    for (;;) {
-      const receipt = await rawClient.getTransactionReceipt({ hash }).catch(() => undefined);
-      if (receipt) return receipt.status === 'success';
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  };
-  const free = async () => {
-    const res = await fetch(callUrl(FREE_SLUG), post);
-    return res.status === 200 && ((await res.json()) as { status: string }).status === 'success';
-  };
-  const x402 = async (caller: number) => paidOk(await x402Fetches[caller]!(callUrl(PAID_SLUG), post), 'payment-response');
-  const mpp = async (caller: number) => paidOk(await mppFetches[caller]!(callUrl(PAID_SLUG), post), 'payment-receipt');
 
   // Concurrency probe: `connections` paid calls at once per protocol, from distinct payers; every one must settle
   // (the in-process facilitator's settlements all come from one account: they are pipelined with locally counted nonces).
-  const probe = async (iteration: (caller: number) => Promise<boolean>) =>
-    (await Promise.all(Array.from({ length: connections }, (_, caller) => iteration(caller).catch(() => false)))).filter((ok) => !ok).length;
-  const probeFailures = { x402: await probe(x402), mpp: await probe(mpp) };
+  const probeX402 = await callersProcess<ProbeResult>(await spec('x402', connections, true));
+  const probeMpp = await callersProcess<ProbeResult>(await spec('mpp', connections, true));
   // Measured rows run at `paidConnections` (all callers unless BENCH_PAID_CONNECTIONS says otherwise);
   // the free baseline runs at the same concurrency so the p50 ratio compares like with like.
   const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? connections));
-
-  // Warm-up: one call of each kind from every measured loop (JIT, first settlement per payer).
-  for (const iteration of [free, x402, mpp, rawTx]) {
-    for (let caller = 0; caller < paidConnections; caller++) {
-      if (!(await iteration(caller))) throw new Error(`payments bench: a warm-up call failed (${iteration.name}): ${lastFailure}`);
-    }
-  }
-
-  const rawRow = await timedLoop(seconds, paidConnections, rawTx);
-  const freeRow = await timedLoop(seconds, paidConnections, free);
-  const x402Row = await timedLoop(seconds, paidConnections, x402);
-  const mppRow = await timedLoop(seconds, paidConnections, mpp);
+  const row = async (kind: CallerKind) => callersProcess<CallerResult>(await spec(kind, paidConnections));
+  const rawRow = await row('raw');
+  const freeRow = await row('free');
+  const x402Row = await row('x402');
+  const mppRow = await row('mpp');
 
   console.log(
     `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row; ` +
       `one payer account per caller and protocol; ` +
       `free ${FREE_SLUG} vs $0.01 ${PAID_SLUG}, both one code step; a paid sample = 402 + sign + verify + settle on chain + run)\n`,
   );
-  console.log(['| call | calls/s | p50 ms | p99 ms | p50 vs free | failures |', '|---|---:|---:|---:|---:|---:|'].join('\n'));
+  console.log(['| call | calls/s | p50 ms | p99 ms | p50 vs free | gateway CPU ms/call | failures |', '|---|---:|---:|---:|---:|---:|---:|'].join('\n'));
   for (const [name, row] of [
     [`one devnet transaction, raw viem (anchor for paid minus free)`, rawRow],
     [`free: POST /api/mcp/workflows/${FREE_SLUG}/call (baseline)`, freeRow],
@@ -113,15 +90,20 @@ export async function benchPayments(seconds: number, connections: number): Promi
     [`paid with MPP (mppx/client): ${PAID_SLUG}`, mppRow],
   ] as const) {
     console.log(
-      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row.failures} |`,
+      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : (row.gatewayCpuMs ?? 0).toFixed(2)} | ${row.failures} |`,
     );
   }
   const over = (row: typeof freeRow) => (row.p50 - freeRow.p50).toFixed(1);
   console.log(
     `\nPaid minus free at p50: x402 ${over(x402Row)} ms, MPP ${over(mppRow)} ms; one devnet transaction: ${rawRow.p50} ms (goal: paid minus free ≤ that + 10 ms)`,
   );
+  const lastFailure =
+    [probeX402, probeMpp, x402Row, mppRow]
+      .map((r) => r.lastFailure)
+      .filter(Boolean)
+      .at(-1) ?? '';
   console.log(
-    `\nConcurrency probe (${connections} paid calls at once, distinct payers): ${probeFailures.x402}/${connections} x402 and ${probeFailures.mpp}/${connections} MPP calls refused` +
+    `\nConcurrency probe (${connections} paid calls at once, distinct payers): ${probeX402.refused}/${connections} x402 and ${probeMpp.refused}/${connections} MPP calls refused` +
       (lastFailure ? ` (last refusal: ${lastFailure.replace(/\s+/g, ' ').slice(0, 160)})` : ''),
   );
 
