@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { fetchJson, startTestGateway, tempDir, testDatabaseEnv } from './helpers/gateway.ts';
+import { fetchJson, openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv } from './helpers/gateway.ts';
 import { spawnGateway, type SpawnedGateway } from './helpers/instances.ts';
 import { randomAddress } from './helpers/web3.ts';
 import { browserClient, signIn } from './helpers/session.ts';
@@ -18,11 +18,12 @@ import { browserClient, signIn } from './helpers/session.ts';
 let chain: TestChain;
 let gateway: SpawnedGateway | undefined;
 let ownerKey: string;
+let dataDir: string;
 
 beforeAll(async () => {
   // No mining until the test mines: a transfer waits for its receipt as long as the test wants.
   chain = await startTestChain(31337, ['--no-mining']);
-  const dataDir = tempDir();
+  dataDir = tempDir();
   const env = {
     ...(await testDatabaseEnv(dataDir, undefined)),
     FLOWGATE_MASTER_KEY: 'ef'.repeat(32),
@@ -58,12 +59,18 @@ async function refused(url: string): Promise<void> {
   }
 }
 
-test('SIGTERM stops new connections, lets a transfer in flight finish with its record, and ends event streams', async () => {
-  const transfer = fetchJson(`${gateway!.url}/api/execute/transfer`, {
-    method: 'POST',
-    key: ownerKey,
-    body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.01' }),
-  });
+test('SIGTERM stops new connections, lets transfers in flight finish with their records (also one whose caller hung up), and ends event streams', async () => {
+  const send = (signal?: AbortSignal) =>
+    fetchJson(`${gateway!.url}/api/execute/transfer`, {
+      method: 'POST',
+      key: ownerKey,
+      body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.01' }),
+      signal,
+    });
+  const transfer = send();
+  // A second caller hangs up once its transfer is broadcast: the gateway still owes it a record.
+  const hangUp = new AbortController();
+  const abandoned = send(hangUp.signal).catch(() => 'hung up');
 
   // An open subscription: the analytics stream of a signed-in browser.
   const browser = browserClient(gateway!.url);
@@ -78,7 +85,9 @@ test('SIGTERM stops new connections, lets a transfer in flight finish with its r
 
   // The transfer is broadcast and waits for a block when the signal comes.
   const wallet = (await fetchJson(`${gateway!.url}/api/user/wallet`, { key: ownerKey })).body.walletAddress as Hex;
-  while ((await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' })) === 0) await new Promise((r) => setTimeout(r, 20));
+  while ((await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' })) < 2) await new Promise((r) => setTimeout(r, 20));
+  hangUp.abort();
+  expect(await abandoned).toBe('hung up');
   const exited = gateway!.stop(); // SIGTERM; resolves when the process has exited
   await refused(gateway!.url);
   expect(await streamEnded).toBe('ended');
@@ -89,4 +98,13 @@ test('SIGTERM stops new connections, lets a transfer in flight finish with its r
   expect(answer.body).toMatchObject({ status: 'completed', transactionHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
   expect((await chain.publicClient.getTransactionReceipt({ hash: answer.body.transactionHash })).status).toBe('success');
   await exited;
+  // Both records are complete, the abandoned caller's too: the store outlived every handler.
+  const store = await openTestStoreFor(dataDir);
+  try {
+    const rows = await store.selectFrom('direct_executions').select(['status', 'transaction_hash']).execute();
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatchObject({ status: 'completed', transaction_hash: expect.stringMatching(/^0x/) });
+  } finally {
+    await store.destroy();
+  }
 });

@@ -38,7 +38,8 @@ export interface NodeServer {
   /**
    * Graceful stop: no new connections; event-stream subscriptions (GET) are
    * ended; every other request in flight may finish within `graceMs`, so a
-   * transfer or paid call is not cut between its broadcast and its record.
+   * transfer or paid call is not cut between its broadcast and its record
+   * (also when its client has hung up: the handler still runs on the store).
    * A connection is closed once its answer is out (a request that still
    * arrives on one is served, with Connection: close). Then every
    * connection left is closed.
@@ -63,12 +64,25 @@ export function createNodeServer(app: RequestListener, requestTimeoutMs: number)
     (req, res) => {
       if (draining) res.setHeader('connection', 'close');
       inFlight.set(res, req);
-      res.once('close', () => {
-        inFlight.delete(res);
-        if (!draining) return;
+      const done = () => {
+        if (!inFlight.delete(res) || !draining) return;
         server.closeIdleConnections();
         if (inFlight.size === 0) draining();
+      };
+      // A request is over when its answer is out, not when its client left: a caller that hangs up
+      // mid-transfer leaves the handler running on, and the store must outlive it. So an answer whose
+      // connection closed first is over once the handler ends it (or, for a subscription, at once).
+      let clientGone = false;
+      res.once('close', () => {
+        if (res.writableEnded || isSubscription(req, res)) done();
+        else clientGone = true;
       });
+      const end = res.end;
+      res.end = function (this: http.ServerResponse, ...args: unknown[]) {
+        const result = (end as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+        if (clientGone) done();
+        return result;
+      } as typeof res.end;
       app(req, res);
     },
   );
