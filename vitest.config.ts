@@ -24,7 +24,7 @@ const storeBacked = fs
 export default defineConfig({
   test: {
     // vitest's default is (cores - 1) workers, a single one on 2 cores; most files spend their time
-    // waiting on child processes, chains and timers, so two run side by side (16 minutes, not 30).
+    // waiting on child processes, chains and timers, so two run side by side (12–16 minutes, not 30).
     maxWorkers: 2,
     projects: [
       { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
