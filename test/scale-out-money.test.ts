@@ -34,7 +34,9 @@ let wallet: Address;
 
 beforeAll(async () => {
   postgres = await startPostgres();
-  chain = await startTestChain(31337);
+  // Nonces from several senders reach anvil out of order; its automine can then leave ready transactions unmined
+  // until another arrives (foundry-rs/foundry#10122). A block every second as well mines any such straggler.
+  chain = await startTestChain(31337, ['--mixed-mining', '--block-time', '1']);
   cluster = await startCluster(postgres, {
     count: 3,
     rpcUrl: chain.url,

@@ -23,7 +23,9 @@ let client: PublicClient;
 
 beforeAll(async () => {
   postgres = await startPostgres();
-  chain = await startTestChain(31337);
+  // Nonces from several senders reach anvil out of order; its automine can then leave ready transactions unmined
+  // until another arrives (foundry-rs/foundry#10122). A block every second as well mines any such straggler.
+  chain = await startTestChain(31337, ['--mixed-mining', '--block-time', '1']);
   client = chain.publicClient as PublicClient;
   const databaseUrl = await postgres.createDatabase('nonces');
   for (let i = 0; i < 2; i++) stores.push(openStore({ dataDir: tempDir(), databaseUrl }).store);
