@@ -11,3 +11,18 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * `start` on a free port, once more on another (up to 5 tries) when `taken`
+ * says the port was grabbed between freePort() closing its probe and the
+ * server listening (any process's outgoing connection can take it).
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, taken: (error: unknown) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (!taken(error) || attempt === 5) throw error;
+    }
+  }
+}

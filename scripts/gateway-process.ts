@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.ts';
+import { onFreePort } from './free-port.ts';
 
 /**
  * Gateway instances as separate `flowgate serve` processes, the way a
@@ -26,14 +26,10 @@ const READY_MS = 45_000;
 /** `flowgate serve` as a child process; resolves once it answers /healthz with 200. */
 export async function spawnGateway(env: Record<string, string>, options: { dataDir?: string } = {}): Promise<SpawnedGateway> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-instance-'));
-  // The free port can be taken (by any process's outgoing connection) before the child listens on it: then once more on another.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await spawnOn(await freePort(), env, dataDir);
-    } catch (error) {
-      if (!(error instanceof PortTaken) || attempt === 5) throw error;
-    }
-  }
+  return onFreePort(
+    (port) => spawnOn(port, env, dataDir),
+    (error) => error instanceof PortTaken,
+  );
 }
 
 class PortTaken extends Error {}

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../scripts/free-port.ts';
+import { freePort, onFreePort } from '../../scripts/free-port.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
@@ -66,14 +66,11 @@ export async function openTestStoreFor(dataDir: string): Promise<Store> {
 }
 
 export async function startTestGateway(options: { env?: Record<string, string>; dataDir?: string; tools?: readonly AnyTool[] } = {}): Promise<TestGateway> {
-  // The free port can be taken (by any process's outgoing connection) before the gateway listens on it: then once more on another.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startTestGatewayOn(await freePort(), { ...options, dataDir: options.dataDir ?? tempDir() });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw error;
-    }
-  }
+  const dataDir = options.dataDir ?? tempDir();
+  return onFreePort(
+    (port) => startTestGatewayOn(port, { ...options, dataDir }),
+    (error) => (error as NodeJS.ErrnoException).code === 'EADDRINUSE',
+  );
 }
 
 async function startTestGatewayOn(port: number, options: { env?: Record<string, string>; dataDir: string; tools?: readonly AnyTool[] }): Promise<TestGateway> {
