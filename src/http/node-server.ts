@@ -72,17 +72,16 @@ export function createNodeServer(app: RequestListener, requestTimeoutMs: number)
       // A request is over when its answer is out, not when its client left: a caller that hangs up
       // mid-transfer leaves the handler running on, and the store must outlive it. So an answer whose
       // connection closed first is over once the handler ends it (or, for a subscription, at once).
-      let clientGone = false;
       res.once('close', () => {
-        if (res.writableEnded || isSubscription(req, res)) done();
-        else clientGone = true;
+        if (res.writableEnded || isSubscription(req, res)) return done();
+        // The client left first: wrapped only now, so an ordinary request pays for one listener and nothing more.
+        const end = res.end;
+        res.end = function (this: http.ServerResponse, ...args: unknown[]) {
+          const result = (end as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+          done();
+          return result;
+        } as typeof res.end;
       });
-      const end = res.end;
-      res.end = function (this: http.ServerResponse, ...args: unknown[]) {
-        const result = (end as (...a: unknown[]) => http.ServerResponse).apply(this, args);
-        if (clientGone) done();
-        return result;
-      } as typeof res.end;
       app(req, res);
     },
   );
