@@ -2,13 +2,18 @@ import { BaseError, TransactionReceiptNotFoundError, WaitForTransactionReceiptTi
 
 /**
  * Waits for receipts with one block-number poller per chain client, running
- * only while someone waits. Each new block re-reads every waiting receipt at
- * once (concurrent calls on the client's kept-alive sockets), so a wait never
+ * only while someone waits. A new block re-reads the receipts of the waits
+ * whose transaction it holds (one read of each new block's transaction
+ * hashes, or every wait's receipt when that is fewer reads), so a wait never
  * sits behind another's polling interval, and many waits cost the node one
- * `eth_blockNumber` per tick instead of one poller each.
+ * `eth_blockNumber` per tick instead of one poller each. Ticks come sooner
+ * right after a new block: a devnet that mines on arrival makes a block per
+ * transaction, and a chain of slow blocks pays a few extra block-number reads.
  */
 
 const POLL_MS = 100;
+/** The tick after a new block; each tick without one doubles the wait, up to POLL_MS. */
+const FAST_POLL_MS = 4;
 /** Receipts are re-read at least this often even without a new block (a node that indexes a block after announcing it). */
 const RECHECK_MS = 1_000;
 
@@ -28,35 +33,59 @@ const watchers = new WeakMap<PublicClient, Watcher>();
 const isNotFound = (error: unknown) =>
   error instanceof TransactionReceiptNotFoundError || (error instanceof BaseError && Boolean(error.walk((e) => e instanceof TransactionReceiptNotFoundError)));
 
-/** One receipt read: found resolves; not yet mined waits on; any other answer ends the wait when `final`. */
-async function check(client: PublicClient, waiter: Waiter, final: boolean): Promise<void> {
+/** One receipt read: found resolves (true); not yet mined waits on (false); any other answer ends the wait when `final`. */
+async function check(client: PublicClient, waiter: Waiter, final: boolean): Promise<boolean> {
   try {
     waiter.resolve(await client.getTransactionReceipt({ hash: waiter.hash }));
+    return true;
   } catch (error) {
     if (final && !isNotFound(error)) waiter.reject(error);
+    return false;
   }
+}
+
+/**
+ * The waits a move from block `seen` to `block` may have mined: those whose hash is in the new blocks,
+ * or all of them when reading each wait's receipt takes fewer calls (or `seen` is unknown or ahead).
+ */
+async function minedSince(client: PublicClient, waiters: Set<Waiter>, seen: bigint | undefined, block: bigint): Promise<Waiter[]> {
+  const all = [...waiters];
+  if (seen === undefined || block <= seen || block - seen >= BigInt(all.length)) return all;
+  const numbers = Array.from({ length: Number(block - seen) }, (_, i) => seen + 1n + BigInt(i));
+  const blocks = await Promise.all(numbers.map((blockNumber) => client.getBlock({ blockNumber })));
+  const hashes = new Set(blocks.flatMap((b) => b.transactions.map((h) => h.toLowerCase())));
+  return all.filter((waiter) => hashes.has(waiter.hash.toLowerCase()));
 }
 
 async function poll(client: PublicClient, watcher: Watcher): Promise<void> {
   let seen: bigint | undefined;
   let checkedAt = Date.now();
-  let recheck = false;
+  let interval = POLL_MS;
+  // Waits a new block held whose receipt was not readable yet: read again on the next tick.
+  let unread: Waiter[] = [];
   while (watcher.waiters.size > 0) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, interval));
     // Every wait ended during the sleep (most receipts are found by the first read): no tick to pay for.
     if (watcher.waiters.size === 0) break;
     try {
       const block = await client.getBlockNumber({ cacheTime: 0 });
       const fresh = block !== seen;
-      seen = block;
-      // Once more on the tick after a new block, in case its receipts were not readable yet.
-      if (fresh || recheck || Date.now() - checkedAt >= RECHECK_MS) {
+      let due: Waiter[];
+      if (Date.now() - checkedAt >= RECHECK_MS) {
         checkedAt = Date.now();
-        await Promise.all([...watcher.waiters].map((waiter) => check(client, waiter, true)));
+        due = [...watcher.waiters];
+      } else {
+        due = fresh ? await minedSince(client, watcher.waiters, seen, block) : [];
+        for (const waiter of unread) if (watcher.waiters.has(waiter) && !due.includes(waiter)) due.push(waiter);
       }
-      recheck = fresh;
+      seen = block;
+      interval = fresh ? FAST_POLL_MS : Math.min(POLL_MS, interval * 2);
+      const found = await Promise.all(due.map((waiter) => check(client, waiter, true)));
+      // Only a new block's waits get one more read: a wait already read on the tick before stays for the next block.
+      unread = fresh ? due.filter((_, i) => !found[i]) : [];
     } catch {
       // The node did not answer this tick: keep polling until each wait's own timeout.
+      interval = Math.min(POLL_MS, interval * 2);
     }
   }
   watcher.running = false;

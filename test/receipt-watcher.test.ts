@@ -1,0 +1,99 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createPublicClient, parseEther, parseGwei, type Hex, type PublicClient } from 'viem';
+import { waitForReceipt } from '../src/chains/receipt-watcher.ts';
+import { rpcTransport } from '../src/chains/rpc-transport.ts';
+import { startTestChain, type TestChain } from './helpers/anvil.ts';
+
+/**
+ * Many transactions waiting for their receipts on one chain cost the node one
+ * block read per new block and one receipt read per mined transaction, not a
+ * receipt read per waiting transaction per block (what a busy wallet's RPC
+ * provider bills). The watcher reaches anvil through a proxy that counts the
+ * calls it forwards.
+ */
+
+let chain: TestChain;
+let proxy: http.Server;
+let client: PublicClient;
+const calls = new Map<string, number>();
+
+beforeAll(async () => {
+  chain = await startTestChain(31337);
+  proxy = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    for (const m of [JSON.parse(body)].flat() as { method: string }[]) calls.set(m.method, (calls.get(m.method) ?? 0) + 1);
+    const answer = await fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  client = createPublicClient({ chain: chain.chain, transport: rpcTransport(url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
+});
+
+afterAll(async () => {
+  proxy?.closeAllConnections();
+  await new Promise((resolve) => proxy?.close(resolve));
+  await chain?.stop();
+});
+
+const count = (method: string) => calls.get(method) ?? 0;
+
+describe('waiting for many receipts', () => {
+  test('12 waits mined one block at a time: each resolves with its own receipt, and each block costs one block read, not a read per waiting receipt', async () => {
+    const WAITS = 12;
+    await chain.testClient.setAutomine(false);
+    // One transfer per block: blocks of 21,000 gas.
+    await chain.testClient.request({ method: 'evm_setBlockGasLimit', params: ['0x5208'] } as never);
+    try {
+      const sender = chain.walletClient(1);
+      const hashes: Hex[] = [];
+      for (let i = 0; i < WAITS; i++) {
+        // Full blocks raise the base fee 12.5% each: a fee cap well above it keeps all 12 includable.
+        hashes.push(
+          await sender.sendTransaction({
+            account: chain.account(1),
+            chain: chain.chain,
+            to: chain.account(2).address,
+            value: parseEther('0.001'),
+            gas: 21_000n,
+            maxFeePerGas: parseGwei('100'),
+            maxPriorityFeePerGas: parseGwei('1'),
+          }),
+        );
+      }
+      const waits = hashes.map((hash) => waitForReceipt(client, hash, 20_000));
+      // The first reads right after each wait began have found nothing (nothing is mined yet).
+      await new Promise((r) => setTimeout(r, 200));
+      const receiptsBefore = count('eth_getTransactionReceipt');
+      const blocksBefore = count('eth_getBlockByNumber');
+      for (let i = 0; i < WAITS; i++) {
+        await chain.testClient.mine({ blocks: 1 });
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      const receipts = await Promise.all(waits);
+      expect(receipts.map((r) => r.transactionHash)).toEqual(hashes);
+      for (const receipt of receipts) expect(receipt.status).toBe('success');
+      expect(new Set(receipts.map((r) => r.blockNumber)).size).toBe(WAITS);
+
+      const receiptReads = count('eth_getTransactionReceipt') - receiptsBefore;
+      const blockReads = count('eth_getBlockByNumber') - blocksBefore;
+      // Re-reading every waiting receipt on each new block would take 12 + 11 + … + 1 = 78 reads.
+      expect(receiptReads).toBeGreaterThanOrEqual(WAITS);
+      expect(receiptReads).toBeLessThanOrEqual(2 * WAITS);
+      expect(blockReads).toBeLessThanOrEqual(WAITS + 2);
+    } finally {
+      await chain.testClient.request({ method: 'evm_setBlockGasLimit', params: ['0x1c9c380'] } as never);
+      await chain.testClient.setAutomine(true);
+    }
+  });
+
+  test('a lone wait on a node that mines on arrival resolves with its receipt', async () => {
+    const hash = await chain.walletClient(1).sendTransaction({ account: chain.account(1), chain: chain.chain, to: chain.account(2).address, value: 1n });
+    const receipt = await waitForReceipt(client, hash, 20_000);
+    expect(receipt).toMatchObject({ transactionHash: hash, status: 'success' });
+  });
+});
