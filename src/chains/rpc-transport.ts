@@ -79,6 +79,67 @@ export function rpcTransport(url: string, options: RpcTransportOptions): Transpo
       request.end(body);
     });
 
+  type Answer = Awaited<ReturnType<typeof post>>;
+  type Message = { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+
+  /** A JSON-RPC answer as viem's transport reads it: the result, an RpcRequestError, or an HttpRequestError. */
+  const read = (answer: Answer, data: Message, body: unknown): unknown => {
+    const ok = answer.status >= 200 && answer.status < 300;
+    // As viem's transport: a JSON-RPC error is the node's answer, whatever the status; other non-2xx answers are HTTP failures.
+    const rpcError = data.error && typeof data.error.code === 'number' && typeof data.error.message === 'string';
+    if (!ok && !rpcError)
+      throw new HttpRequestError({ body: body as never, details: JSON.stringify(data.error) || answer.statusText, status: answer.status, url });
+    if (data.error) throw new RpcRequestError({ body: body as never, error: data.error, url });
+    return data.result;
+  };
+
+  /** One POST of `message`; a failure names `shown` (what viem's transport names: the call, or the batch). */
+  const send = async (message: unknown, shown: unknown): Promise<Answer> => {
+    try {
+      return await post(JSON.stringify(message));
+    } catch (error) {
+      if (error instanceof TimeoutError || error instanceof ResponseBodyTooLargeError) throw error;
+      throw new HttpRequestError({ body: shown as never, cause: error as Error, url });
+    }
+  };
+
+  const parse = (answer: Answer, body: unknown): unknown => {
+    try {
+      return JSON.parse(answer.text || '{}');
+    } catch (error) {
+      if (answer.status >= 200 && answer.status < 300) throw new HttpRequestError({ body: body as never, cause: error as Error, url });
+      return { error: answer.text };
+    }
+  };
+
+  /**
+   * Several calls in one JSON-RPC batch, answered in call order: each a result or the error that call
+   * alone would have thrown. A failed POST rejects as one call would; a node that does not answer a batch
+   * with an array (no batch support: one JSON-RPC error for the whole batch) rejects with
+   * BatchUnsupportedError, having run none of the calls; a non-2xx answer without one fails as a call would.
+   */
+  const requestBatch = async (calls: readonly { method: string; params?: unknown }[]): Promise<({ result: unknown } | { error: unknown })[]> => {
+    const body = calls.map(({ method, params }) => ({ jsonrpc: '2.0', id: ++nextId, method, params }));
+    const answer = await send(body, body);
+    const data = parse(answer, body);
+    if (!Array.isArray(data)) {
+      // One error for the whole batch (JSON-RPC 2.0's answer to a batch it will not run), or any answer that is not a list: nothing ran.
+      const error = (data as Message).error;
+      if (!(error && typeof error.code === 'number')) read(answer, data as Message, body);
+      throw new BatchUnsupportedError(url);
+    }
+    const byId = new Map((data as (Message & { id?: unknown })[]).map((m) => [m.id, m]));
+    return body.map((call) => {
+      const message = byId.get(call.id);
+      if (!message) return { error: new HttpRequestError({ body: call, details: 'The batch answer has no entry for this call', status: answer.status, url }) };
+      try {
+        return { result: read(answer, message, call) };
+      } catch (error) {
+        return { error };
+      }
+    });
+  };
+
   return () =>
     createTransport(
       {
@@ -89,28 +150,22 @@ export function rpcTransport(url: string, options: RpcTransportOptions): Transpo
         timeout: options.timeout,
         request: (async ({ method, params }: { method: string; params?: unknown }) => {
           const body = { method, params };
-          let answer: Awaited<ReturnType<typeof post>>;
-          try {
-            answer = await post(JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method, params }));
-          } catch (error) {
-            if (error instanceof TimeoutError || error instanceof ResponseBodyTooLargeError) throw error;
-            throw new HttpRequestError({ body, cause: error as Error, url });
-          }
-          let data: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
-          try {
-            data = JSON.parse(answer.text || '{}');
-          } catch (error) {
-            if (answer.status >= 200 && answer.status < 300) throw new HttpRequestError({ body, cause: error as Error, url });
-            data = { error: answer.text as never };
-          }
-          const ok = answer.status >= 200 && answer.status < 300;
-          // As viem's transport: a JSON-RPC error is the node's answer, whatever the status; other non-2xx answers are HTTP failures.
-          const rpcError = data.error && typeof data.error.code === 'number' && typeof data.error.message === 'string';
-          if (!ok && !rpcError) throw new HttpRequestError({ body, details: JSON.stringify(data.error) || answer.statusText, status: answer.status, url });
-          if (data.error) throw new RpcRequestError({ body, error: data.error, url });
-          return data.result;
+          const answer = await send({ jsonrpc: '2.0', id: ++nextId, method, params }, body);
+          return read(answer, parse(answer, body) as Message, body);
         }) as EIP1193RequestFn,
       },
-      { url },
+      { url, requestBatch },
     );
 }
+
+/** The node answered a JSON-RPC batch with something other than an array: it ran none of the calls. */
+export class BatchUnsupportedError extends Error {
+  constructor(url: string) {
+    super(`${new URL(url).host} does not answer JSON-RPC batches`);
+    this.name = 'BatchUnsupportedError';
+  }
+}
+
+/** The batch call of a client built on rpcTransport (undefined on any other transport). */
+export type RequestBatch = (calls: readonly { method: string; params?: unknown }[]) => Promise<({ result: unknown } | { error: unknown })[]>;
+export const requestBatchOf = (transport: unknown): RequestBatch | undefined => (transport as { requestBatch?: RequestBatch }).requestBatch;

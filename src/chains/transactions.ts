@@ -12,9 +12,11 @@ import {
   type LocalAccount,
   type PublicClient,
 } from 'viem';
+import { buildRequest } from 'viem/utils';
 import type { BroadcastResult, NonceManager } from './nonces.ts';
 import { waitForReceipt } from './receipt-watcher.ts';
 import { isRpcUnreachable, RpcUnavailableError } from './rpc-errors.ts';
+import { BatchUnsupportedError, requestBatchOf } from './rpc-transport.ts';
 
 /**
  * Sign once, store the hash, broadcast, verify (DESIGN "Money paths"). The
@@ -191,8 +193,7 @@ export async function signAndBroadcast(
   const fees = await quote;
   const signFor = (nonce: number, tx: { gas: bigint; to?: Address | null; data?: Hex; value?: bigint }) =>
     account.signTransaction({ type: 'eip1559', chainId, nonce, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, ...tx });
-  let refusal = '';
-  const { signed, result } = await deps.nonces.send(client, account.address, {
+  const { signed, result } = await deps.nonces.send<Signed>(client, account.address, {
     replaceable: options.replaceable ?? false,
     async sign(nonce) {
       const raw = await signFor(nonce, { gas, to: request.to, data: request.data, value: request.value });
@@ -200,12 +201,10 @@ export async function signAndBroadcast(
       await options.onSigned(hash, raw);
       return { hash, raw };
     },
-    async broadcast({ raw }) {
-      const sent = await sendRaw(client, raw);
-      // The node's own words, kept for the error this send may end with.
-      if (sent.refusal) refusal = sent.refusal;
-      return sent.result;
+    async broadcast(signed) {
+      return (await broadcastAll(client, [signed]))[0]!;
     },
+    broadcastGroup: (group) => broadcastAll(client, group),
     async fill(nonce) {
       const moveNothing = { to: account.address, value: 0n };
       const fillGas = await client.estimateGas({ account: account.address, ...moveNothing });
@@ -213,25 +212,67 @@ export async function signAndBroadcast(
     },
   });
   if (result === 'rejected' || result === 'nonce_conflict') {
-    throw new BroadcastRejectedError(`The node rejected the transaction: ${refusal}`, signed.hash);
+    throw new BroadcastRejectedError(`The node rejected the transaction: ${signed.refusal ?? ''}`, signed.hash);
   }
   return signed.hash;
 }
 
-/** One broadcast, classified; a refusal keeps the node's own words (details), never the URL viem puts in the full message. */
-async function sendRaw(client: PublicClient, raw: Hex): Promise<{ result: BroadcastResult; refusal?: string }> {
+/** A send's signed bytes; `refusal` keeps the node's own words when it refused them, for the error the send ends with. */
+interface Signed {
+  hash: Hex;
+  raw: Hex;
+  refusal?: string;
+}
+
+type Sent = { result: BroadcastResult; refusal?: string };
+
+/** How a failed broadcast reads: the node's own words (details), never the URL viem puts in the full message. */
+function sentAfter(error: unknown): Sent {
+  const refusal =
+    error instanceof BaseError
+      ? error.details && error.details !== error.shortMessage
+        ? `${error.shortMessage} (${error.details})`
+        : error.shortMessage
+      : String(error);
+  return { result: broadcastResult(error), refusal };
+}
+
+/** One broadcast, classified. */
+async function sendRaw(client: PublicClient, raw: Hex): Promise<Sent> {
   try {
     await client.sendRawTransaction({ serializedTransaction: raw });
     return { result: 'sent' };
   } catch (error) {
-    const refusal =
-      error instanceof BaseError
-        ? error.details && error.details !== error.shortMessage
-          ? `${error.shortMessage} (${error.details})`
-          : error.shortMessage
-        : String(error);
-    return { result: broadcastResult(error), refusal };
+    return sentAfter(error);
   }
+}
+
+const batchless = new WeakSet<PublicClient>();
+
+/**
+ * Broadcasts in nonce order, each classified (and its refusal kept on it): several in one JSON-RPC batch
+ * when the client's transport sends batches, so they reach the node in order in one round trip (and a
+ * devnet mining on arrival puts them in one block); one at a time, each after the previous was answered,
+ * on a node without batches.
+ */
+async function broadcastAll(client: PublicClient, group: readonly Signed[]): Promise<BroadcastResult[]> {
+  const batch = requestBatchOf(client.transport);
+  let sent: Sent[] = [];
+  if (group.length > 1 && batch && !batchless.has(client)) {
+    try {
+      const answers = await batch(group.map(({ raw }) => ({ method: 'eth_sendRawTransaction', params: [raw] })));
+      // Each refusal mapped as viem maps a single call's (the same error classes, so the same words and outcome).
+      const mapped = buildRequest(async ({ error }: { error: unknown }) => Promise.reject(error), { retryCount: 0 });
+      const viemError = (error: unknown) => mapped({ method: 'eth_sendRawTransaction', error } as never).catch((e: unknown) => e);
+      sent = await Promise.all(answers.map(async (a) => ('error' in a ? sentAfter(await viemError(a.error)) : { result: 'sent' as const })));
+    } catch (error) {
+      if (!(error instanceof BatchUnsupportedError)) sent = group.map(() => sentAfter(error));
+      else batchless.add(client);
+    }
+  }
+  for (const signed of group.slice(sent.length)) sent.push(await sendRaw(client, signed.raw));
+  sent.forEach((s, i) => s.refusal && (group[i]!.refusal = s.refusal));
+  return sent.map((s) => s.result);
 }
 
 const isAlreadyKnown = (error: unknown) => /already known|known transaction|already imported/i.test(String((error as Error)?.message ?? ''));
