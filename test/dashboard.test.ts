@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { fetchJson, rawGet, startTestGateway, type TestGateway } from './helpers/gateway.ts';
@@ -20,6 +22,19 @@ beforeAll(async () => {
   gw = await startTestGateway();
 });
 afterAll(() => gw?.close());
+
+/** A GET whose body is kept as bytes (encoded answers are not decoded). */
+function getBytes(url: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 const tokenOf = (link: string) => new URL(link).hash.replace(/^#token=/, '');
 
@@ -55,6 +70,45 @@ describe('/app', () => {
     const missing = await rawGet(`${gw.url}/app/assets/nope.js`);
     expect(missing.status).toBe(404);
     expect(missing.body).not.toContain('<div id="root">');
+  });
+
+  it('sends its scripts and styles brotli- or gzip-encoded to a browser that asks, the same bytes once decoded, and plain to one that does not', async () => {
+    const html = (await rawGet(`${gw.url}/app`)).body;
+    const assets = [...html.matchAll(/(?:src|href)="(\/app\/assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    for (const asset of assets) {
+      const plain = await getBytes(`${gw.url}${asset}`, {});
+      expect(plain.status).toBe(200);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.headers.vary).toMatch(/accept-encoding/i);
+      for (const [asked, encoding, decode] of [
+        ['gzip, deflate, br', 'br', zlib.brotliDecompressSync],
+        ['gzip', 'gzip', zlib.gunzipSync],
+      ] as const) {
+        const res = await getBytes(`${gw.url}${asset}`, { 'accept-encoding': asked });
+        expect(res.status, asset).toBe(200);
+        expect(res.headers['content-encoding']).toBe(encoding);
+        expect(res.headers['content-type']).toBe(plain.headers['content-type']);
+        expect(res.headers['cache-control']).toContain('immutable');
+        expect(res.headers.vary).toMatch(/accept-encoding/i);
+        expect(res.body.length).toBeLessThan(plain.body.length / 2);
+        expect(decode(res.body).equals(plain.body)).toBe(true);
+        // A browser revalidating its copy gets a 304 without the bytes.
+        const again = await getBytes(`${gw.url}${asset}`, { 'accept-encoding': asked, 'if-none-match': String(res.headers.etag) });
+        expect(again.status).toBe(304);
+        expect(again.body.length).toBe(0);
+      }
+      // Refusing both encodings gets the plain file.
+      const refused = await getBytes(`${gw.url}${asset}`, { 'accept-encoding': 'br;q=0, gzip;q=0' });
+      expect(refused.headers['content-encoding']).toBeUndefined();
+      expect(refused.body.equals(plain.body)).toBe(true);
+    }
+    // Names outside the build are not looked for, encoded or not.
+    for (const name of ['nope.js', '..%2F..%2Fpackage.json', '%2E%2E/index.html', '../index.html']) {
+      const res = await getBytes(`${gw.url}/app/assets/${name}`, { 'accept-encoding': 'br, gzip' });
+      expect(res.headers['content-encoding'], name).toBeUndefined();
+      expect(res.body.toString(), name).not.toContain('"name": "flowgate"');
+    }
   });
 
   it('the committed build matches the source (run `npm run build:web` after changing web/)', () => {
