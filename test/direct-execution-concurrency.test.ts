@@ -92,6 +92,28 @@ async function signedSince(start: number): Promise<number> {
 }
 
 /**
+ * 16 transfers at once, the first one's broadcast held at the node's door until all 16 are signed and
+ * stored; all must mine with consecutive nonces. The number of broadcasts each request carried since.
+ */
+async function sixteenBehindAHeldBroadcast(): Promise<number[]> {
+  const start = await pendingNonce();
+  let release!: () => void;
+  hold = new Promise((r) => (release = r));
+  const seen = broadcastRequests.length;
+  try {
+    const pending = Array.from({ length: 16 }, () => transfer());
+    await until('16 transfers are signed and stored', async () => (await signedSince(start)) === 16);
+    release();
+    const records = (await Promise.all(pending)).map((r) => r.body);
+    expect(await nonces(records)).toEqual(consecutive(start, 16));
+    return broadcastRequests.slice(seen);
+  } finally {
+    hold = undefined;
+    release();
+  }
+}
+
+/**
  * Every nonce from `start` to the wallet's mined count is mined: those not in `used` (the completed
  * transfers') by a zero-value transfer from the wallet to itself (a filled gap), and nothing is left pending.
  */
@@ -184,22 +206,7 @@ describe('16 concurrent transfers from one wallet', () => {
   test.skipIf(sharedNonces)(
     'sends signed while an earlier broadcast is answered go out together: one request carries all 15, and all mine with consecutive nonces',
     async () => {
-      const start = await pendingNonce();
-      let release!: () => void;
-      hold = new Promise((r) => (release = r));
-      const seen = broadcastRequests.length;
-      try {
-        const pending = Array.from({ length: 16 }, () => transfer());
-        // The first broadcast is held at the node's door until the other 15 are signed and stored.
-        await until('16 transfers are signed and stored', async () => (await signedSince(start)) === 16);
-        release();
-        const records = (await Promise.all(pending)).map((r) => r.body);
-        expect(await nonces(records)).toEqual(consecutive(start, 16));
-        expect(broadcastRequests.slice(seen)).toEqual([1, 15]);
-      } finally {
-        hold = undefined;
-        release();
-      }
+      expect(await sixteenBehindAHeldBroadcast()).toEqual([1, 15]);
     },
   );
 
@@ -292,27 +299,16 @@ describe('16 concurrent transfers from one wallet', () => {
 
   // Last in the file: the gateway remembers that this node takes no batches.
   test.skipIf(sharedNonces)('a node that does not answer JSON-RPC batches gets a group one broadcast at a time, in nonce order: all 16 mine', async () => {
-    const start = await pendingNonce();
-    let release!: () => void;
-    hold = new Promise((r) => (release = r));
     refuseBatches = true;
-    const seen = broadcastRequests.length;
     try {
-      const pending = Array.from({ length: 16 }, () => transfer());
-      await until('16 transfers are signed and stored', async () => (await signedSince(start)) === 16);
-      release();
-      const records = (await Promise.all(pending)).map((r) => r.body);
-      expect(await nonces(records)).toEqual(consecutive(start, 16));
       // The refused batch ran nothing; its 15 went out one by one.
-      expect(broadcastRequests.slice(seen)).toEqual([1, 15, ...Array(15).fill(1)]);
+      expect(await sixteenBehindAHeldBroadcast()).toEqual([1, 15, ...Array(15).fill(1)]);
       // And the next group goes one by one from the start.
       const after = broadcastRequests.length;
       await Promise.all(Array.from({ length: 4 }, () => transfer()));
       expect(broadcastRequests.slice(after).every((n) => n === 1)).toBe(true);
     } finally {
-      hold = undefined;
       refuseBatches = false;
-      release();
     }
   });
 });
