@@ -53,7 +53,9 @@ export function viemTransfers(nodeUrl: string, addressIndex: number, to: Address
   return (seconds, callers) =>
     timedLoop(seconds, callers, async () => {
       const hash = await wallet.sendTransaction({ to, value: parseEther('0.000001') });
-      return (await wallet.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status === 'success';
+      // Bounded: anvil can leave a transaction that arrived out of nonce order queued for good (seen once
+      // under viem's concurrent sends), and the row then ends with failures instead of hanging the bench.
+      return (await wallet.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })).status === 'success';
     });
 }
 
