@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import express, { Router, type RequestHandler, type Response } from 'express';
 import { onlyUnder } from './path-gate.ts';
@@ -38,14 +39,29 @@ function secure(res: Response) {
 
 const COMPRESSIBLE = /^[\w-][\w.-]*\.(js|css|svg|json|map|txt)$/;
 
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
 /**
  * The build's text assets (about 116 KB of scripts and styles) brotli- or gzip-encoded for a browser that
- * asks: each compressed once, on its first request, and kept. Only the files the build holds are
- * considered (listed once), so a request for any other name costs nothing and is never cached.
+ * asks: each compressed once, on its first request, on libuv's thread pool (brotli's best setting takes
+ * tens of milliseconds a file), and kept. Only the files the build holds are considered (listed once), so
+ * a request for any other name costs nothing and is never cached.
  */
 function compressedAssets(dir: string): RequestHandler {
   let files: Set<string> | undefined;
-  const cache = new Map<string, { br: Buffer; gzip: Buffer }>();
+  const cache = new Map<string, Promise<{ br: Buffer; gzip: Buffer }>>();
+  const compressed = (name: string) => {
+    let entry = cache.get(name);
+    if (!entry) {
+      entry = fs.promises
+        .readFile(path.join(dir, name))
+        .then(async (raw) => ({ br: await brotli(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }), gzip: await gzip(raw, { level: 9 }) }));
+      cache.set(name, entry);
+      entry.catch(() => cache.delete(name));
+    }
+    return entry;
+  };
   return (req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     const name = req.path.slice(1);
@@ -54,23 +70,23 @@ function compressedAssets(dir: string): RequestHandler {
     // brotli when the browser takes it (smaller), whatever order it lists them in.
     const encoding = req.acceptsEncodings('br') === 'br' ? 'br' : req.acceptsEncodings('gzip') === 'gzip' ? 'gzip' : undefined;
     if (!encoding) return next();
-    let entry = cache.get(name);
-    if (!entry) {
-      const raw = fs.readFileSync(path.join(dir, name));
-      entry = { br: zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }), gzip: zlib.gzipSync(raw, { level: 9 }) };
-      cache.set(name, entry);
-    }
-    const body = entry[encoding];
-    // The name carries the content hash; the tag adds the encoding.
-    const etag = `"${name}.${encoding}"`;
-    res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-    res.setHeader('Vary', 'Accept-Encoding');
-    res.setHeader('ETag', etag);
-    res.type(path.extname(name));
-    if (req.headers['if-none-match'] === etag) return void res.status(304).end();
-    res.setHeader('Content-Encoding', encoding);
-    res.setHeader('Content-Length', body.length);
-    res.status(200).end(req.method === 'HEAD' ? undefined : body);
+    compressed(name).then(
+      (entry) => {
+        const body = entry[encoding];
+        // The name carries the content hash; the tag adds the encoding.
+        const etag = `"${name}.${encoding}"`;
+        res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+        res.setHeader('Vary', 'Accept-Encoding');
+        res.setHeader('ETag', etag);
+        res.type(path.extname(name));
+        if (req.headers['if-none-match'] === etag) return void res.status(304).end();
+        res.setHeader('Content-Encoding', encoding);
+        res.setHeader('Content-Length', body.length);
+        res.status(200).end(req.method === 'HEAD' ? undefined : body);
+      },
+      // Unreadable or not compressible after all: the plain file, from express.static below.
+      () => next(),
+    );
   };
 }
 
