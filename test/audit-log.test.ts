@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { newSignedInUser, switchTo, type SignedInUser } from './helpers/members.ts';
-import { AUDIT_CSV_COLUMNS, auditRowsToCsv } from '../src/org/audit-log-query.ts';
+import { AUDIT_CSV_COLUMNS, auditRowsToCsv, queryAuditLog } from '../src/org/audit-log-query.ts';
+import { recordAudit } from '../src/org/audit-log.ts';
 
 /** The audit log over real HTTP: rows for membership changes, who may read it, paging, append-only, no secrets. */
 
@@ -190,6 +191,21 @@ describe('audit log', () => {
       expect(table).not.toContain(secret);
       expect(answer).not.toContain(secret);
     }
+  });
+
+  it('lists rows written within the same millisecond newest first, in the order they were written', async () => {
+    const { owner } = await history();
+    const orgId = owner.ownOrganizationId;
+    // Back to back, so most pairs land in one millisecond (the random row id used to decide their order).
+    const written: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const target = `same-ms-${i}`;
+      await recordAudit(gw.gateway.services.store, { organizationId: orgId, actor: { kind: 'cli' }, action: 'invitation_created', target });
+      written.push(target);
+    }
+    const { rows } = await queryAuditLog(gw.gateway.services.store, orgId, { limit: 100, action: 'invitation_created' });
+    const ours = rows.map((r) => r.target).filter((t): t is string => Boolean(t?.startsWith('same-ms-')));
+    expect(ours).toEqual([...written].reverse());
   });
 
   describe('export', () => {
