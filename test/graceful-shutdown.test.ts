@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Hex } from 'viem';
+import { parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv } from './helpers/gateway.ts';
@@ -12,19 +12,20 @@ import { browserClient, signIn } from './helpers/session.ts';
  * SIGTERM on a serving gateway (a deploy, a scale-down): it stops taking
  * connections at once, a transfer waiting for its receipt still gets its
  * answer and its record, and an open event stream is ended rather than
- * holding the stop until the grace runs out.
+ * holding the stop until the grace runs out. With no grace it closes at once.
  */
 
 let chain: TestChain;
 let gateway: SpawnedGateway | undefined;
 let ownerKey: string;
 let dataDir: string;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   // No mining until the test mines: a transfer waits for its receipt as long as the test wants.
   chain = await startTestChain(31337, ['--no-mining']);
   dataDir = tempDir();
-  const env = {
+  env = {
     ...(await testDatabaseEnv(dataDir, undefined)),
     FLOWGATE_MASTER_KEY: 'ef'.repeat(32),
     FLOWGATE_RPC_URL_31337: chain.url,
@@ -107,4 +108,36 @@ test('SIGTERM stops new connections, lets transfers in flight finish with their 
   } finally {
     await store.destroy();
   }
+});
+
+test('FLOWGATE_SHUTDOWN_GRACE_MS=0: SIGTERM closes at once; a transfer still waiting for its receipt is cut off, and its record keeps the hash for recovery', async () => {
+  // The test above used the default daily cap.
+  gateway = await spawnGateway({ ...env, FLOWGATE_SHUTDOWN_GRACE_MS: '0', EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('1').toString() }, { dataDir });
+  const wallet = (await fetchJson(`${gateway.url}/api/user/wallet`, { key: ownerKey })).body.walletAddress as Hex;
+  const before = await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' });
+  const transfer = fetchJson(`${gateway.url}/api/execute/transfer`, {
+    method: 'POST',
+    key: ownerKey,
+    body: JSON.stringify({ chainId: 31337, recipientAddress: randomAddress(), amount: '0.01' }),
+  }).then(
+    (answer) => `answered ${answer.status}: ${JSON.stringify(answer.body)}`,
+    () => 'cut',
+  );
+  let settled: string | undefined;
+  void transfer.then((outcome) => (settled = outcome));
+  while ((await chain.publicClient.getTransactionCount({ address: wallet, blockTag: 'pending' })) === before) {
+    expect(settled).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // Nothing is mined: with any grace the process would wait for this receipt (600 s in the test above).
+  await gateway.stop();
+  expect(await transfer).toBe('cut');
+  const store = await openTestStoreFor(dataDir);
+  try {
+    const rows = await store.selectFrom('direct_executions').select(['status', 'transaction_hash']).orderBy('created_at', 'desc').execute();
+    expect(rows[0]).toMatchObject({ status: 'pending', transaction_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+  } finally {
+    await store.destroy();
+  }
+  await chain.testClient.mine({ blocks: 1 });
 });
