@@ -249,6 +249,10 @@ async function sendRaw(client: PublicClient, raw: Hex): Promise<Sent> {
 
 const batchless = new WeakSet<PublicClient>();
 
+/** A batch entry's error mapped as viem maps a single call's (the same error classes, so the same words and outcome). */
+const rethrowAsViem = buildRequest(async ({ error }: { error: unknown }) => Promise.reject(error), { retryCount: 0 });
+const asViemError = (error: unknown) => rethrowAsViem({ method: 'eth_sendRawTransaction', error } as never).catch((e: unknown) => e);
+
 /**
  * Broadcasts in nonce order, each classified (and its refusal kept on it): several in one JSON-RPC batch
  * when the client's transport sends batches, so they reach the node in order in one round trip (and a
@@ -261,10 +265,7 @@ async function broadcastAll(client: PublicClient, group: readonly Signed[]): Pro
   if (group.length > 1 && batch && !batchless.has(client)) {
     try {
       const answers = await batch(group.map(({ raw }) => ({ method: 'eth_sendRawTransaction', params: [raw] })));
-      // Each refusal mapped as viem maps a single call's (the same error classes, so the same words and outcome).
-      const mapped = buildRequest(async ({ error }: { error: unknown }) => Promise.reject(error), { retryCount: 0 });
-      const viemError = (error: unknown) => mapped({ method: 'eth_sendRawTransaction', error } as never).catch((e: unknown) => e);
-      sent = await Promise.all(answers.map(async (a) => ('error' in a ? sentAfter(await viemError(a.error)) : { result: 'sent' as const })));
+      sent = await Promise.all(answers.map(async (a) => ('error' in a ? sentAfter(await asViemError(a.error)) : { result: 'sent' as const })));
     } catch (error) {
       if (!(error instanceof BatchUnsupportedError)) sent = group.map(() => sentAfter(error));
       else batchless.add(client);
