@@ -21,6 +21,7 @@ import type { Services } from './services.ts';
 import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
+import { checkpointInBackground } from './store/checkpointer.ts';
 import { createPgBus } from './store/pg-bus.ts';
 import { tryHoldSessionLock } from './store/postgres.ts';
 import { DEVNET_CHAIN_ID } from './chains/devnet/test-usdc.ts';
@@ -160,10 +161,14 @@ export async function openServingRuntime(config: Config, options: { mintOwnerKey
     await devnet?.stop();
     throw error;
   }
+  // A long-lived process: its SQLite checkpoints move off the event loop (src/store/checkpointer.ts).
+  const { opened } = storeOutcome.value;
+  const checkpointer = opened.kind === 'sqlite' ? checkpointInBackground(opened.sqlite) : undefined;
   return {
     ...runtime,
     firstStart,
     async close() {
+      await checkpointer?.close();
       await runtime.close();
       await devnet?.stop();
     },
