@@ -6,7 +6,7 @@ import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { Mppx, evm } from 'mppx/client';
-import { Receipt } from 'mppx';
+import { Credential, Receipt } from 'mppx';
 import { McpClient } from 'mppx/mcp/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -296,6 +296,35 @@ describe('paying with MPP (mppx/client)', () => {
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ executionId: body.executionId, paymentReplay: true });
     expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+  });
+
+  it('refuses a tampered credential before claiming its payment, and its untampered twin then pays', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    // mppx signs for the challenge; the paid request is held back, so the credential has never reached the gateway.
+    let held: string | undefined;
+    const holding: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      held ??= request.headers.get('authorization') ?? undefined;
+      return held ? new Response(null, { status: 418 }) : fetch(request);
+    };
+    expect((await devnetMppx(payer, usdc, holding).fetch(url('microtip'), post())).status).toBe(418);
+    const credential = Credential.deserialize(held!);
+    const payload = credential.payload as { signature: string };
+    const tampered = Credential.serialize({
+      ...credential,
+      payload: { ...payload, signature: payload.signature.slice(0, -4) + (payload.signature.endsWith('1b') ? '1c1c' : '1b1b') },
+    });
+    const send = (authorization: string) => fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', authorization } });
+
+    const bad = await send(tampered);
+    expect(bad.status).toBe(402);
+    expect(bad.body.reason).toMatch(/verification failed/);
+    const good = await send(held!);
+    expect(good.status).toBe(200);
+    expect(good.body).toMatchObject({ status: 'success', output: { result: { thanks: true } } });
+    expect(good.body.paymentReplay).toBeFalsy();
+    expect(await balance(payer.address)).toBe(before - 10000n);
   });
 
   it('refuses a credential minted for another workflow', async () => {

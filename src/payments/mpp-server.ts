@@ -8,20 +8,68 @@ import type { PaymentSettings, TokenInfo } from './settings.ts';
  * use and kept.
  */
 
+/** How long a successful validation of one exact credential answers for it again (at most until its validBefore). */
+const VALIDATED_MS = 30_000;
+/** At most this many remembered validations; the oldest go first. */
+const VALIDATED_MAX = 10_000;
+
+type Validating = { validate?: ((parameters: never) => Promise<unknown>) | undefined };
+type ValidateArgs = { credential: { payload?: unknown } };
+
+/**
+ * mppx validates a credential when asked (before the payment is claimed) and
+ * again inside broadcastCredential, and each validation recovers the signer
+ * (secp256k1 recovery, about 2.6 ms of CPU here): a paid call paid for it
+ * twice, besides the facilitator's own verification. A second validation of
+ * the exact same credential (every field, signature included) within
+ * VALIDATED_MS, and before the authorization's validBefore, is answered by the
+ * first. Only successes are remembered. The settlement is still decided by
+ * the facilitator's verification and by the chain.
+ */
+export function validatingOnce<M extends Validating>(method: M): M {
+  const validate = method.validate as ((parameters: ValidateArgs) => Promise<unknown>) | undefined;
+  if (!validate) return method;
+  const validated = new Map<string, { until: number; result: Promise<unknown> }>();
+  return {
+    ...method,
+    validate(parameters: ValidateArgs) {
+      const key = JSON.stringify(parameters.credential);
+      const now = Date.now();
+      const seen = validated.get(key);
+      if (seen && now < seen.until) return seen.result;
+      // Oldest first: drop expired ones from the front (one with an earlier validBefore waits for its turn or the cap).
+      for (const [k, v] of validated) {
+        if (now < v.until) break;
+        validated.delete(k);
+      }
+      const result = validate(parameters);
+      const payload = parameters.credential.payload as { validBefore?: unknown } | undefined;
+      const validBeforeMs = Number(payload?.validBefore) * 1000;
+      validated.delete(key);
+      validated.set(key, { until: Math.min(now + VALIDATED_MS, Number.isFinite(validBeforeMs) ? validBeforeMs : 0), result });
+      if (validated.size > VALIDATED_MAX) validated.delete(validated.keys().next().value!);
+      result.catch(() => validated.get(key)?.result === result && validated.delete(key));
+      return result;
+    },
+  };
+}
+
 function createMpp(settings: PaymentSettings, facilitator: Facilitator, token: TokenInfo, recipient: `0x${string}`) {
   return Mppx.create({
     realm: settings.realm,
     secretKey: settings.mppSecretKey,
     methods: [
-      evm.charge({
-        currency: token.address,
-        chainId: settings.chainId,
-        decimals: token.decimals,
-        recipient,
-        authorization: { name: token.name, version: token.version },
-        // mppx's facilitator type is a structural twin of x402's (its `extra` optional); the object is the same one.
-        x402: { facilitator: facilitator as unknown as NonNullable<NonNullable<Parameters<typeof evm.charge>[0]['x402']>['facilitator']> },
-      }),
+      validatingOnce(
+        evm.charge({
+          currency: token.address,
+          chainId: settings.chainId,
+          decimals: token.decimals,
+          recipient,
+          authorization: { name: token.name, version: token.version },
+          // mppx's facilitator type is a structural twin of x402's (its `extra` optional); the object is the same one.
+          x402: { facilitator: facilitator as unknown as NonNullable<NonNullable<Parameters<typeof evm.charge>[0]['x402']>['facilitator']> },
+        }),
+      ),
     ],
   });
 }
