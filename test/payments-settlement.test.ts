@@ -94,7 +94,7 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
 
     const x402Payers = await Promise.all(Array.from({ length: 6 }, fundedPayer));
     const mppPayers = await Promise.all(Array.from({ length: 4 }, fundedPayer));
-    const before = { count: count('eth_getTransactionCount'), call: count('eth_call'), send: count('eth_sendRawTransaction') };
+    const before = { count: count('eth_getTransactionCount'), call: count('eth_call'), code: count('eth_getCode'), send: count('eth_sendRawTransaction') };
     const paid = await Promise.all([...x402Payers.map(payX402), ...mppPayers.map(payMpp)]);
 
     // No settlement read the facilitator's nonce from the node: they were counted in the process.
@@ -102,6 +102,8 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
     // One transaction per payment (no nonce collision retried), one on-chain simulation per payment (verify once).
     expect(count('eth_sendRawTransaction') - before.send).toBe(paid.length);
     expect(count('eth_call') - before.call).toBe(paid.length);
+    // One read of the payer's code per payment: x402's two reads, and the one started ahead of them, share it.
+    expect(count('eth_getCode') - before.code).toBe(paid.length);
 
     const facilitator = gw.gateway.services.payments.facilitatorAddress!;
     const txs = await Promise.all(paid.map(({ hash }) => chain.publicClient.getTransaction({ hash })));

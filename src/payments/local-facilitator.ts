@@ -3,6 +3,7 @@ import {
   createWalletClient,
   encodeFunctionData,
   getAddress,
+  isAddress,
   isAddressEqual,
   parseErc6492Signature,
   parseEventLogs,
@@ -142,7 +143,8 @@ export function createLocalFacilitator(
    * x402's verification recovers the signer (secp256k1, about 3-4 ms of CPU here) and only then simulates the
    * transfer on chain. verify() starts that same simulation first, so the node works on it during the recovery;
    * x402's read of it is answered by that call (once, and only within SIMULATION_AHEAD_MS). x402 still decides on
-   * its result: nothing it checks is skipped.
+   * its result: nothing it checks is skipped. Its first step, a read of the payer's code, is started here too, so
+   * that round trip overlaps the simulation's instead of preceding it (answered by the same read, see CODE_MS).
    */
   const simulationsAhead = new Map<string, Promise<unknown>>();
   const simulationKey = (address: string, data: Hex) => `${address.toLowerCase()}:${data}`;
@@ -159,6 +161,7 @@ export function createLocalFacilitator(
   }) as typeof wallet.readContract;
   const simulateAhead = (payload: PaymentPayload, requirements: PaymentRequirements) => {
     const transfer = eip3009(payload);
+    if (transfer && isAddress(transfer.authorization.from)) getCode({ address: getAddress(transfer.authorization.from) }).catch(() => {});
     // A smart wallet's (ERC-1271 or ERC-6492) signature is checked another way first: left to x402 as it is.
     const args = transfer && ecdsaTransferArgs(transfer);
     // Bounded like the verifications: a flood of payments never taken up by x402 cannot grow it without limit.
