@@ -41,48 +41,98 @@ function callersProcess<R>(spec: CallerSpec): Promise<R & { gatewayCpuMs?: numbe
   });
 }
 
-export async function benchPayments(seconds: number, connections: number): Promise<void> {
-  const { gateway, url, close, node } = await startDevnetGateway();
-  const devnet = gateway.services.devnet!;
-  const usdc = devnet.usdcAddress as Hex;
+/** Rounds of the four measured rows (the concurrency probe runs once). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_PAID_ROUNDS ?? 3));
 
-  // One payer per concurrent caller and kind, funded well beyond what the run can spend at $0.01 a call.
-  const payers = async (count: number): Promise<Hex[]> => {
-    const keys = Array.from({ length: count }, () => generatePrivateKey());
-    for (const key of keys) await devnet.fund(privateKeyToAccount(key).address, { eth: '1', usdc: '100000' });
-    return keys;
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/** Each figure the median of its rounds; failures summed; the rounds' p50s kept for the table. */
+function medianRow(rows: (CallerResult & { gatewayCpuMs?: number })[]) {
+  const of = (pick: (row: (typeof rows)[number]) => number) => median(rows.map(pick));
+  return {
+    perSecond: of((r) => r.perSecond),
+    p50: of((r) => r.p50),
+    p99: of((r) => r.p99),
+    gatewayCpuMs: of((r) => r.gatewayCpuMs ?? 0),
+    failures: rows.reduce((sum, r) => sum + r.failures, 0),
+    lastFailure:
+      rows
+        .map((r) => r.lastFailure)
+        .filter(Boolean)
+        .at(-1) ?? '',
+    p50s: rows.map((r) => r.p50),
   };
-  const spec = async (kind: CallerKind, count: number, probe = false): Promise<CallerSpec> => ({
-    kind,
-    url,
-    rpcUrl: node.url,
-    usdc,
-    keys: await payers(count),
-    seconds,
-    freeSlug: FREE_SLUG,
-    paidSlug: PAID_SLUG,
-    probe,
-  });
+}
 
+type Spec = (kind: CallerKind, count: number, probe?: boolean) => Promise<CallerSpec>;
+
+/**
+ * Runs `work` against a gateway on a fresh anvil devnet. anvil's cost per block grows with its chain
+ * (a lone transaction's receipt took 6 ms in a first round and 11 ms two rounds later), so every
+ * round starts from block 0 and the rows of a round meet the same chain.
+ */
+async function onFreshDevnet<T>(seconds: number, work: (spec: Spec) => Promise<T>): Promise<T> {
+  const { gateway, url, close, node } = await startDevnetGateway();
+  try {
+    const devnet = gateway.services.devnet!;
+    const usdc = devnet.usdcAddress as Hex;
+    // One payer per concurrent caller and kind, funded well beyond what the run can spend at $0.01 a call.
+    const payers = async (count: number): Promise<Hex[]> => {
+      const keys = Array.from({ length: count }, () => generatePrivateKey());
+      for (const key of keys) await devnet.fund(privateKeyToAccount(key).address, { eth: '1', usdc: '100000' });
+      return keys;
+    };
+    return await work(async (kind, count, probe = false) => ({
+      kind,
+      url,
+      rpcUrl: node.url,
+      usdc,
+      keys: await payers(count),
+      seconds,
+      freeSlug: FREE_SLUG,
+      paidSlug: PAID_SLUG,
+      probe,
+    }));
+  } finally {
+    await close();
+  }
+}
+
+export async function benchPayments(seconds: number, connections: number): Promise<void> {
   // Concurrency probe: `connections` paid calls at once per protocol, from distinct payers; every one must settle
   // (the in-process facilitator's settlements all come from one account: they are pipelined with locally counted nonces).
-  const probeX402 = await callersProcess<ProbeResult>(await spec('x402', connections, true));
-  const probeMpp = await callersProcess<ProbeResult>(await spec('mpp', connections, true));
+  const [probeX402, probeMpp] = await onFreshDevnet(seconds, async (spec) => [
+    await callersProcess<ProbeResult>(await spec('x402', connections, true)),
+    await callersProcess<ProbeResult>(await spec('mpp', connections, true)),
+  ]);
   // Measured rows run at `paidConnections` (all callers unless BENCH_PAID_CONNECTIONS says otherwise);
   // the free baseline runs at the same concurrency so the p50 ratio compares like with like.
   const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? connections));
-  const row = async (kind: CallerKind) => callersProcess<CallerResult>(await spec(kind, paidConnections));
-  const rawRow = await row('raw');
-  const freeRow = await row('free');
-  const x402Row = await row('x402');
-  const mppRow = await row('mpp');
+  // The four rows run in turn, ROUNDS times (BENCH_PAID_ROUNDS, default 3), each round on a fresh devnet, and each
+  // figure is the median of its rounds: one round's paid minus free moved by several ms from run to run here.
+  const rounds: Record<CallerKind, (CallerResult & { gatewayCpuMs?: number })[]> = { raw: [], free: [], x402: [], mpp: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    await onFreshDevnet(seconds, async (spec) => {
+      for (const kind of ['raw', 'free', 'x402', 'mpp'] as const) rounds[kind].push(await callersProcess<CallerResult>(await spec(kind, paidConnections)));
+    });
+  }
+  const [rawRow, freeRow, x402Row, mppRow] = (['raw', 'free', 'x402', 'mpp'] as const).map((kind) => medianRow(rounds[kind]));
 
   console.log(
     `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row; ` +
       `one payer account per caller and protocol; ` +
-      `free ${FREE_SLUG} vs $0.01 ${PAID_SLUG}, both one code step; a paid sample = 402 + sign + verify + settle on chain + run)\n`,
+      `free ${FREE_SLUG} vs $0.01 ${PAID_SLUG}, both one code step; a paid sample = 402 + sign + verify + settle on chain + run; ` +
+      `medians of ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a fresh devnet)\n`,
   );
-  console.log(['| call | calls/s | p50 ms | p99 ms | p50 vs free | gateway CPU ms/call | failures |', '|---|---:|---:|---:|---:|---:|---:|'].join('\n'));
+  console.log(
+    ['| call | calls/s | p50 ms | p99 ms | p50 vs free | gateway CPU ms/call | failures | p50 of each round |', '|---|---:|---:|---:|---:|---:|---:|---|'].join(
+      '\n',
+    ),
+  );
   for (const [name, row] of [
     [`one devnet transaction, raw viem (anchor for paid minus free)`, rawRow],
     [`free: POST /api/mcp/workflows/${FREE_SLUG}/call (baseline)`, freeRow],
@@ -90,12 +140,16 @@ export async function benchPayments(seconds: number, connections: number): Promi
     [`paid with MPP (mppx/client): ${PAID_SLUG}`, mppRow],
   ] as const) {
     console.log(
-      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : (row.gatewayCpuMs ?? 0).toFixed(2)} | ${row.failures} |`,
+      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : row.gatewayCpuMs.toFixed(2)} | ${row.failures} | ${row.p50s.join(' · ')} |`,
     );
   }
-  const over = (row: typeof freeRow) => (row.p50 - freeRow.p50).toFixed(1);
+  // Paired within each round (the rows of one round run minutes apart at most), then the median of the pairs.
+  const over = (kind: 'x402' | 'mpp') => {
+    const pairs = rounds[kind].map((paid, i) => paid.p50 - rounds.free[i]!.p50);
+    return `${median(pairs).toFixed(1)} ms (rounds: ${pairs.map((d) => d.toFixed(1)).join(' · ')})`;
+  };
   console.log(
-    `\nPaid minus free at p50: x402 ${over(x402Row)} ms, MPP ${over(mppRow)} ms; one devnet transaction: ${rawRow.p50} ms (goal: paid minus free ≤ that + 10 ms)`,
+    `\nPaid minus free at p50: x402 ${over('x402')}, MPP ${over('mpp')}; one devnet transaction: ${rawRow.p50} ms (goal: paid minus free ≤ that + 10 ms)`,
   );
   const lastFailure =
     [probeX402, probeMpp, x402Row, mppRow]
@@ -106,8 +160,6 @@ export async function benchPayments(seconds: number, connections: number): Promi
     `\nConcurrency probe (${connections} paid calls at once, distinct payers): ${probeX402.refused}/${connections} x402 and ${probeMpp.refused}/${connections} MPP calls refused` +
       (lastFailure ? ` (last refusal: ${lastFailure.replace(/\s+/g, ' ').slice(0, 160)})` : ''),
   );
-
-  await close();
 }
 
 // `node --import tsx bench/payments.ts` runs this table alone.
