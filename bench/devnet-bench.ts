@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createWalletClient, http, parseEther, publicActions, type Address } from 'viem';
-import { mnemonicToAccount, nonceManager } from 'viem/accounts';
+import { mnemonicToAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { startAnvil, type AnvilNode } from '../src/chains/anvil.ts';
 import { loadConfig } from '../src/config.ts';
 import { createGateway, type Gateway } from '../src/gateway.ts';
@@ -42,6 +43,9 @@ export async function timedLoop(seconds: number, connections: number, iteration:
  * the receipt) from one of anvil's prefunded accounts, `callers` at a time.
  */
 export function viemTransfers(nodeUrl: string, addressIndex: number, to: Address): (seconds: number, callers: number) => Promise<Sample> {
+  // A nonce manager of its own: viem's shared one is keyed by address and chain id, which every fresh devnet
+  // repeats, so it would carry the last devnet's nonces into the next one (sends stuck in anvil's queue).
+  const nonceManager = createNonceManager({ source: jsonRpc() });
   const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex, nonceManager });
   const chain = {
     id: 31337,
