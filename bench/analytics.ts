@@ -22,6 +22,7 @@ import { newId, newSortableId } from '../src/ids.ts';
 import { sessionCookieName } from '../src/auth/session-cookie.ts';
 import type { Store } from '../src/store/db.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
+import { median } from './stats.ts';
 import type { BrowserContext } from 'playwright-core';
 
 const WORKFLOW_RUNS = 800_000;
@@ -288,11 +289,6 @@ interface Trial {
   assets: { type: string; bytes: number }[];
   firstPageJson: number;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 /** One cold visit (a fresh browser context: no cache, no service state) to the Runs page. */
 async function runsPageTrial(context: BrowserContext, url: string): Promise<Trial> {

@@ -70,6 +70,16 @@ export interface DevnetGateway {
   close(): Promise<void>;
 }
 
+/** `work` against a gateway on a fresh devnet (startDevnetGateway), closed after it whatever happens. */
+export async function withDevnetGateway<T>(env: Record<string, string>, work: (devnet: DevnetGateway) => Promise<T>): Promise<T> {
+  const started = await startDevnetGateway(env);
+  try {
+    return await work(started);
+  } finally {
+    await started.close();
+  }
+}
+
 /** A gateway (rate limits off) whose devnet is a fresh anvil; `env` adds configuration. */
 export async function startDevnetGateway(env: Record<string, string> = {}): Promise<DevnetGateway> {
   const node = await startAnvil({ chainId: 31337 });

@@ -9,15 +9,14 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseEther } from 'viem';
-import { startDevnetGateway, viemTransfers, type Sample } from './devnet-bench.ts';
+import { viemTransfers, withDevnetGateway, type Sample } from './devnet-bench.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
 
 const IN_FLIGHT = 16;
 
 /** A gateway (and its devnet) for one concurrency level, and the two kinds of row measured on it. */
 async function onFreshDevnet<T>(seconds: number, work: (rows: { viem: (callers: number) => Promise<Sample>; gateway: GatewayLoop }) => Promise<T>): Promise<T> {
-  const { node, gateway, url, close } = await startDevnetGateway({ EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('1000').toString() });
-  try {
+  return withDevnetGateway({ EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('1000').toString() }, async ({ node, gateway, url }) => {
     const headers = { authorization: `Bearer ${gateway.firstStart!.ownerKey}`, 'content-type': 'application/json' };
     // Baseline: the same transfer with viem alone (sign, send, wait for the receipt), one sender, same concurrency.
     const viem = (callers: number) => viemTransfers(node.url, 5, TO)(seconds, callers);
@@ -29,10 +28,8 @@ async function onFreshDevnet<T>(seconds: number, work: (rows: { viem: (callers: 
       const load = await externalLoad({ url, connections: callers, warmupSeconds: 1, durationSeconds: seconds, request });
       return { perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
     };
-    return await work({ viem, gateway: gatewayLoop });
-  } finally {
-    await close();
-  }
+    return work({ viem, gateway: gatewayLoop });
+  });
 }
 
 type GatewayLoop = (callers: number, simulate?: boolean) => Promise<Sample & { cpuMs: number }>;

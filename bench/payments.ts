@@ -15,7 +15,8 @@ import { pathToFileURL } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import type { CallerKind, CallerResult, CallerSpec, ProbeResult } from './paid-callers.ts';
-import { startDevnetGateway } from './devnet-bench.ts';
+import { withDevnetGateway } from './devnet-bench.ts';
+import { median } from './stats.ts';
 
 const FREE_SLUG = 'helloworld';
 const PAID_SLUG = 'microtip';
@@ -44,14 +45,11 @@ function callersProcess<R>(spec: CallerSpec): Promise<R & { gatewayCpuMs?: numbe
 /** Rounds of the four measured rows (the concurrency probe runs once). */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_PAID_ROUNDS ?? 3));
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
+/** One row of one round, with the gateway's CPU per call over its timed part. */
+type MeasuredRow = CallerResult & { gatewayCpuMs?: number };
 
 /** Each figure the median of its rounds; failures summed; the rounds' p50s kept for the table. */
-function medianRow(rows: (CallerResult & { gatewayCpuMs?: number })[]) {
+function medianRow(rows: MeasuredRow[]) {
   const of = (pick: (row: (typeof rows)[number]) => number) => median(rows.map(pick));
   return {
     perSecond: of((r) => r.perSecond),
@@ -76,8 +74,7 @@ type Spec = (kind: CallerKind, count: number, probe?: boolean) => Promise<Caller
  * round starts from block 0 and the rows of a round meet the same chain.
  */
 async function onFreshDevnet<T>(seconds: number, work: (spec: Spec) => Promise<T>): Promise<T> {
-  const { gateway, url, close, node } = await startDevnetGateway();
-  try {
+  return withDevnetGateway({}, async ({ gateway, url, node }) => {
     const devnet = gateway.services.devnet!;
     const usdc = devnet.usdcAddress as Hex;
     // One payer per concurrent caller and kind, funded well beyond what the run can spend at $0.01 a call.
@@ -97,9 +94,7 @@ async function onFreshDevnet<T>(seconds: number, work: (spec: Spec) => Promise<T
       paidSlug: PAID_SLUG,
       probe,
     }));
-  } finally {
-    await close();
-  }
+  });
 }
 
 export async function benchPayments(seconds: number, connections: number): Promise<void> {
@@ -114,7 +109,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
   const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? connections));
   // The four rows run in turn, ROUNDS times (BENCH_PAID_ROUNDS, default 3), each round on a fresh devnet, and each
   // figure is the median of its rounds: one round's paid minus free moved by several ms from run to run here.
-  const rounds: Record<CallerKind, (CallerResult & { gatewayCpuMs?: number })[]> = { raw: [], free: [], x402: [], mpp: [] };
+  const rounds: Record<CallerKind, MeasuredRow[]> = { raw: [], free: [], x402: [], mpp: [] };
   for (let round = 0; round < ROUNDS; round++) {
     await onFreshDevnet(seconds, async (spec) => {
       for (const kind of ['raw', 'free', 'x402', 'mpp'] as const) rounds[kind].push(await callersProcess<CallerResult>(await spec(kind, paidConnections)));

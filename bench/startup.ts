@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { anvilBinary } from '../src/chains/anvil.ts';
+import { median } from './stats.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TRIALS = Number(process.env.STARTUP_TRIALS ?? 5);
@@ -130,12 +131,6 @@ async function stop(child: ChildProcess) {
   await exited;
   clearTimeout(timer);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 export async function benchStartup(trials = TRIALS): Promise<void> {
   const anvil = anvilBinary();
