@@ -112,6 +112,25 @@ describe('the unpaid call', () => {
     expect(rows).toEqual([]);
   });
 
+  it('offers the same x402 terms to every unpaid call and each a fresh MPP challenge; a refused payment still gets its reason', async () => {
+    const [first, second] = [await fetch(url('microtip'), post()), await fetch(url('microtip'), post())];
+    expect([first.status, second.status]).toEqual([402, 402]);
+    // The x402 offer is the same, byte for byte (kept for a while rather than rebuilt for each call).
+    expect(second.headers.get('payment-required')).toBe(first.headers.get('payment-required'));
+    // mppx's client derives its payment's nonce from the challenge: a reused challenge would turn a payer's next payment into a replay.
+    const [a, b] = [(await first.json()).mpp.challenges[0], (await second.json()).mpp.challenges[0]];
+    expect(a.id).not.toBe(b.id);
+    expect(first.headers.get('www-authenticate')).toContain(`id="${a.id}"`);
+    expect(second.headers.get('www-authenticate')).toContain(`id="${b.id}"`);
+    expect(Date.parse(b.expires) - Date.now()).toBeGreaterThan(4 * 60_000);
+    const refused = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': 'not-base64-json' } });
+    expect(refused.status).toBe(402);
+    expect(refused.body.reason).toMatch(/not base64-encoded x402 JSON/);
+    expect(decodePaymentRequiredHeader(refused.headers.get('payment-required')!).error).toMatch(/^Payment refused: /);
+    // The kept offer was not changed by the refusal.
+    expect((await fetch(url('microtip'), post())).headers.get('payment-required')).toBe(first.headers.get('payment-required'));
+  });
+
   it('validates the body before asking for payment', async () => {
     const res = await fetchJson(url('eu-ai-act-audit'), post({}));
     expect(res.status).toBe(400);
@@ -296,6 +315,21 @@ describe('paying with MPP (mppx/client)', () => {
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ executionId: body.executionId, paymentReplay: true });
     expect(await balance(payer.address)).toBe(payerBefore - 10000n);
+  });
+
+  it('one payer paying twice in a row makes two payments, neither a replay of the other', async () => {
+    const payer = await fundedPayer();
+    const before = await balance(payer.address);
+    const { fetch: pay } = mppFetch(payer);
+    const answers = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await pay(url('microtip'), post());
+      expect(res.status).toBe(200);
+      answers.push(await res.json());
+    }
+    expect(answers.map((a) => a.paymentReplay)).toEqual([undefined, undefined]);
+    expect(answers[0].executionId).not.toBe(answers[1].executionId);
+    expect(await balance(payer.address)).toBe(before - 2n * 10000n);
   });
 
   it('refuses a tampered credential before claiming its payment, and its untampered twin then pays', async () => {

@@ -29,6 +29,7 @@ import {
   signAndBroadcast,
 } from '../chains/transactions.ts';
 import { isRecord } from '../is-record.ts';
+import { recentAnswers } from './recent-answers.ts';
 
 /**
  * The in-process facilitator. Verification is x402's own (signature, payee,
@@ -180,25 +181,19 @@ export function createLocalFacilitator(
   /** Gas limit per token for EOA-signed transfers, from the first estimate. */
   const gasLimits = new Map<string, bigint>();
 
-  const verified = new Map<string, { at: number; result: Promise<VerifyResponse> }>();
-  const forget = (key: string) => verified.delete(key);
+  // Only a success is remembered: a refusal is asked again next time.
+  const verified = recentAnswers<VerifyResponse>(VERIFIED_MAX, (answer) => answer.isValid);
 
   /** x402's verification, once per authorization and offer within VERIFIED_MS (a concurrent second call shares the first). */
   function verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    const key = verificationKey(payload, requirements);
-    const seen = verified.get(key);
-    if (seen && Date.now() - seen.at < VERIFIED_MS) return seen.result;
-    simulateAhead(payload, requirements);
-    const result = x402.verify(payload, requirements);
-    verified.delete(key);
-    verified.set(key, { at: Date.now(), result });
-    if (verified.size > VERIFIED_MAX) forget(verified.keys().next().value!);
-    // Only a success is remembered: a refusal is asked again next time.
-    result.then(
-      (answer) => !answer.isValid && verified.get(key)?.result === result && forget(key),
-      () => verified.get(key)?.result === result && forget(key),
+    return verified.get(
+      verificationKey(payload, requirements),
+      () => {
+        simulateAhead(payload, requirements);
+        return x402.verify(payload, requirements);
+      },
+      (now) => now + VERIFIED_MS,
     );
-    return result;
   }
 
   async function settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
@@ -216,7 +211,7 @@ export function createLocalFacilitator(
     // Fail closed: nothing is sent for a payment this facilitator has not verified as valid.
     const key = verificationKey(payload, requirements);
     const check = await verify(payload, requirements).catch((error: unknown) => ({ isValid: false, invalidReason: String(error) }) as VerifyResponse);
-    forget(key);
+    verified.forget(key);
     if (!check.isValid) return refuse(check.invalidReason ?? 'invalid_payment', check.invalidMessage);
 
     const asset = getAddress(requirements.asset);

@@ -1,5 +1,6 @@
 import { Mppx, evm } from 'mppx/server';
 import type { Facilitator } from './facilitator.ts';
+import { recentAnswers } from './recent-answers.ts';
 import type { PaymentSettings, TokenInfo } from './settings.ts';
 
 /**
@@ -29,27 +30,17 @@ type ValidateArgs = { credential: { payload?: unknown } };
 export function validatingOnce<M extends Validating>(method: M): M {
   const validate = method.validate as ((parameters: ValidateArgs) => Promise<unknown>) | undefined;
   if (!validate) return method;
-  const validated = new Map<string, { until: number; result: Promise<unknown> }>();
+  const validated = recentAnswers<unknown>(VALIDATED_MAX);
   return {
     ...method,
     validate(parameters: ValidateArgs) {
-      const key = JSON.stringify(parameters.credential);
-      const now = Date.now();
-      const seen = validated.get(key);
-      if (seen && now < seen.until) return seen.result;
-      // Oldest first: drop expired ones from the front (one with an earlier validBefore waits for its turn or the cap).
-      for (const [k, v] of validated) {
-        if (now < v.until) break;
-        validated.delete(k);
-      }
-      const result = validate(parameters);
       const payload = parameters.credential.payload as { validBefore?: unknown } | undefined;
       const validBeforeMs = Number(payload?.validBefore) * 1000;
-      validated.delete(key);
-      validated.set(key, { until: Math.min(now + VALIDATED_MS, Number.isFinite(validBeforeMs) ? validBeforeMs : 0), result });
-      if (validated.size > VALIDATED_MAX) validated.delete(validated.keys().next().value!);
-      result.catch(() => validated.get(key)?.result === result && validated.delete(key));
-      return result;
+      return validated.get(
+        JSON.stringify(parameters.credential),
+        () => validate(parameters),
+        (now) => Math.min(now + VALIDATED_MS, Number.isFinite(validBeforeMs) ? validBeforeMs : 0),
+      );
     },
   };
 }
