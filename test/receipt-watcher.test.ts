@@ -91,6 +91,28 @@ describe('waiting for many receipts', () => {
     }
   });
 
+  test('a wait on a chain whose block is not yet mined costs at most six receipt reads in its first moments, then only block reads until a block comes', async () => {
+    await chain.testClient.setAutomine(false);
+    try {
+      const hash = await chain.walletClient(1).sendTransaction({ account: chain.account(1), chain: chain.chain, to: chain.account(2).address, value: 1n });
+      const before = count('eth_getTransactionReceipt');
+      const wait = waitForReceipt(client, hash, 20_000);
+      // Four reads right after the broadcast (0, 1, 3 and 10 ms: a devnet's receipt is readable about a millisecond after it
+      // answers), two on the poller's first block (its first sight of the chain), then block reads alone until a block
+      // comes: a provider billing per call sees six receipt reads however long the block takes, not one per tick.
+      await new Promise((r) => setTimeout(r, 400));
+      const early = count('eth_getTransactionReceipt') - before;
+      expect(early).toBeGreaterThanOrEqual(4);
+      expect(early).toBeLessThanOrEqual(6);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(count('eth_getTransactionReceipt') - before).toBe(early);
+      await chain.testClient.mine({ blocks: 1 });
+      expect(await wait).toMatchObject({ transactionHash: hash, status: 'success' });
+    } finally {
+      await chain.testClient.setAutomine(true);
+    }
+  });
+
   test('a lone wait on a node that mines on arrival resolves with its receipt', async () => {
     const hash = await chain.walletClient(1).sendTransaction({ account: chain.account(1), chain: chain.chain, to: chain.account(2).address, value: 1n });
     const receipt = await waitForReceipt(client, hash, 20_000);
