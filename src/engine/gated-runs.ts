@@ -3,6 +3,8 @@ import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { createExecution } from './executions.ts';
 import type { WorkflowRecord } from './workflows.ts';
+import type { Store } from '../store/db.ts';
+import { first, prepared } from '../store/prepared.ts';
 
 /**
  * Runs that wait for something outside the engine (a payment settling)
@@ -25,14 +27,13 @@ export async function prepareGatedRun(services: Services, workflow: WorkflowReco
   return id;
 }
 
+// Every paid call releases its run: compiled once per store (src/store/prepared.ts).
+const release = prepared<{ id: string }, { organization_id: string }>((db: Store, a) =>
+  db.updateTable('workflow_executions').set({ status: 'pending' }).where('id', '=', a.id).where('status', '=', 'awaiting_payment').returning('organization_id'),
+);
+
 export async function releaseGatedRun(services: Services, executionId: string): Promise<void> {
-  const released = await services.store
-    .updateTable('workflow_executions')
-    .set({ status: 'pending' })
-    .where('id', '=', executionId)
-    .where('status', '=', 'awaiting_payment')
-    .returning('organization_id')
-    .executeTakeFirst();
+  const released = await first(release, services.store, { id: executionId });
   if (released) services.engine.enqueue(executionId, released.organization_id);
 }
 

@@ -2,6 +2,7 @@ import type { Store } from '../store/db.ts';
 import type { PaymentsTable } from '../store/schema.ts';
 import { createHash } from 'node:crypto';
 import { newId, nowIso } from '../ids.ts';
+import { first, prepared } from '../store/prepared.ts';
 
 /**
  * Payment records: one row per EIP-3009 authorization. The unique
@@ -22,8 +23,11 @@ export const authorizationKey = (ref: AuthorizationRef) => [ref.chainId, ref.ass
 
 export const signatureHash = (signature: string) => createHash('sha256').update(signature.toLowerCase()).digest('hex');
 
+// Every paid call runs these (a replay check, then claim, attach and settle): compiled once per store (src/store/prepared.ts).
+const selectPayment = prepared<{ key: string }, PaymentsTable>((db: Store, a) => db.selectFrom('payments').selectAll().where('authorization_key', '=', a.key));
+
 export async function findPayment(store: Store, key: string): Promise<PaymentsTable | undefined> {
-  return store.selectFrom('payments').selectAll().where('authorization_key', '=', key).executeTakeFirst();
+  return first(selectPayment, store, { key });
 }
 
 export interface NewPayment {
@@ -38,46 +42,51 @@ export interface NewPayment {
   payTo: string;
 }
 
+const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: string }>((db: Store, a) =>
+  db
+    .insertInto('payments')
+    .values({
+      id: a.id,
+      authorization_key: a.key,
+      signature_hash: a.signatureHash,
+      protocol: a.protocol,
+      listing_slug: a.slug,
+      execution_id: null,
+      status: 'verified',
+      network: a.network,
+      asset: a.asset,
+      amount: a.amount,
+      payer: a.payer,
+      pay_to: a.payTo,
+      transaction_hash: null,
+      receipt: null,
+      error: null,
+      created_at: a.now,
+      updated_at: a.now,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('authorization_key')
+        .doUpdateSet({ status: 'verified', updated_at: a.now })
+        .where('payments.status', '=', 'released')
+        .where('payments.listing_slug', '=', a.slug)
+        .where('payments.signature_hash', '=', a.signatureHash),
+    )
+    .returning('id'),
+);
+
 /**
  * Inserts the verified payment, or takes back a `released` record of the same
  * signed payment for the same slug; undefined when the authorization already
  * has a live record (a concurrent replay) or is bound to another slug.
  */
 export async function claimPayment(store: Store, payment: NewPayment): Promise<{ id: string } | undefined> {
-  const id = newId();
-  const now = nowIso();
-  return store
-    .insertInto('payments')
-    .values({
-      id,
-      authorization_key: payment.key,
-      signature_hash: payment.signatureHash,
-      protocol: payment.protocol,
-      listing_slug: payment.slug,
-      execution_id: null,
-      status: 'verified',
-      network: payment.network,
-      asset: payment.asset,
-      amount: payment.amount,
-      payer: payment.payer,
-      pay_to: payment.payTo,
-      transaction_hash: null,
-      receipt: null,
-      error: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc
-        .column('authorization_key')
-        .doUpdateSet({ status: 'verified', updated_at: now })
-        .where('payments.status', '=', 'released')
-        .where('payments.listing_slug', '=', payment.slug)
-        .where('payments.signature_hash', '=', payment.signatureHash),
-    )
-    .returning('id')
-    .executeTakeFirst();
+  return first(insertPayment, store, { ...payment, id: newId(), now: nowIso() });
 }
+
+const setReleased = prepared<{ id: string; now: string }>((db: Store, a) =>
+  db.updateTable('payments').set({ status: 'released', execution_id: null, updated_at: a.now }).where('id', '=', a.id).where('status', '=', 'verified'),
+);
 
 /**
  * The run could not be created: the (unsettled) payment may be presented
@@ -85,23 +94,20 @@ export async function claimPayment(store: Store, payment: NewPayment): Promise<{
  * keeps that binding: deleting it would let the same authorization pay for
  * another workflow with the same price and payee.
  */
-export const releasePayment = (store: Store, id: string) =>
-  store
-    .updateTable('payments')
-    .set({ status: 'released', execution_id: null, updated_at: nowIso() })
-    .where('id', '=', id)
-    .where('status', '=', 'verified')
-    .execute();
+export const releasePayment = (store: Store, id: string) => setReleased(store, { id, now: nowIso() });
 
-export const attachExecution = (store: Store, id: string, executionId: string) =>
-  store.updateTable('payments').set({ execution_id: executionId, updated_at: nowIso() }).where('id', '=', id).execute();
+const setExecution = prepared<{ id: string; executionId: string; now: string }>((db: Store, a) =>
+  db.updateTable('payments').set({ execution_id: a.executionId, updated_at: a.now }).where('id', '=', a.id),
+);
+export const attachExecution = (store: Store, id: string, executionId: string) => setExecution(store, { id, executionId, now: nowIso() });
 
+const setSettled = prepared<{ id: string; hash: string; receipt: string; now: string }>((db: Store, a) =>
+  db.updateTable('payments').set({ status: 'settled', transaction_hash: a.hash, receipt: a.receipt, updated_at: a.now }).where('id', '=', a.id),
+);
 export const markSettled = (store: Store, id: string, transactionHash: string, receipt: unknown) =>
-  store
-    .updateTable('payments')
-    .set({ status: 'settled', transaction_hash: transactionHash, receipt: JSON.stringify(receipt), updated_at: nowIso() })
-    .where('id', '=', id)
-    .execute();
+  setSettled(store, { id, hash: transactionHash, receipt: JSON.stringify(receipt), now: nowIso() });
 
-export const markFailed = (store: Store, id: string, error: string) =>
-  store.updateTable('payments').set({ status: 'failed', error, updated_at: nowIso() }).where('id', '=', id).execute();
+const setFailed = prepared<{ id: string; error: string; now: string }>((db: Store, a) =>
+  db.updateTable('payments').set({ status: 'failed', error: a.error, updated_at: a.now }).where('id', '=', a.id),
+);
+export const markFailed = (store: Store, id: string, error: string) => setFailed(store, { id, error, now: nowIso() });
