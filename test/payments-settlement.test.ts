@@ -92,7 +92,7 @@ const count = (method: string) => calls.get(method) ?? 0;
 describe('settling concurrent paid calls from the in-process facilitator', () => {
   it('pipelines them with consecutive nonces, verifies each payment on chain once, and every receipt names a mined transaction on its payment row', async () => {
     // Warm: the token's metadata, the facilitator's first nonce read and the asset check happen once per process,
-    // and once more on the verifier thread, which the facilitator starts (verifications run on this thread until it is up).
+    // and once more on the verifier thread, which the first verification starts (it verifies on this thread meanwhile).
     await payX402(await fundedPayer());
     await vi.waitFor(() => expect(verifierThreadState().ready).toBe(true), { timeout: 60_000, interval: 50 });
     await payX402(await fundedPayer());
@@ -246,7 +246,7 @@ describe("x402's verification on the verifier thread", () => {
     const here = createX402Verification(options());
     const onThread = verifierThread(options(), here.verify);
     const req = { ...requirements, asset: usdc } as never;
-    // Started with it; until it is up, this thread answers.
+    // Started by its first use; until it is up, this thread answers.
     await onThread(await payment(await fundedPayer()), req);
     await threadReady();
     const funded = await fundedPayer();

@@ -9,7 +9,7 @@ import type { VerificationOptions, VerifyPayment } from './x402-verification.ts'
  * 2-3 ms of CPU on this machine): on the gateway's thread that stalls every
  * other request for as long, paid or not, and MPP's validation, which recovers
  * the same key, cannot run beside it. One thread per process (as the code
- * sandbox's pool), started with the first facilitator and shared by every
+ * sandbox's pool), started on the first verification and shared by every
  * facilitator in the process; idle, it does not hold the process open.
  *
  * Verification only reads the chain, so it can always be done again: until
@@ -123,8 +123,6 @@ function readyThread(): Thread | undefined {
 
 /** Verifies on the verifier thread when it is up, else with `inProcess` (the same verification, on the gateway's thread). */
 export function verifierThread(options: VerificationOptions, inProcess: VerifyPayment): VerifyPayment {
-  // Started with its facilitator (on a gateway's first 402 or paid call), so it is usually up by the payment.
-  readyThread();
   const onGatewayThread = (payload: PaymentPayload, requirements: PaymentRequirements) => {
     counts.gatewayThread++;
     return inProcess(payload, requirements);
