@@ -1,12 +1,10 @@
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { parseSignature, toHex, type Address, type Hex } from 'viem';
 import { authorizationTypes } from '@x402/evm';
 import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
 import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
-import { stopVerifierThread, verifierThread, verifierThreadState } from '../src/payments/verifier-thread.ts';
-import { createX402Verification } from '../src/payments/x402-verification.ts';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -91,16 +89,12 @@ const count = (method: string) => calls.get(method) ?? 0;
 
 describe('settling concurrent paid calls from the in-process facilitator', () => {
   it('pipelines them with consecutive nonces, verifies each payment on chain once, and every receipt names a mined transaction on its payment row', async () => {
-    // Warm: the token's metadata, the facilitator's first nonce read and the asset check happen once per process,
-    // and once more on the verifier thread, which the first verification starts (it verifies on this thread meanwhile).
-    await payX402(await fundedPayer());
-    await vi.waitFor(() => expect(verifierThreadState().ready).toBe(true), { timeout: 60_000, interval: 50 });
+    // Warm: the token's metadata, the facilitator's first nonce read and the asset check happen once per process.
     await payX402(await fundedPayer());
 
     const x402Payers = await Promise.all(Array.from({ length: 6 }, fundedPayer));
     const mppPayers = await Promise.all(Array.from({ length: 4 }, fundedPayer));
     const before = { count: count('eth_getTransactionCount'), call: count('eth_call'), code: count('eth_getCode'), send: count('eth_sendRawTransaction') };
-    const verifiedBefore = verifierThreadState().verified;
     const paid = await Promise.all([...x402Payers.map(payX402), ...mppPayers.map(payMpp)]);
 
     // No settlement read the facilitator's nonce from the node: they were counted in the process.
@@ -110,9 +104,6 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
     expect(count('eth_call') - before.call).toBe(paid.length);
     // One read of the payer's code per payment: x402's two reads, and the one started ahead of them, share it.
     expect(count('eth_getCode') - before.code).toBe(paid.length);
-    // Each of those verifications ran on the verifier thread, none on the gateway's.
-    expect(verifierThreadState().verified.thread - verifiedBefore.thread).toBe(paid.length);
-    expect(verifierThreadState().verified.gatewayThread - verifiedBefore.gatewayThread).toBe(0);
 
     const facilitator = gw.gateway.services.payments.facilitatorAddress!;
     const txs = await Promise.all(paid.map(({ hash }) => chain.publicClient.getTransaction({ hash })));
@@ -202,87 +193,5 @@ describe('a payment spent elsewhere between verification and settlement', () => 
     const ok = await facilitator.settle(third.payload, requirements as never);
     expect(ok).toMatchObject({ success: true });
     expect((await chain.publicClient.getTransactionReceipt({ hash: ok.transaction as Hex })).status).toBe('success');
-  });
-});
-
-describe("x402's verification on the verifier thread", () => {
-  const payTo = privateKeyToAccount(generatePrivateKey()).address;
-  const requirements = {
-    scheme: 'exact',
-    network: NETWORK,
-    asset: '' as Address,
-    amount: '10000',
-    payTo,
-    maxTimeoutSeconds: 300,
-    extra: { name: TEST_USDC.name, version: TEST_USDC.version },
-  };
-  const payment = async (payer: PrivateKeyAccount, change: { value?: string; validBefore?: number; signer?: PrivateKeyAccount } = {}) => {
-    const now = Math.floor(Date.now() / 1000);
-    const authorization = {
-      from: payer.address,
-      to: payTo,
-      value: change.value ?? '10000',
-      validAfter: String(now - 60),
-      validBefore: String(change.validBefore ?? now + 300),
-      nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
-    };
-    const signature = await (change.signer ?? payer).signTypedData({
-      domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
-      types: authorizationTypes,
-      primaryType: 'TransferWithAuthorization',
-      message: {
-        ...authorization,
-        value: BigInt(authorization.value),
-        validAfter: BigInt(authorization.validAfter),
-        validBefore: BigInt(authorization.validBefore),
-      },
-    });
-    return { x402Version: 2, accepted: { ...requirements, asset: usdc }, payload: { authorization, signature } } as never;
-  };
-  const options = () => ({ rpcUrl: chain.url, chainId: 31337, network: NETWORK, address: privateKeyToAccount(generatePrivateKey()).address }) as const;
-  const threadReady = () => vi.waitFor(() => expect(verifierThreadState().ready).toBe(true), { timeout: 60_000, interval: 50 });
-
-  it('answers every payment as the gateway thread does: a good one, a wrong signer, a wrong amount, an expired one, an unfunded payer', async () => {
-    const here = createX402Verification(options());
-    const onThread = verifierThread(options(), here.verify);
-    const req = { ...requirements, asset: usdc } as never;
-    // Started by its first use; until it is up, this thread answers.
-    await onThread(await payment(await fundedPayer()), req);
-    await threadReady();
-    const funded = await fundedPayer();
-    const cases = [
-      await payment(funded),
-      await payment(funded, { signer: privateKeyToAccount(generatePrivateKey()) }),
-      await payment(funded, { value: '9999' }),
-      await payment(funded, { validBefore: Math.floor(Date.now() / 1000) - 1 }),
-      await payment(privateKeyToAccount(generatePrivateKey())),
-    ];
-    const before = verifierThreadState().verified;
-    const threaded = await Promise.all(cases.map((p) => onThread(p, req)));
-    const local = await Promise.all(cases.map((p) => here.verify(p, req)));
-    expect(verifierThreadState().verified.thread - before.thread).toBe(cases.length);
-    expect(threaded.map((r) => [r.isValid, r.invalidReason])).toEqual(local.map((r) => [r.isValid, r.invalidReason]));
-    expect(threaded.map((r) => r.isValid)).toEqual([true, false, false, false, false]);
-    expect(threaded[1]!.invalidReason).toMatch(/signature/i);
-  });
-
-  it('a thread that stops with verifications out: they are answered on the gateway thread, and a new thread takes the next ones', async () => {
-    const here = createX402Verification(options());
-    const onThread = verifierThread(options(), here.verify);
-    const req = { ...requirements, asset: usdc } as never;
-    await onThread(await payment(await fundedPayer()), req);
-    await threadReady();
-    const payer = await fundedPayer();
-    const before = verifierThreadState().verified;
-    const out = [onThread(await payment(payer), req), onThread(await payment(payer), req)];
-    await stopVerifierThread();
-    expect((await Promise.all(out)).map((r) => r.isValid)).toEqual([true, true]);
-    expect(verifierThreadState().verified.gatewayThread - before.gatewayThread).toBe(2);
-    // The next verification starts a new thread (answered here while it starts), which then answers.
-    expect(await onThread(await payment(payer), req)).toMatchObject({ isValid: true });
-    await threadReady();
-    const after = verifierThreadState().verified.thread;
-    expect(await onThread(await payment(payer), req)).toMatchObject({ isValid: true });
-    expect(verifierThreadState().verified.thread).toBe(after + 1);
   });
 });

@@ -1,8 +1,21 @@
-import { createPublicClient, getAddress, isAddressEqual, parseEventLogs } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  getAddress,
+  isAddress,
+  isAddressEqual,
+  parseErc6492Signature,
+  parseEventLogs,
+  parseSignature,
+  publicActions,
+} from 'viem';
 import type { Chain, Hex, LocalAccount, PublicClient } from 'viem';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
-import { eip3009ABI } from '@x402/evm';
+import { x402Facilitator } from '@x402/core/facilitator';
+import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
+import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { createNonceManager, type NonceManager } from '../chains/nonces.ts';
 import { waitForReceipt } from '../chains/receipt-watcher.ts';
 import { rpcTransport } from '../chains/rpc-transport.ts';
@@ -15,15 +28,12 @@ import {
   revertReason,
   signAndBroadcast,
 } from '../chains/transactions.ts';
-import { eip3009, transferCalldata } from './eip3009.ts';
+import { isRecord } from '../is-record.ts';
 import { recentAnswers } from './recent-answers.ts';
-import { verifierThread } from './verifier-thread.ts';
-import { createX402Verification } from './x402-verification.ts';
 
 /**
  * The in-process facilitator. Verification is x402's own (signature, payee,
- * amount, validity window, and a simulation of the transfer on chain:
- * x402-verification.ts), run on a thread of its own (verifier-thread.ts);
+ * amount, validity window, and a simulation of the transfer on chain);
  * settlement is done here, not by x402's settle, because that one verifies
  * again, reads the facilitator's nonce from the node for every transaction
  * (so settlements had to go one at a time) and waits for the receipt with
@@ -42,6 +52,8 @@ import { createX402Verification } from './x402-verification.ts';
  *    a moment earlier is the check, and a payment spent elsewhere in between
  *    is mined as a revert, which fails the settlement (and drops the cached
  *    limit, so the next one estimates again);
+ *  - x402's verification reads the payer's code twice; the second read is
+ *    answered from the first (CODE_MS);
  *  - a settlement counts only with a successful receipt holding the payer's
  *    Transfer to the payee of exactly the amount.
  */
@@ -50,6 +62,10 @@ import { createX402Verification } from './x402-verification.ts';
 const VERIFIED_MS = 60_000;
 /** At most this many remembered verifications; the oldest go first. */
 const VERIFIED_MAX = 10_000;
+/** A code read answered for this long: the two reads of the payer's code within one verification become one. */
+const CODE_MS = 1_000;
+/** How long a simulation started ahead of x402's verification waits to be asked for by it. */
+const SIMULATION_AHEAD_MS = 2_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt. */
 const CONFIRMATION_MS = 180_000;
 
@@ -65,8 +81,42 @@ const transferEvent = [
   },
 ] as const;
 
+interface Authorization {
+  from: string;
+  to: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: Hex;
+}
+
+function eip3009(payload: PaymentPayload): { authorization: Authorization; signature: Hex } | undefined {
+  const inner = payload.payload;
+  if (!isRecord(inner) || !isRecord(inner.authorization) || typeof inner.signature !== 'string') return undefined;
+  return { authorization: inner.authorization as unknown as Authorization, signature: inner.signature as Hex };
+}
+
 /** The same authorization checked against the same offer. */
 const verificationKey = (payload: PaymentPayload, requirements: PaymentRequirements) => JSON.stringify([payload.payload, requirements]);
+
+/** transferWithAuthorization's leading arguments (who, to whom, how much, when, which nonce). */
+const authorizationArgs = (auth: Authorization) =>
+  [getAddress(auth.from), getAddress(auth.to), BigInt(auth.value), BigInt(auth.validAfter), BigInt(auth.validBefore), auth.nonce] as const;
+
+/** transferWithAuthorization's arguments with an EOA's (v, r, s), as x402 simulates and settles it; undefined for a smart wallet's bytes. */
+function ecdsaTransferArgs({ authorization, signature }: { authorization: Authorization; signature: Hex }) {
+  const inner = parseErc6492Signature(signature).signature;
+  if (inner.length !== 132) return undefined;
+  const { v, yParity, r, s } = parseSignature(inner);
+  return [...authorizationArgs(authorization), Number(v ?? BigInt(yParity + 27)), r, s] as const;
+}
+
+/** transferWithAuthorization's calldata: (v, r, s) for an EOA's signature, bytes for a deployed smart wallet's (as x402's settle). */
+function transferCalldata(transfer: { authorization: Authorization; signature: Hex }): { data: Hex; ecdsa: boolean } {
+  const ecdsa = ecdsaTransferArgs(transfer);
+  const args = ecdsa ?? [...authorizationArgs(transfer.authorization), parseErc6492Signature(transfer.signature).signature];
+  return { data: encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }), ecdsa: ecdsa !== undefined };
+}
 
 export function createLocalFacilitator(
   account: LocalAccount,
@@ -78,10 +128,56 @@ export function createLocalFacilitator(
   // The gateway's keep-alive transport (src/chains/rpc-transport.ts): cheaper per call than viem's batched fetch.
   const transport = rpcTransport(rpcUrl, { retryCount: 1, timeout: 15_000 });
   const client = createPublicClient({ chain, transport }) as PublicClient;
-  // x402's verification, on the verifier thread when it is up (verifier-thread.ts), else here: the same either way.
-  const verification = { rpcUrl, chainId: chain.id, network, address: account.address };
-  const onThisThread = createX402Verification(verification);
-  const verifyPayment = verifierThread(verification, onThisThread.verify);
+  const wallet = createWalletClient({ account, chain, transport }).extend(publicActions);
+  const codes = new Map<string, { at: number; code: ReturnType<typeof wallet.getCode> }>();
+  const getCode: typeof wallet.getCode = (args) => {
+    const key = args.address.toLowerCase();
+    const seen = codes.get(key);
+    if (seen && Date.now() - seen.at < CODE_MS) return seen.code;
+    for (const [k, v] of codes) if (Date.now() - v.at >= CODE_MS) codes.delete(k);
+    const code = wallet.getCode(args);
+    codes.set(key, { at: Date.now(), code });
+    code.catch(() => codes.get(key)?.code === code && codes.delete(key));
+    return code;
+  };
+  /**
+   * x402's verification recovers the signer (secp256k1, about 3-4 ms of CPU here) and only then simulates the
+   * transfer on chain. verify() starts that same simulation first, so the node works on it during the recovery;
+   * x402's read of it is answered by that call (once, and only within SIMULATION_AHEAD_MS). x402 still decides on
+   * its result: nothing it checks is skipped. Its first step, a read of the payer's code, is started here too, so
+   * that round trip overlaps the simulation's instead of preceding it (answered by the same read, see CODE_MS).
+   */
+  const simulationsAhead = new Map<string, Promise<unknown>>();
+  const simulationKey = (address: string, data: Hex) => `${address.toLowerCase()}:${data}`;
+  const readContract: typeof wallet.readContract = ((args: Parameters<typeof wallet.readContract>[0]) => {
+    if (args.functionName === 'transferWithAuthorization') {
+      const key = simulationKey(String(args.address), encodeFunctionData({ abi: args.abi, functionName: args.functionName, args: args.args } as never));
+      const ahead = simulationsAhead.get(key);
+      if (ahead) {
+        simulationsAhead.delete(key);
+        return ahead;
+      }
+    }
+    return wallet.readContract(args);
+  }) as typeof wallet.readContract;
+  const simulateAhead = (payload: PaymentPayload, requirements: PaymentRequirements) => {
+    const transfer = eip3009(payload);
+    if (transfer && isAddress(transfer.authorization.from)) getCode({ address: getAddress(transfer.authorization.from) }).catch(() => {});
+    // A smart wallet's (ERC-1271 or ERC-6492) signature is checked another way first: left to x402 as it is.
+    const args = transfer && ecdsaTransferArgs(transfer);
+    // Bounded like the verifications: a flood of payments never taken up by x402 cannot grow it without limit.
+    if (!args || simulationsAhead.size >= VERIFIED_MAX) return;
+    const asset = getAddress(requirements.asset);
+    const key = simulationKey(asset, encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }));
+    const simulation = wallet.readContract({ address: asset, abi: eip3009ABI, functionName: 'transferWithAuthorization', args } as never) as Promise<unknown>;
+    simulation.catch(() => {});
+    simulationsAhead.set(key, simulation);
+    setTimeout(() => simulationsAhead.get(key) === simulation && simulationsAhead.delete(key), SIMULATION_AHEAD_MS).unref();
+  };
+  const signer = toFacilitatorEvmSigner({ ...wallet, getCode, readContract, address: account.address } as unknown as Parameters<
+    typeof toFacilitatorEvmSigner
+  >[0]);
+  const x402 = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
   /** Gas limit per token for EOA-signed transfers, from the first estimate. */
   const gasLimits = new Map<string, bigint>();
 
@@ -92,7 +188,10 @@ export function createLocalFacilitator(
   function verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
     return verified.get(
       verificationKey(payload, requirements),
-      () => verifyPayment(payload, requirements),
+      () => {
+        simulateAhead(payload, requirements);
+        return x402.verify(payload, requirements);
+      },
       (now) => now + VERIFIED_MS,
     );
   }
@@ -170,6 +269,6 @@ export function createLocalFacilitator(
   return {
     verify,
     settle,
-    getSupported: async () => onThisThread.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
+    getSupported: async () => x402.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
   };
 }

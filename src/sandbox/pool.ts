@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { typeScriptWorkerUrl } from '../typescript-worker.ts';
 import type { SandboxJob, SandboxOutcome, WorkerMessage } from './protocol.ts';
 
 /**
@@ -50,8 +52,27 @@ interface Slot {
   timer?: NodeJS.Timeout;
 }
 
-/** The worker's entry, worker.ts, bootstrapped through tsx (src/typescript-worker.ts). */
-const bootstrapUrl = () => typeScriptWorkerUrl(new URL('./worker.ts', import.meta.url));
+/**
+ * tsx's ESM API as a file URL, from its package.json `exports` (its CommonJS
+ * build cannot register hooks from a worker, and a data: URL module cannot
+ * resolve bare specifiers).
+ */
+function tsxApiUrl(): string {
+  const packageFile = createRequire(import.meta.url).resolve('tsx/package.json');
+  const manifest = JSON.parse(readFileSync(packageFile, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  return new URL(manifest.exports['./esm/api']!.import.default, pathToFileURL(packageFile)).href;
+}
+
+/**
+ * The worker entry is TypeScript, so the worker first registers tsx (as
+ * bin/flowgate.js does for the main thread), then imports the entry. The
+ * bootstrap is a constant module given as a data: URL.
+ */
+function bootstrapUrl(): URL {
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  const source = [`const { register } = await import(${JSON.stringify(tsxApiUrl())});`, `register();`, `await import(${JSON.stringify(entry)});`].join('\n');
+  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
+}
 
 /**
  * The queue is fair across organizations: one queue per organization, served
