@@ -2,7 +2,10 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { parseSignature, toHex, type Address, type Hex } from 'viem';
-import { authorizationTypes } from '@x402/evm';
+import { authorizationTypes, toFacilitatorEvmSigner } from '@x402/evm';
+import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { PaymentPayload } from '@x402/core/types';
 import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
 import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
@@ -102,7 +105,7 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
     // One transaction per payment (no nonce collision retried), one on-chain simulation per payment (verify once).
     expect(count('eth_sendRawTransaction') - before.send).toBe(paid.length);
     expect(count('eth_call') - before.call).toBe(paid.length);
-    // One read of the payer's code per payment: x402's two reads, and the one started ahead of them, share it.
+    // One read of the payer's code per payment (an EOA's payment is accepted on the token's word: one read, one simulation).
     expect(count('eth_getCode') - before.code).toBe(paid.length);
 
     const facilitator = gw.gateway.services.payments.facilitatorAddress!;
@@ -193,5 +196,91 @@ describe('a payment spent elsewhere between verification and settlement', () => 
     const ok = await facilitator.settle(third.payload, requirements as never);
     expect(ok).toMatchObject({ success: true });
     expect((await chain.publicClient.getTransactionReceipt({ hash: ok.transaction as Hex })).status).toBe('success');
+  });
+});
+
+describe("verifying an EOA's payment on the token's word", () => {
+  it("answers every payment as x402's own verification does: good ones, and each way one can be wrong", async () => {
+    const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
+    await chain.setBalance(facilitatorAccount.address, '1');
+    const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
+    // The reference: x402's facilitator scheme as the library ships it, reading the same chain.
+    const reference = new x402Facilitator().register(
+      NETWORK,
+      new ExactEvmFacilitatorScheme(toFacilitatorEvmSigner({ ...chain.publicClient, address: facilitatorAccount.address } as never)),
+    );
+    const payTo = privateKeyToAccount(generatePrivateKey()).address;
+    const requirements = {
+      scheme: 'exact',
+      network: NETWORK,
+      asset: usdc,
+      amount: '10000',
+      payTo,
+      maxTimeoutSeconds: 300,
+      extra: { name: TEST_USDC.name, version: TEST_USDC.version },
+    } as const;
+    type Change = { value?: string; to?: Address; validAfter?: number; validBefore?: number; signer?: PrivateKeyAccount; network?: string };
+    const payment = async (payer: PrivateKeyAccount, change: Change = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      const authorization = {
+        from: payer.address,
+        to: change.to ?? payTo,
+        value: change.value ?? '10000',
+        validAfter: String(change.validAfter ?? now - 60),
+        validBefore: String(change.validBefore ?? now + 300),
+        nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+      };
+      const signature = await (change.signer ?? payer).signTypedData({
+        domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
+        types: authorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: {
+          ...authorization,
+          value: BigInt(authorization.value),
+          validAfter: BigInt(authorization.validAfter),
+          validBefore: BigInt(authorization.validBefore),
+        },
+      });
+      return { x402Version: 2, accepted: { ...requirements, network: change.network ?? NETWORK }, payload: { authorization, signature } } as never;
+    };
+    const now = Math.floor(Date.now() / 1000);
+    const payer = await fundedPayer();
+    const spent = await payment(payer);
+    expect(await facilitator.settle(spent, requirements as never)).toMatchObject({ success: true });
+    const smartWallet = await fundedPayer();
+    await chain.testClient.setCode({ address: smartWallet.address, bytecode: '0x6080604052600080fd' });
+    const cases: Record<string, PaymentPayload> = {
+      good: await payment(payer),
+      'another good one': await payment(await fundedPayer()),
+      'signed by someone else': await payment(payer, { signer: privateKeyToAccount(generatePrivateKey()) }),
+      'one unit short': await payment(payer, { value: '9999' }),
+      'paid to someone else': await payment(payer, { to: privateKeyToAccount(generatePrivateKey()).address }),
+      expired: await payment(payer, { validBefore: now - 1 }),
+      'expiring within 6 s': await payment(payer, { validBefore: now + 3 }),
+      'not valid yet': await payment(payer, { validAfter: now + 600 }),
+      'from a payer with no USDC': await payment(privateKeyToAccount(generatePrivateKey())),
+      'already settled': spent,
+      'for another network': await payment(payer, { network: 'eip155:8453' }),
+      'from a smart wallet': await payment(smartWallet),
+    };
+    const answers: Record<string, [boolean, string | null]> = {};
+    const expected: Record<string, [boolean, string | null]> = {};
+    for (const [name, p] of Object.entries(cases)) {
+      const ours = await facilitator.verify(p, requirements as never);
+      const theirs = await reference.verify(p, requirements as never);
+      answers[name] = [ours.isValid, ours.invalidReason ?? null];
+      expected[name] = [theirs.isValid, theirs.invalidReason ?? null];
+    }
+    expect(answers).toEqual(expected);
+    expect(
+      Object.entries(answers)
+        .filter(([, [ok]]) => ok)
+        .map(([name]) => name),
+    ).toEqual(['good', 'another good one']);
+    // A missing EIP-712 domain in the offer is refused too, as x402 refuses it.
+    const bare = { ...requirements, extra: {} } as never;
+    const good = await payment(payer);
+    expect(await facilitator.verify(good, bare)).toEqual(await reference.verify(good, bare));
+    expect((await facilitator.verify(good, bare)).isValid).toBe(false);
   });
 });
