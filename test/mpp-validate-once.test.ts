@@ -50,3 +50,23 @@ describe('validatingOnce (MPP credentials)', () => {
     expect(calls).toHaveLength(2);
   });
 });
+
+describe('validatingOnce: the facilitator verification started ahead (MPP)', () => {
+  it("is started before the method's own validation, once per credential, and not for a validation answered from memory", async () => {
+    const order: string[] = [];
+    const method = validatingOnce(
+      {
+        name: 'evm',
+        validate: async ({ credential: c }: { credential: ReturnType<typeof credential> }) => {
+          order.push(`validate ${c.payload.signature}`);
+          return { ok: true };
+        },
+      },
+      (c) => order.push(`ahead ${(c.payload as { signature: string }).signature}`),
+    );
+    await method.validate({ credential: credential('0x01') });
+    await method.validate({ credential: credential('0x01') });
+    await method.validate({ credential: credential('0x02') });
+    expect(order).toEqual(['ahead 0x01', 'validate 0x01', 'ahead 0x02', 'validate 0x02']);
+  });
+});

@@ -16,6 +16,8 @@ import type { PaymentSettings } from './settings.ts';
 export interface Facilitator extends FacilitatorClient {
   /** The address paying settlement gas (in-process only), so the devnet can fund it. */
   signerAddress?: `0x${string}`;
+  /** Keeps a successful verification briefly (in-process only): a second ask for the same payment and offer is answered by the first. */
+  keepsVerifications?: boolean;
 }
 
 /** `nonces`: the gateway's (the facilitator account's nonces, coordinated across instances on PostgreSQL). */
@@ -35,5 +37,5 @@ export function createFacilitator(settings: PaymentSettings, nonces?: NonceManag
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  return { signerAddress: account.address, ...createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces) };
+  return { signerAddress: account.address, keepsVerifications: true, ...createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces) };
 }
