@@ -134,37 +134,7 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
 
 describe('a payment spent elsewhere between verification and settlement', () => {
   it('fails its settlement (nothing counted as paid), and the next payment settles', async () => {
-    const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
-    await chain.setBalance(facilitatorAccount.address, '1');
-    const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
-    const payTo = privateKeyToAccount(generatePrivateKey()).address;
-    const requirements = {
-      scheme: 'exact',
-      network: NETWORK,
-      asset: usdc,
-      amount: '10000',
-      payTo,
-      maxTimeoutSeconds: 300,
-      extra: { name: TEST_USDC.name, version: TEST_USDC.version },
-    } as const;
-    const signed = async (payer: PrivateKeyAccount) => {
-      const now = Math.floor(Date.now() / 1000);
-      const authorization = {
-        from: payer.address,
-        to: payTo,
-        value: '10000',
-        validAfter: String(now - 60),
-        validBefore: String(now + 300),
-        nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
-      };
-      const signature = await payer.signTypedData({
-        domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
-        types: authorizationTypes,
-        primaryType: 'TransferWithAuthorization',
-        message: { ...authorization, value: 10000n, validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) },
-      });
-      return { authorization, signature, payload: { x402Version: 2, accepted: requirements, payload: { authorization, signature } } as never };
-    };
+    const { facilitator, requirements, signed } = await directFacilitator();
 
     // A first payment settles (and the facilitator learns the transfer's gas limit).
     const first = await signed(await fundedPayer());
@@ -199,50 +169,65 @@ describe('a payment spent elsewhere between verification and settlement', () => 
   });
 });
 
+/**
+ * A facilitator of its own on the test chain (its gas funded), an offer to a fresh payee, and
+ * EIP-3009 payments for that offer, signed as a payer signs them or changed to be wrong one way.
+ */
+async function directFacilitator() {
+  const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
+  await chain.setBalance(facilitatorAccount.address, '1');
+  const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
+  const payTo = privateKeyToAccount(generatePrivateKey()).address;
+  const requirements = {
+    scheme: 'exact',
+    network: NETWORK,
+    asset: usdc,
+    amount: '10000',
+    payTo,
+    maxTimeoutSeconds: 300,
+    extra: { name: TEST_USDC.name, version: TEST_USDC.version },
+  } as const;
+  type Change = { value?: string; to?: Address; validAfter?: number; validBefore?: number; signer?: PrivateKeyAccount; network?: string };
+  const signed = async (payer: PrivateKeyAccount, change: Change = {}) => {
+    const now = Math.floor(Date.now() / 1000);
+    const authorization = {
+      from: payer.address,
+      to: change.to ?? payTo,
+      value: change.value ?? '10000',
+      validAfter: String(change.validAfter ?? now - 60),
+      validBefore: String(change.validBefore ?? now + 300),
+      nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+    };
+    const signature = await (change.signer ?? payer).signTypedData({
+      domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
+      types: authorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        ...authorization,
+        value: BigInt(authorization.value),
+        validAfter: BigInt(authorization.validAfter),
+        validBefore: BigInt(authorization.validBefore),
+      },
+    });
+    const payload = {
+      x402Version: 2,
+      accepted: { ...requirements, network: change.network ?? NETWORK },
+      payload: { authorization, signature },
+    } as never as PaymentPayload;
+    return { authorization, signature, payload };
+  };
+  return { facilitatorAccount, facilitator, requirements, signed };
+}
+
 describe("verifying an EOA's payment on the token's word", () => {
   it("answers every payment as x402's own verification does: good ones, and each way one can be wrong", async () => {
-    const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
-    await chain.setBalance(facilitatorAccount.address, '1');
-    const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, chain.url, NETWORK);
+    const { facilitatorAccount, facilitator, requirements, signed } = await directFacilitator();
+    const payment = async (...args: Parameters<typeof signed>) => (await signed(...args)).payload;
     // The reference: x402's facilitator scheme as the library ships it, reading the same chain.
     const reference = new x402Facilitator().register(
       NETWORK,
       new ExactEvmFacilitatorScheme(toFacilitatorEvmSigner({ ...chain.publicClient, address: facilitatorAccount.address } as never)),
     );
-    const payTo = privateKeyToAccount(generatePrivateKey()).address;
-    const requirements = {
-      scheme: 'exact',
-      network: NETWORK,
-      asset: usdc,
-      amount: '10000',
-      payTo,
-      maxTimeoutSeconds: 300,
-      extra: { name: TEST_USDC.name, version: TEST_USDC.version },
-    } as const;
-    type Change = { value?: string; to?: Address; validAfter?: number; validBefore?: number; signer?: PrivateKeyAccount; network?: string };
-    const payment = async (payer: PrivateKeyAccount, change: Change = {}) => {
-      const now = Math.floor(Date.now() / 1000);
-      const authorization = {
-        from: payer.address,
-        to: change.to ?? payTo,
-        value: change.value ?? '10000',
-        validAfter: String(change.validAfter ?? now - 60),
-        validBefore: String(change.validBefore ?? now + 300),
-        nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
-      };
-      const signature = await (change.signer ?? payer).signTypedData({
-        domain: { name: TEST_USDC.name, version: TEST_USDC.version, chainId: 31337, verifyingContract: usdc },
-        types: authorizationTypes,
-        primaryType: 'TransferWithAuthorization',
-        message: {
-          ...authorization,
-          value: BigInt(authorization.value),
-          validAfter: BigInt(authorization.validAfter),
-          validBefore: BigInt(authorization.validBefore),
-        },
-      });
-      return { x402Version: 2, accepted: { ...requirements, network: change.network ?? NETWORK }, payload: { authorization, signature } } as never;
-    };
     const now = Math.floor(Date.now() / 1000);
     const payer = await fundedPayer();
     const spent = await payment(payer);
