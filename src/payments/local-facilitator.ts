@@ -163,19 +163,22 @@ export function createLocalFacilitator(
     }
     return wallet.readContract(args);
   }) as typeof wallet.readContract;
+  /** Starts the payer's code read and the simulation; the simulation is answered to x402's read of it, or taken by the caller (drop). */
   const simulateAhead = (payload: PaymentPayload, requirements: PaymentRequirements) => {
     const transfer = eip3009(payload);
     if (transfer && isAddress(transfer.authorization.from)) getCode({ address: getAddress(transfer.authorization.from) }).catch(() => {});
     // A smart wallet's (ERC-1271 or ERC-6492) signature is checked another way first: left to x402 as it is.
     const args = transfer && ecdsaTransferArgs(transfer);
     // Bounded like the verifications: a flood of payments never taken up by x402 cannot grow it without limit.
-    if (!args || simulationsAhead.size >= VERIFIED_MAX) return;
+    if (!args || simulationsAhead.size >= VERIFIED_MAX) return undefined;
     const asset = getAddress(requirements.asset);
     const key = simulationKey(asset, encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }));
     const simulation = wallet.readContract({ address: asset, abi: eip3009ABI, functionName: 'transferWithAuthorization', args } as never) as Promise<unknown>;
     simulation.catch(() => {});
     simulationsAhead.set(key, simulation);
-    setTimeout(() => simulationsAhead.get(key) === simulation && simulationsAhead.delete(key), SIMULATION_AHEAD_MS).unref();
+    const drop = () => simulationsAhead.get(key) === simulation && simulationsAhead.delete(key);
+    setTimeout(drop, SIMULATION_AHEAD_MS).unref();
+    return { simulation, drop };
   };
   const signer = toFacilitatorEvmSigner({ ...wallet, getCode, readContract, address: account.address } as unknown as Parameters<
     typeof toFacilitatorEvmSigner
@@ -196,7 +199,11 @@ export function createLocalFacilitator(
    * x402's own verification decides: a smart wallet or ERC-6492 signature, a field that differs, a failed
    * simulation (x402 then diagnoses it: its reasons are the ones a payer sees), an unreachable node.
    */
-  async function acceptedOnChain(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse | undefined> {
+  async function acceptedOnChain(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    simulation: Promise<unknown> | undefined,
+  ): Promise<VerifyResponse | undefined> {
     const transfer = eip3009(payload);
     // A plain 65-byte signature only: an ERC-6492 wrapper (a wallet not deployed yet) is x402's to judge.
     if (!transfer || !/^0x[0-9a-fA-F]{130}$/.test(transfer.signature)) return undefined;
@@ -209,14 +216,13 @@ export function createLocalFacilitator(
     if (getAddress(auth.to) !== getAddress(requirements.payTo)) return undefined;
     const now = BigInt(Math.floor(Date.now() / 1000));
     if (BigInt(auth.validBefore) < now + 6n || BigInt(auth.validAfter) > now || BigInt(auth.value) !== BigInt(requirements.amount)) return undefined;
-    const args = ecdsaTransferArgs(transfer);
-    if (!args) return undefined;
-    const asset = getAddress(requirements.asset);
+    // Not started (not an EOA's signature, or too many under way): x402's to judge.
+    if (!simulation) return undefined;
     // All three at once, each awaited (a read that fails after another has is still handled): a failure is x402's to judge.
     const [payerCode, assetRefusal] = await Promise.all([
       getCode({ address: getAddress(auth.from) }),
-      startAssetContractCheck(signer, network, asset).await(),
-      wallet.readContract({ address: asset, abi: eip3009ABI, functionName: 'transferWithAuthorization', args } as never),
+      startAssetContractCheck(signer, network, getAddress(requirements.asset)).await(),
+      simulation,
     ]);
     if (assetRefusal !== '' || (payerCode && payerCode !== '0x')) return undefined;
     return { isValid: true, invalidReason: undefined, payer: auth.from };
@@ -227,9 +233,13 @@ export function createLocalFacilitator(
     return verified.get(
       verificationKey(payload, requirements),
       async () => {
-        const onChain = await acceptedOnChain(payload, requirements).catch(() => undefined);
-        if (onChain) return onChain;
-        simulateAhead(payload, requirements);
+        // One code read and one simulation serve both: a payment x402 has to judge reuses them (a refusal costs no second simulation).
+        const ahead = simulateAhead(payload, requirements);
+        const onChain = await acceptedOnChain(payload, requirements, ahead?.simulation).catch(() => undefined);
+        if (onChain) {
+          ahead?.drop();
+          return onChain;
+        }
         return x402.verify(payload, requirements);
       },
       (now) => now + VERIFIED_MS,
