@@ -30,6 +30,8 @@ const EXTERNAL = [
   'tsx',
   'esbuild',
   'bufferutil',
+  // Loads its WebAssembly from beside its own module.
+  'tiny-secp256k1',
   'utf-8-validate',
 ];
 /** A build that takes longer than this is presumed dead, and its lock taken over. */

@@ -95,17 +95,23 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
     expect(run.stderr).toMatch(/^flowgate: running the sources through tsx \(no bundle: /);
   });
 
-  it('serves from the bundle: files found next to the sources, lazy chunks, and the sandbox worker', async () => {
+  /** `flowgate serve` from the bundle on a free port; `api` calls it as the seeded owner. */
+  async function serveFromBundle(env: Record<string, string>) {
     const port = await freePort();
     const dataDir = tempDir();
     const gateway = spawn(process.execPath, [path.resolve('bin/flowgate.js'), 'serve'], {
-      env: { ...process.env, FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off' },
+      env: { ...process.env, FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_RATE_LIMITS: 'off', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const close = async () => {
+      gateway.kill('SIGTERM');
+      if (gateway.exitCode === null) await new Promise((resolve) => gateway.once('exit', resolve));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    };
+    let out = '';
+    gateway.stdout.on('data', (c) => (out += c));
+    gateway.stderr.on('data', (c) => (out += c));
     try {
-      let out = '';
-      gateway.stdout.on('data', (c) => (out += c));
-      gateway.stderr.on('data', (c) => (out += c));
       const ownerKey = await new Promise<string>((resolve, reject) => {
         gateway.stdout.on('data', () => {
           const key = /svc_[\w-]+/.exec(out)?.[0];
@@ -113,7 +119,6 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
         });
         gateway.once('exit', () => reject(new Error(`serve exited: ${out}`)));
       });
-      expect(out).not.toMatch(/through tsx/);
       const base = `http://127.0.0.1:${port}`;
       const api = async (route: string, body?: unknown) => {
         const response = await fetch(`${base}${route}`, {
@@ -123,6 +128,17 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
         });
         return { status: response.status, text: await response.text() };
       };
+      return { api, output: () => out, close };
+    } catch (error) {
+      await close();
+      throw error;
+    }
+  }
+
+  it('serves from the bundle: files found next to the sources, lazy chunks, and the sandbox worker', async () => {
+    const { api, output, close } = await serveFromBundle({ FLOWGATE_DEVNET: 'off' });
+    try {
+      expect(output()).not.toMatch(/through tsx/);
       // docs/*.md (next to src/docs) through the lazily loaded markdown renderer; web/dist next to src/http.
       const docs = await api('/docs');
       expect(docs.status).toBe(200);
@@ -144,9 +160,20 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
       expect(waited).toMatchObject({ status: 'success', completed: true });
       expect(JSON.stringify(waited.output)).toContain('42');
     } finally {
-      gateway.kill('SIGTERM');
-      await new Promise((resolve) => gateway.once('exit', resolve));
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await close();
+    }
+  });
+
+  it('signs from the bundle: a transfer on the embedded devnet (libsecp256k1 loads its WebAssembly next to its own module)', async () => {
+    const { api, output, close } = await serveFromBundle({});
+    try {
+      expect(output()).not.toMatch(/through tsx/);
+      const to = `0x${'be'.repeat(20)}`;
+      const sent = await api('/api/execute/transfer', { chainId: 31337, recipientAddress: to, amount: '0.001' });
+      expect(sent.status, sent.text).toBe(202);
+      expect(JSON.parse(sent.text)).toMatchObject({ status: 'completed', receipts: [{ verified: true, receiptStatus: 'success' }] });
+    } finally {
+      await close();
     }
   });
 });

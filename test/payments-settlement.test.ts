@@ -1,13 +1,13 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { createPublicClient, http as viemHttp, parseSignature, toHex, type Address, type Hex } from 'viem';
-import { authorizationTypes, toFacilitatorEvmSigner } from '@x402/evm';
+import { createPublicClient, encodeFunctionData, http as viemHttp, keccak256, parseSignature, toHex, type Address, type Hex } from 'viem';
+import { authorizationTypes, eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload } from '@x402/core/types';
 import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
-import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
+import { createLocalFacilitator, paysExactly, transferWithAuthorizationData } from '../src/payments/local-facilitator.ts';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -283,5 +283,52 @@ describe("verifying an EOA's payment on the token's word", () => {
     const good = await payment(payer);
     expect(await facilitator.verify(good, bare)).toEqual(await reference.verify(good, bare));
     expect((await facilitator.verify(good, bare)).isValid).toBe(false);
+  });
+});
+
+describe("the settlement's calldata and its receipt check", () => {
+  it("encodes both transferWithAuthorization overloads exactly as viem, and counts a receipt only with the payer's exact Transfer to the payee", async () => {
+    const { facilitator, requirements, signed } = await directFacilitator();
+    const payer = await fundedPayer();
+    const { authorization, signature, payload } = await signed(payer);
+    const { v, r, s } = parseSignature(signature);
+    const leading = [
+      authorization.from,
+      authorization.to,
+      BigInt(authorization.value),
+      BigInt(authorization.validAfter),
+      BigInt(authorization.validBefore),
+      authorization.nonce,
+    ] as const;
+    for (const args of [[...leading, Number(v), r, s] as const, [...leading, signature] as const]) {
+      expect(transferWithAuthorizationData(args)).toBe(encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args }));
+    }
+
+    const settled = await facilitator.settle(payload, requirements as never);
+    expect(settled).toMatchObject({ success: true });
+    const { logs } = await chain.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex });
+    const value = BigInt(authorization.value);
+    expect(paysExactly(logs, usdc, authorization.from, authorization.to, value)).toBe(true);
+    const someoneElse = privateKeyToAccount(generatePrivateKey()).address;
+    expect(paysExactly(logs, usdc, authorization.from, authorization.to, value + 1n)).toBe(false);
+    expect(paysExactly(logs, usdc, authorization.from, authorization.to, value - 1n)).toBe(false);
+    expect(paysExactly(logs, usdc, someoneElse, authorization.to, value)).toBe(false);
+    expect(paysExactly(logs, usdc, authorization.from, someoneElse, value)).toBe(false);
+    // The same Transfer from another contract (a token of its own that says it paid) does not count.
+    expect(paysExactly(logs, someoneElse, authorization.from, authorization.to, value)).toBe(false);
+    const transfer = logs.find((log) => log.topics[0] === keccak256(toHex('Transfer(address,address,uint256)')))!;
+    const changed = (change: Partial<typeof transfer>) => [{ ...transfer, ...change }];
+    expect(paysExactly(changed({}), usdc, authorization.from, authorization.to, value)).toBe(true);
+    // Another event with the same indexed addresses (an Approval's topic), or an amount that is not one word, does not count.
+    expect(
+      paysExactly(
+        changed({ topics: [keccak256(toHex('Approval(address,address,uint256)')), ...transfer.topics.slice(1)] as never }),
+        usdc,
+        authorization.from,
+        authorization.to,
+        value,
+      ),
+    ).toBe(false);
+    expect(paysExactly(changed({ data: `${transfer.data}00` }), usdc, authorization.from, authorization.to, value)).toBe(false);
   });
 });
