@@ -51,22 +51,28 @@ describe('validatingOnce (MPP credentials)', () => {
   });
 });
 
-describe('validatingOnce: the facilitator verification started ahead (MPP)', () => {
-  it("is started before the method's own validation, once per credential, and not for a validation answered from memory", async () => {
+describe("validatingOnce: an answer that stands in for the method's first validation (MPP)", () => {
+  it('is asked first, once per credential; the method validates only when it does not answer, and a remembered answer asks neither', async () => {
     const order: string[] = [];
     const method = validatingOnce(
       {
         name: 'evm',
         validate: async ({ credential: c }: { credential: ReturnType<typeof credential> }) => {
           order.push(`validate ${c.payload.signature}`);
-          return { ok: true };
+          return { by: 'method' };
         },
       },
-      (c) => order.push(`ahead ${(c.payload as { signature: string }).signature}`),
+      async (c) => {
+        const { signature } = c.payload as { signature: string };
+        order.push(`first ${signature}`);
+        if (signature === '0x03') throw new Error('unreachable node');
+        return signature === '0x01' ? { by: 'first' } : undefined;
+      },
     );
-    await method.validate({ credential: credential('0x01') });
-    await method.validate({ credential: credential('0x01') });
-    await method.validate({ credential: credential('0x02') });
-    expect(order).toEqual(['ahead 0x01', 'validate 0x01', 'ahead 0x02', 'validate 0x02']);
+    expect(await method.validate({ credential: credential('0x01') })).toEqual({ by: 'first' });
+    expect(await method.validate({ credential: credential('0x01') })).toEqual({ by: 'first' });
+    expect(await method.validate({ credential: credential('0x02') })).toEqual({ by: 'method' });
+    expect(await method.validate({ credential: credential('0x03') })).toEqual({ by: 'method' });
+    expect(order).toEqual(['first 0x01', 'first 0x02', 'validate 0x02', 'first 0x03', 'validate 0x03']);
   });
 });

@@ -12,6 +12,10 @@ import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { Receipt } from 'mppx';
+import { Types } from 'mppx/evm';
+import { Mppx } from 'mppx/server';
+import { gatewayMppCharge, mppCharge } from '../src/payments/mpp-server.ts';
+import type { PaymentSettings } from '../src/payments/settings.ts';
 import { TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { devnetMppx } from './helpers/mpp-payer.ts';
@@ -330,5 +334,100 @@ describe("the settlement's calldata and its receipt check", () => {
       ),
     ).toBe(false);
     expect(paysExactly(changed({ data: `${transfer.data}00` }), usdc, authorization.from, authorization.to, value)).toBe(false);
+  });
+});
+
+describe("validating an MPP credential on the facilitator's word", () => {
+  it("answers every credential as mppx's own validation does (with x402's verification behind it): good ones, and each way one can be wrong", async () => {
+    const { facilitatorAccount, facilitator, requirements } = await directFacilitator();
+    const token = { address: usdc, name: TEST_USDC.name, version: TEST_USDC.version, decimals: 6 };
+    const settings = { chainId: 31337 } as PaymentSettings;
+    const payTo = requirements.payTo;
+    const inProcess = { ...facilitator, keepsVerifications: true };
+    // The reference: mppx's charge as it ships, asking x402's own facilitator verification.
+    const x402Reference = new x402Facilitator().register(
+      NETWORK,
+      new ExactEvmFacilitatorScheme(
+        toFacilitatorEvmSigner({ ...createPublicClient({ chain: chain.chain, transport: viemHttp(rpc) }), address: facilitatorAccount.address } as never),
+      ),
+    );
+    const reference = mppCharge(settings, x402Reference as never, token, payTo);
+    const mpp = Mppx.create({
+      realm: 'test',
+      secretKey: 'a test secret of at least thirty-two bytes',
+      methods: [mppCharge(settings, inProcess, token, payTo)],
+    });
+    type Challenge = { request: { amount: string; currency: Address } };
+    const newChallenge = async () => (await mpp.challenge.evm.charge({ amount: '0.01', description: 'test', scope: 'microtip' })) as never as Challenge;
+    const shared = await newChallenge();
+    const now = Math.floor(Date.now() / 1000);
+    type Change = { value?: string; to?: Address; nonce?: Hex; validAfter?: number; validBefore?: number; signer?: PrivateKeyAccount; source?: string };
+    // One challenge for all but the spent payment: its hash is the authorization's nonce, one per payer and challenge.
+    const credential = async (payer: PrivateKeyAccount, change: Change = {}, challenge: Challenge = shared) => {
+      const message = {
+        from: payer.address,
+        nonce: change.nonce ?? Types.challengeHash(challenge as never),
+        to: change.to ?? payTo,
+        validAfter: BigInt(change.validAfter ?? 0),
+        validBefore: BigInt(change.validBefore ?? now + 300),
+        value: BigInt(change.value ?? challenge.request.amount),
+      };
+      const signature = await (change.signer ?? payer).signTypedData({
+        domain: Types.authorizationDomain({ authorization: { name: TEST_USDC.name, version: TEST_USDC.version }, chainId: 31337, currency: usdc }),
+        message,
+        primaryType: 'TransferWithAuthorization',
+        types: Types.authorizationTypes,
+      });
+      const payload = {
+        ...message,
+        validAfter: String(message.validAfter),
+        validBefore: String(message.validBefore),
+        value: String(message.value),
+        signature,
+        type: 'authorization',
+      };
+      return { challenge, payload, source: change.source ?? Types.toSource({ address: payer.address, chainId: 31337 }) };
+    };
+    const payer = await fundedPayer();
+    const spent = await credential(payer, {}, await newChallenge());
+    const first = gatewayMppCharge(settings, inProcess, token, payTo);
+    await first.validate!({ credential: spent } as never);
+    await first.broadcast!({ credential: spent } as never);
+    const smartWallet = await fundedPayer();
+    await chain.testClient.setCode({ address: smartWallet.address, bytecode: '0x6080604052600080fd' });
+    const someone = privateKeyToAccount(generatePrivateKey());
+    const cases = {
+      good: await credential(payer),
+      'another good one': await credential(await fundedPayer()),
+      'signed by someone else': await credential(payer, { signer: someone }),
+      'one unit short': await credential(payer, { value: String(BigInt(shared.request.amount) - 1n) }),
+      'paid to someone else': await credential(payer, { to: someone.address }),
+      "a nonce that is not the challenge's hash": await credential(payer, { nonce: toHex(crypto.getRandomValues(new Uint8Array(32))) }),
+      expired: await credential(payer, { validBefore: now - 1 }),
+      'not valid yet': await credential(payer, { validAfter: now + 600 }),
+      "another payer's source": await credential(payer, { source: Types.toSource({ address: someone.address, chainId: 31337 }) }),
+      'from a payer with no USDC': await credential(someone),
+      'already settled': spent,
+      'from a smart wallet': await credential(smartWallet),
+    };
+    const outcome = (validation: Promise<unknown>) =>
+      validation.then(
+        (answer) => ['accepted', answer] as const,
+        (error: Error) => ['refused', error.message] as const,
+      );
+    const ours = gatewayMppCharge(settings, inProcess, token, payTo);
+    type Outcome = Awaited<ReturnType<typeof outcome>>;
+    const answers: Record<string, Outcome> = {};
+    const expected: Record<string, Outcome> = {};
+    for (const [name, c] of Object.entries(cases)) {
+      answers[name] = await outcome(ours.validate!({ credential: c } as never));
+      expected[name] = await outcome(reference.validate!({ credential: c } as never));
+    }
+    expect(answers).toEqual(expected);
+    expect(
+      Object.entries(answers)
+        .filter(([, [verdict]]) => verdict === 'accepted')
+        .map(([name]) => name),
+    ).toEqual(['good', 'another good one']);
   });
 });
