@@ -66,8 +66,12 @@ describe('waiting for many receipts', () => {
         );
       }
       const waits = hashes.map((hash) => waitForReceipt(client, hash, 20_000));
-      // The first reads right after each wait began have found nothing (nothing is mined yet).
-      await new Promise((r) => setTimeout(r, 200));
+      // The first reads right after each wait began have found nothing (nothing is mined yet). Counted from when
+      // they are over (no new read for 150 ms), not after a fixed pause: on a loaded machine they can come later.
+      for (let last = -1, deadline = Date.now() + 10_000; count('eth_getTransactionReceipt') !== last && Date.now() < deadline;) {
+        last = count('eth_getTransactionReceipt');
+        await new Promise((r) => setTimeout(r, 150));
+      }
       const receiptsBefore = count('eth_getTransactionReceipt');
       const blocksBefore = count('eth_getBlockByNumber');
       for (let i = 0; i < WAITS; i++) {
