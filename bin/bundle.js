@@ -33,6 +33,8 @@ const EXTERNAL = [
   // Loads its WebAssembly from beside its own module.
   'tiny-secp256k1',
   'utf-8-validate',
+  // Its encoding tables (0.5 MB of the bundle) are read only when a body arrives in a charset other than UTF-8.
+  'iconv-lite',
 ];
 /** A build that takes longer than this is presumed dead, and its lock taken over. */
 const LOCK_STALE_MS = 60_000;
@@ -108,6 +110,9 @@ async function build(esbuild, root, outdir) {
     absWorkingDir: root,
     entryPoints: { cli: 'src/cli.ts' },
     outdir,
+    // .mjs: the cache sits below node_modules, where no package.json says "module", and Node would otherwise read
+    // every chunk twice at start, once to detect its format (about 70 ms of a cold start here).
+    outExtension: { '.js': '.mjs' },
     bundle: true,
     external: EXTERNAL,
     // Bundled CommonJS packages require Node's built-ins (and optional externals) through this.
@@ -192,7 +197,7 @@ export async function bundledEntry(root = ROOT) {
   const cache = cacheDirFor(root);
   const key = fingerprint(root, esbuildVersion);
   const dir = path.join(cache, key);
-  const entry = path.join(dir, 'cli.js');
+  const entry = path.join(dir, 'cli.mjs');
   const lock = path.join(cache, `${key}.lock`);
   fs.mkdirSync(cache, { recursive: true });
   for (;;) {
@@ -227,7 +232,7 @@ export async function bundledEntry(root = ROOT) {
       return entry;
     }
     prune(cache, path.basename(built));
-    return path.join(built, 'cli.js');
+    return path.join(built, 'cli.mjs');
   } finally {
     fs.rmSync(lock, { force: true });
   }

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { KEY_RECHECK_MS } from './auth/keys.ts';
-import { DEFAULT_ORGANIZATION_SLUG } from './org/organizations.ts';
 import { GATEWAY_VERSION } from './version.ts';
 import { mcpClientConfigs } from './mcp/client-config.ts';
 import type { Services } from './services.ts';
@@ -57,9 +56,20 @@ FLOWGATE_BASE_URL, FLOWGATE_RPC_URL_<chainId>, FLOWGATE_DEVNET, FLOWGATE_MASTER_
 FLOWGATE_RATE_LIMITS, EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI, ...`;
 
 async function serve(config: Config) {
+  // anvil takes about 0.3 s to boot, so the devnet starts (and is set up) while the gateway's modules load rather
+  // than after. With PostgreSQL the gateway first claims the devnet through the database, so it opens it itself.
+  const devnet = config.databaseUrl ? undefined : import('./chains/devnet/embedded.ts').then(({ openDevnet }) => openDevnet(config));
+  // Handled where the gateway awaits it; until then its failure is not an unhandled rejection.
+  devnet?.catch(() => {});
   // Loaded on demand so `--help` stays instant.
-  const { createGateway } = await import('./gateway.ts');
-  const gateway = await createGateway(config);
+  let createGateway: typeof import('./gateway.ts').createGateway;
+  try {
+    ({ createGateway } = await import('./gateway.ts'));
+  } catch (error) {
+    await devnet?.then((opened) => opened?.stop()).catch(() => {});
+    throw error;
+  }
+  const gateway = await createGateway(config, { devnet });
   let url: string;
   try {
     url = await gateway.listen();
@@ -116,6 +126,7 @@ async function serve(config: Config) {
 /** One line for the operator's terminal. The local RPC URL may appear here, never in an HTTP or MCP response. */
 async function devnetLine(services: Services, config: Config): Promise<string> {
   const devnet = services.devnet!;
+  const { DEFAULT_ORGANIZATION_SLUG } = await import('./org/organizations.ts');
   const { organization } = await services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
   const wallet = await services.organizations.wallet(organization.id);
   const funds = wallet ? await devnet.balances(wallet.walletAddress) : undefined;

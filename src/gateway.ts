@@ -9,7 +9,7 @@ import { createChainClients } from './chains/clients.ts';
 import { createNonceManager } from './chains/nonces.ts';
 import { createSharedNonceManager } from './chains/shared-nonces.ts';
 import { fundIfEmpty, type Devnet } from './chains/devnet/devnet.ts';
-import { openDevnet } from './chains/devnet/embedded.ts';
+import { openDevnet, type RunningDevnet } from './chains/devnet/embedded.ts';
 import { createStablecoinRegistry } from './chains/stablecoins.ts';
 import { TEST_USDC } from './chains/devnet/test-usdc.ts';
 import type { Config } from './config.ts';
@@ -134,11 +134,21 @@ export interface ServingRuntime extends Runtime {
  * Two entry points on one data directory therefore see the same chains,
  * prices and URLs.
  */
-export async function openServingRuntime(config: Config, options: { mintOwnerKey?: boolean } = {}): Promise<ServingRuntime> {
+export interface ServingOptions {
+  /** False: the first owner key is not minted (embedded stdio has no terminal to print it to). */
+  mintOwnerKey?: boolean;
+  /**
+   * The devnet, already being opened by the caller (`flowgate serve` starts it before this module loads:
+   * see src/cli.ts); it is then this runtime's to stop. Opened here when absent.
+   */
+  devnet?: Promise<RunningDevnet | null>;
+}
+
+export async function openServingRuntime(config: Config, options: ServingOptions = {}): Promise<ServingRuntime> {
   // anvil boots while the store opens and migrates (about 0.2 s of a cold start was waiting for it). The runtime is
   // assembled after both: the devnet sets config.rpcUrls[31337] when it spawns anvil.
   const [devnetOutcome, storeOutcome] = await Promise.allSettled([
-    openDevnet(config, { claimSpawn: config.databaseUrl ? () => claimEmbeddedDevnet(config.databaseUrl!) : undefined }),
+    options.devnet ?? openDevnet(config, { claimSpawn: config.databaseUrl ? () => claimEmbeddedDevnet(config.databaseUrl!) : undefined }),
     openCheckedStore(config),
   ]);
   if (devnetOutcome.status === 'rejected' || storeOutcome.status === 'rejected') {
@@ -194,8 +204,8 @@ async function claimEmbeddedDevnet(databaseUrl: string): Promise<() => Promise<v
   );
 }
 
-export async function createGateway(config: Config, options: { tools?: readonly AnyTool[] } = {}): Promise<Gateway> {
-  const runtime = await openServingRuntime(config);
+export async function createGateway(config: Config, options: { tools?: readonly AnyTool[]; devnet?: ServingOptions['devnet'] } = {}): Promise<Gateway> {
+  const runtime = await openServingRuntime(config, { devnet: options.devnet });
   const { firstStart } = runtime;
   const app = createHttpApp(runtime.services, options.tools ?? registry);
   const { server, drain } = createNodeServer(app, config.requestTimeoutMs);

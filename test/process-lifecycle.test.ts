@@ -141,4 +141,41 @@ describe('process lifecycle', { timeout: 180_000 }, () => {
       (alive) => !alive,
     );
   });
+
+  // `flowgate serve` starts the devnet before the gateway's modules load (src/cli.ts): a start that fails after that
+  // must still stop the anvil it spawned.
+  it('a start whose database cannot be opened exits 1 naming why, and leaves no anvil running', async () => {
+    const dataDir = tempDir();
+    fs.writeFileSync(path.join(dataDir, 'flowgate.sqlite'), 'this is not a SQLite database, and it is long enough to have a header\n'.repeat(100));
+    const port = await freePort();
+    const child = spawn(process.execPath, [path.resolve('bin/flowgate.js'), 'serve'], {
+      env: { ...process.env, FLOWGATE_DATA_DIR: dataDir, PORT: String(port), FLOWGATE_DEVNET: 'auto', FLOWGATE_RATE_LIMITS: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    started.push(child);
+    let stderr = '';
+    child.stdout!.resume();
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A spawned anvil left running keeps the process alive: that shows as still running, not as a hang of the test.
+    const code = await Promise.race([
+      new Promise<number | null>((resolve) => child.once('exit', resolve)),
+      new Promise<string>((resolve) => setTimeout(() => resolve('still running 60 s after its database failed to open'), 60_000)),
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/not a database/);
+    // The devnet did start (its state directory is there), and its anvil is gone, its owner record withdrawn.
+    expect(fs.existsSync(path.join(dataDir, 'devnet'))).toBe(true);
+    const anvils = fs
+      .readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir) && isAlive(Number(pid));
+        } catch {
+          return false;
+        }
+      });
+    expect(anvils).toEqual([]);
+    expect(owner(dataDir)).toBeUndefined();
+  });
 });

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.ts';
 import { startAnvil } from '../anvil.ts';
-import { connectDevnet, type Devnet } from './devnet.ts';
-import { DEVNET_CHAIN_ID } from './test-usdc.ts';
+import type { Devnet } from './devnet.ts';
+import { DEVNET_CHAIN_ID } from './chain-id.ts';
 
 /**
  * The devnet's lifecycle for a serving gateway (DESIGN.md "Chains and the
@@ -96,6 +96,10 @@ async function stopOrphan(pid: number): Promise<void> {
  */
 export async function openDevnet(config: Config, options: { claimSpawn?: () => Promise<() => Promise<void>> } = {}): Promise<RunningDevnet | null> {
   if (config.devnet === 'off') return null;
+  // viem and the devnet's contracts load while anvil boots: `flowgate serve` calls this before the gateway's modules load (src/cli.ts).
+  const devnetModule = import('./devnet.ts');
+  devnetModule.catch(() => {}); // awaited by every path that connects; a path that fails first reports its own error
+  const connectDevnet = async (url: string) => (await devnetModule).connectDevnet(url);
 
   const configured = config.rpcUrls[DEVNET_CHAIN_ID];
   if (configured) {

@@ -10,7 +10,7 @@ import { testUsdcAbi } from './test-usdc.abi.ts';
 
 export { testUsdcAbi };
 
-export const DEVNET_CHAIN_ID = 31337 as const;
+export { DEVNET_CHAIN_ID } from './chain-id.ts';
 
 /** What x402/MPP clients put in the EIP-712 domain, same as Circle's USDC. */
 export const TEST_USDC = { name: 'USD Coin', symbol: 'USDC', decimals: 6, version: '2' } as const;
