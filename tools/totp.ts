@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { generateSecret, generateURI } from 'otplib';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { requireStepUp, spendTotpStep, STEP_UP_PROOF_FIELDS, stepUpProofFields, totpStep } from '../src/auth/step-up.ts';
@@ -39,6 +38,8 @@ export const enrolTotp = defineTool({
     if (user.totp_enabled_at) {
       throw new ServiceError(409, 'conflict', 'An authenticator is already active; remove it first (DELETE /api/user/totp, behind step-up).');
     }
+    // Loaded at the first enrolment rather than at start (src/auth/step-up.ts does the same for codes).
+    const { generateSecret, generateURI } = await import('otplib');
     const secret = generateSecret();
     // Pending until confirmed: a replaced pending secret only discards an unfinished enrolment.
     await store

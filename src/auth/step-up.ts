@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { getAddress, recoverMessageAddress, type Hex } from 'viem';
-import { verify as verifyTotp } from 'otplib';
 import type { Services } from '../services.ts';
 import type { Principal } from './principal.ts';
 import type { StepUpChallengesTable, UsersTable } from '../store/schema.ts';
@@ -82,6 +81,8 @@ export interface StepUpFactor {
  */
 export async function totpStep(secret: string, code: string, afterStep?: number | null): Promise<number | null> {
   try {
+    // otplib loads at the first TOTP code (its set-up is 10 ms of a cold start).
+    const { verify: verifyTotp } = await import('otplib');
     const result = await verifyTotp({ secret, token: code, epochTolerance: 30, ...(afterStep != null ? { afterTimeStep: afterStep } : {}) });
     return result.valid && 'timeStep' in result ? result.timeStep : null;
   } catch {

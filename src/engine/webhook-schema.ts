@@ -3,7 +3,8 @@ import { ServiceError } from '../errors.ts';
 
 /** Checks a webhook body against the trigger's optional `webhookSchema` (JSON Schema as JSON text). */
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// Built at the first workflow with a webhookSchema, not at start.
+let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
 function validatorFor(schemaText: string): ValidateFunction {
@@ -12,7 +13,7 @@ function validatorFor(schemaText: string): ValidateFunction {
     let schema: unknown;
     try {
       schema = JSON.parse(schemaText);
-      validate = ajv.compile(schema as object);
+      validate = (ajv ??= new Ajv({ allErrors: true, strict: false })).compile(schema as object);
     } catch (error) {
       throw new ServiceError(
         409,
