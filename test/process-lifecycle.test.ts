@@ -144,7 +144,7 @@ describe('process lifecycle', { timeout: 180_000 }, () => {
 
   // `flowgate serve` starts the devnet before the gateway's modules load (src/cli.ts): a start that fails after that
   // must still stop the anvil it spawned.
-  it('a start whose database cannot be opened exits 1 naming why, and leaves no anvil running', async () => {
+  it('a start whose database file is not a database exits 1 naming the file and what to do, and leaves no anvil running', async () => {
     const dataDir = tempDir();
     fs.writeFileSync(path.join(dataDir, 'flowgate.sqlite'), 'this is not a SQLite database, and it is long enough to have a header\n'.repeat(100));
     const port = await freePort();
@@ -162,7 +162,8 @@ describe('process lifecycle', { timeout: 180_000 }, () => {
       new Promise<string>((resolve) => setTimeout(() => resolve('still running 60 s after its database failed to open'), 60_000)),
     ]);
     expect(code).toBe(1);
-    expect(stderr).toMatch(/not a database/);
+    expect(stderr).toContain(`${path.join(dataDir, 'flowgate.sqlite')} is not a usable SQLite database (file is not a database)`);
+    expect(stderr).toContain('FLOWGATE_DATA_DIR');
     // The devnet did start (its state directory is there), and its anvil is gone, its owner record withdrawn.
     expect(fs.existsSync(path.join(dataDir, 'devnet'))).toBe(true);
     const anvils = fs

@@ -14,7 +14,17 @@ export type SqliteHandle = SQLite.Database;
 export function openSqlite(file: string): SqliteHandle {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
+  try {
+    // The first statement is where a file that is not a database (or a damaged one) shows.
+    sqlite.pragma('journal_mode = WAL');
+  } catch (error) {
+    sqlite.close();
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw error;
+    throw new Error(
+      `${file} is not a usable SQLite database (${(error as Error).message}): move it aside to start afresh, or set FLOWGATE_DATA_DIR to the directory that holds this gateway's data`,
+    );
+  }
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
