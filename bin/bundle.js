@@ -105,6 +105,28 @@ function importMetaUrl() {
   };
 }
 
+/**
+ * zod's namespaces re-export every locale (`z.locales`: 360 KB of messages in 50 languages), which a
+ * bundler cannot leave out of a namespace used as a value. We never switch zod's language, so its
+ * locale index is English only in the bundle (English is also zod's default, loaded on its own).
+ */
+function zodEnglishOnly() {
+  return {
+    name: 'flowgate-zod-english-only',
+    setup(build) {
+      build.onResolve({ filter: /^\.\.\/locales\/index\.c?js$/ }, (args) => {
+        if (!/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)) return undefined;
+        return { path: path.join(path.dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+        contents: `export { default as en } from './en.js';`,
+        resolveDir: path.dirname(args.path),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
 async function build(esbuild, root, outdir) {
   await esbuild.build({
     absWorkingDir: root,
@@ -125,7 +147,7 @@ async function build(esbuild, root, outdir) {
     sourcemap: 'linked',
     sourcesContent: false,
     define: Object.fromEntries(Object.entries(META).map(([field, name]) => [`import.meta.${field}`, name])),
-    plugins: [importMetaUrl()],
+    plugins: [importMetaUrl(), zodEnglishOnly()],
     logLevel: 'silent',
   });
 }

@@ -128,7 +128,7 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
         });
         return { status: response.status, text: await response.text() };
       };
-      return { api, output: () => out, close };
+      return { api, output: () => out, close, base: () => base, key: () => ownerKey };
     } catch (error) {
       await close();
       throw error;
@@ -136,7 +136,7 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
   }
 
   it('serves from the bundle: files found next to the sources, lazy chunks, and the sandbox worker', async () => {
-    const { api, output, close } = await serveFromBundle({ FLOWGATE_DEVNET: 'off' });
+    const { api, output, close, base, key } = await serveFromBundle({ FLOWGATE_DEVNET: 'off' });
     try {
       expect(output()).not.toMatch(/through tsx/);
       // docs/*.md (next to src/docs) through the lazily loaded markdown renderer; web/dist next to src/http.
@@ -144,6 +144,18 @@ describe('bin/flowgate.js bundle', { timeout: 120_000 }, () => {
       expect(docs.status).toBe(200);
       expect(docs.text).toMatch(/<html/i);
       expect((await api('/app')).status).toBe(200);
+      // zod speaks English only in the bundle (its other locales are left out): a bad field still reads as it should.
+      const refused = await api('/api/workflows/create', { name: 5, nodes: [], edges: [] });
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text).issues).toEqual([{ path: 'name', message: 'Invalid input: expected string, received number', code: 'invalid_type' }]);
+      // iconv-lite stays in node_modules: a UTF-16 body is still decoded (its nodes and edges are what is missing).
+      const utf16 = await fetch(`${base()}/api/workflows/create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key()}`, 'content-type': 'application/json; charset=utf-16le' },
+        body: Buffer.from(JSON.stringify({ name: 'Sixteen bits' }), 'utf16le'),
+      });
+      expect(utf16.status).toBe(400);
+      expect((await utf16.json()).issues.map((issue: { path: string }) => issue.path)).toEqual(['nodes', 'edges']);
       // A code step: the QuickJS worker's entry is found next to src/sandbox/pool.ts.
       const created = await api('/api/workflows/create', {
         name: 'Bundle check',
