@@ -80,9 +80,10 @@ export interface StepUpFactor {
  * code belongs to, or null. Codes of `afterStep` or earlier are refused.
  */
 export async function totpStep(secret: string, code: string, afterStep?: number | null): Promise<number | null> {
+  // otplib loads at the first TOTP code (its set-up is 10 ms of a cold start). Outside the try: a library that
+  // cannot load is an error of the gateway's, not a wrong code.
+  const { verify: verifyTotp } = await import('otplib');
   try {
-    // otplib loads at the first TOTP code (its set-up is 10 ms of a cold start).
-    const { verify: verifyTotp } = await import('otplib');
     const result = await verifyTotp({ secret, token: code, epochTolerance: 30, ...(afterStep != null ? { afterTimeStep: afterStep } : {}) });
     return result.valid && 'timeStep' in result ? result.timeStep : null;
   } catch {
