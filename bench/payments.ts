@@ -44,6 +44,14 @@ function callersProcess<R>(spec: CallerSpec): Promise<R & { gatewayCpuMs?: numbe
 
 /** Rounds of the four measured rows (the concurrency probe runs once). */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_PAID_ROUNDS ?? 3));
+/**
+ * Untimed rounds first (BENCH_PAID_WARMUP, default 1), printed but not counted. The gateway runs in this
+ * process, so its paid path is compiled once for all rounds, and V8 takes tens of seconds to finish: in a
+ * trace of x402 calls at 10 callers, its compiler threads used 2.5 s of CPU in the first second, about
+ * 0.3 s a second over the next ten and under 0.05 s after thirty, 2-3 ms of CPU per call while it lasts.
+ * Without a warm-up the first round paid all of it and the median round still a share.
+ */
+const WARMUP_ROUNDS = Math.max(0, Number(process.env.BENCH_PAID_WARMUP ?? 1));
 
 /** One row of one round, with the gateway's CPU per call over its timed part. */
 type MeasuredRow = CallerResult & { gatewayCpuMs?: number };
@@ -110,9 +118,11 @@ export async function benchPayments(seconds: number, connections: number): Promi
   // The four rows run in turn, ROUNDS times (BENCH_PAID_ROUNDS, default 3), each round on a fresh devnet, and each
   // figure is the median of its rounds: one round's paid minus free moved by several ms from run to run here.
   const rounds: Record<CallerKind, MeasuredRow[]> = { raw: [], free: [], x402: [], mpp: [] };
-  for (let round = 0; round < ROUNDS; round++) {
+  const warmup: Record<CallerKind, MeasuredRow[]> = { raw: [], free: [], x402: [], mpp: [] };
+  for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
+    const into = round < 0 ? warmup : rounds;
     await onFreshDevnet(seconds, async (spec) => {
-      for (const kind of ['raw', 'free', 'x402', 'mpp'] as const) rounds[kind].push(await callersProcess<CallerResult>(await spec(kind, paidConnections)));
+      for (const kind of ['raw', 'free', 'x402', 'mpp'] as const) into[kind].push(await callersProcess<CallerResult>(await spec(kind, paidConnections)));
     });
   }
   const [rawRow, freeRow, x402Row, mppRow] = (['raw', 'free', 'x402', 'mpp'] as const).map((kind) => medianRow(rounds[kind]));
@@ -121,7 +131,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
     `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row; ` +
       `one payer account per caller and protocol; ` +
       `free ${FREE_SLUG} vs $0.01 ${PAID_SLUG}, both one code step; a paid sample = 402 + sign + verify + settle on chain + run; ` +
-      `medians of ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a fresh devnet)\n`,
+      `medians of ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a fresh devnet, after ${WARMUP_ROUNDS} untimed warm-up round${WARMUP_ROUNDS === 1 ? '' : 's'})\n`,
   );
   console.log(
     ['| call | calls/s | p50 ms | p99 ms | p50 vs free | gateway CPU ms/call | failures | p50 of each round |', '|---|---:|---:|---:|---:|---:|---:|---|'].join(
@@ -143,6 +153,14 @@ export async function benchPayments(seconds: number, connections: number): Promi
     const pairs = rounds[kind].map((paid, i) => paid.p50 - rounds.free[i]!.p50);
     return `${median(pairs).toFixed(1)} ms (rounds: ${pairs.map((d) => d.toFixed(1)).join(' · ')})`;
   };
+  if (WARMUP_ROUNDS > 0) {
+    const each = (kind: CallerKind, f: (r: MeasuredRow) => string) => warmup[kind].map(f).join(' · ');
+    console.log(
+      `\nWarm-up round${WARMUP_ROUNDS === 1 ? '' : 's'} (not counted), p50 ms: raw ${each('raw', (r) => String(r.p50))}, free ${each('free', (r) => String(r.p50))}, ` +
+        `x402 ${each('x402', (r) => String(r.p50))}, MPP ${each('mpp', (r) => String(r.p50))}; ` +
+        `gateway CPU ms/call: free ${each('free', (r) => (r.gatewayCpuMs ?? NaN).toFixed(2))}, x402 ${each('x402', (r) => (r.gatewayCpuMs ?? NaN).toFixed(2))}, MPP ${each('mpp', (r) => (r.gatewayCpuMs ?? NaN).toFixed(2))}`,
+    );
+  }
   console.log(
     `\nPaid minus free at p50: x402 ${over('x402')}, MPP ${over('mpp')}; one devnet transaction: ${rawRow.p50} ms (goal: paid minus free ≤ that + 10 ms)`,
   );

@@ -24,6 +24,7 @@ import { chainGraph } from './graphs.ts';
 import { benchDirectExecution } from './direct-execution.ts';
 import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';
+import { median } from './stats.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
 import { measureContextBudget, printContextBudget } from './context-budget.ts';
 import { benchAnalytics } from './analytics.ts';
@@ -51,7 +52,16 @@ interface Row {
   failures: number;
   /** CPU time of the gateway process per sample (ms), when measured. */
   cpuMs?: number;
+  /** Rows measured in rounds beside the baseline: each round's req/s ÷ that round's baseline (the figure is their median). */
+  roundRatios?: number[];
 }
+
+/**
+ * Rounds of the rows reported as a ratio to bare express (BENCH_ROUNDS, default 3) and their length
+ * (BENCH_ROUND_SECONDS, default 5): the issue's 5 s rounds, medians of 3.
+ */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 5);
 
 /**
  * Runs in flight for the engine rows: each row is measured at every count given (`BENCH_ENGINE_INFLIGHT=10,64`, the
@@ -66,6 +76,58 @@ const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_INFLIGHT ?? '10,64')
 async function measure(name: string, url: string, request: LoadSpec['request'], followUp?: LoadSpec['followUp'], connections = CONNECTIONS): Promise<Row> {
   const load = await externalLoad({ url, connections, warmupSeconds: 1, durationSeconds: DURATION_SECONDS, request, followUp });
   return { name, perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
+}
+
+interface Target {
+  name: string;
+  url: string;
+  request: LoadSpec['request'];
+}
+
+/**
+ * The baseline and the rows compared with it, measured in rounds in which the baseline brackets every row
+ * (baseline, row 1, baseline, row 2, ..., baseline), and each row's ratio in a round is to the mean of the two
+ * baseline runs either side of it: this machine's speed drifts in spells of seconds, and one pass of 8 s rows
+ * in a row put GET /api/chains at 0.61x and, ten minutes later, 0.77x. Each figure is the median of its rounds
+ * (the baseline's over all its runs), and a row's ratio the median of its rounds' ratios.
+ */
+async function measureInRounds(baseline: Target, targets: readonly Target[]): Promise<Row[]> {
+  const run = async (target: Target): Promise<Row> => {
+    const load = await externalLoad({ url: target.url, connections: CONNECTIONS, warmupSeconds: 1, durationSeconds: ROUND_SECONDS, request: target.request });
+    return { name: target.name, perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
+  };
+  const baselineRuns: Row[] = [];
+  const rounds: { measured: Row; ratio: number }[][] = targets.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    let before = await run(baseline);
+    baselineRuns.push(before);
+    for (const [i, target] of targets.entries()) {
+      const measured = await run(target);
+      const after = await run(baseline);
+      baselineRuns.push(after);
+      rounds[i]!.push({ measured, ratio: measured.perSecond / ((before.perSecond + after.perSecond) / 2) });
+      before = after;
+    }
+  }
+  const summary = (name: string, runs: Row[], ratios?: number[]): Row => ({
+    name,
+    perSecond: median(runs.map((r) => r.perSecond)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    failures: runs.reduce((sum, r) => sum + r.failures, 0),
+    cpuMs: median(runs.map((r) => r.cpuMs ?? NaN)),
+    roundRatios: ratios ?? runs.map(() => 1),
+  });
+  return [
+    summary(baseline.name, baselineRuns),
+    ...targets.map((target, i) =>
+      summary(
+        target.name,
+        rounds[i]!.map((r) => r.measured),
+        rounds[i]!.map((r) => r.ratio),
+      ),
+    ),
+  ];
 }
 
 /** A row from an in-process loop (for sequences the load generator cannot express), with this process's CPU per sample. */
@@ -123,14 +185,16 @@ async function seedWorkflows(gateway: Gateway, organizationId: string, count: nu
 }
 
 const MCP_ROW = 'MCP tools/call list_chains';
+const CHAINS_ROW = 'GET /api/chains';
 const SDK_PATTERN_ROW =
   "the MCP SDK's own stateless pattern (new McpServer + StreamableHTTPServerTransport per POST, sessionIdGenerator undefined) serving the same list_chains tool";
 
 /**
- * MCP tools/call list_chains, anonymous: the gateway, the gateway with its fast path off (every POST through
- * the SDK's Server and transport, as before the fast path), and the SDK's own stateless pattern as the anchor.
+ * The rows compared with bare express in rounds: GET /api/chains, and MCP tools/call list_chains, anonymous,
+ * three ways: the gateway, the gateway with its fast path off (every POST through the SDK's Server and
+ * transport, as before the fast path), and the SDK's own stateless pattern as the anchor.
  */
-async function measureMcp(gateway: Gateway, gatewayUrl: string): Promise<Row[]> {
+async function measureRatioRows(gateway: Gateway, gatewayUrl: string, baseline: Target): Promise<Row[]> {
   const request = {
     method: 'POST' as const,
     path: '/mcp',
@@ -141,11 +205,12 @@ async function measureMcp(gateway: Gateway, gatewayUrl: string): Promise<Row[]> 
   const sdkPath = http.createServer(createHttpApp(gateway.services, registry, { mcpFastPath: false }));
   await new Promise<void>((resolve) => sdkPath.listen(0, '127.0.0.1', resolve));
   try {
-    return [
-      await measure(SDK_PATTERN_ROW, sdkPattern.url, request),
-      await measure(`${MCP_ROW}, fast path off (SDK Server + transport per POST)`, `http://127.0.0.1:${(sdkPath.address() as AddressInfo).port}`, request),
-      await measure(MCP_ROW, gatewayUrl, request),
-    ];
+    return await measureInRounds(baseline, [
+      { name: CHAINS_ROW, url: gatewayUrl, request: { path: '/api/chains' } },
+      { name: SDK_PATTERN_ROW, url: sdkPattern.url, request },
+      { name: `${MCP_ROW}, fast path off (SDK Server + transport per POST)`, url: `http://127.0.0.1:${(sdkPath.address() as AddressInfo).port}`, request },
+      { name: MCP_ROW, url: gatewayUrl, request },
+    ]);
   } finally {
     sdkPattern.close();
     sdkPath.close();
@@ -155,8 +220,6 @@ async function measureMcp(gateway: Gateway, gatewayUrl: string): Promise<Row[]> 
 /** The gateway's hot read paths and workflow writes (skipped with BENCH_ONLY=engine). */
 async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Record<string, string>): Promise<Row[]> {
   const rows = [
-    await measure('GET /api/chains', gatewayUrl, { path: '/api/chains' }),
-    ...(await measureMcp(gateway, gatewayUrl)),
     // Workflows: create + get of a 20-node graph (one sample = both requests), and a 50-row page over 10,000 stored workflows.
     await measure(
       'create + get 20-node workflow (one sample = both)',
@@ -339,11 +402,13 @@ async function main() {
   const key = gateway.firstStart!.ownerKey;
   // Sizes first, on a fresh gateway (the load rows add workflows but no tools).
   const budget = await measureContextBudget(gatewayUrl, key);
-  const rows = [await measure('bare express JSON route (baseline)', bareUrl, { path: '/bare' })];
+  const baselineTarget = { name: 'bare express JSON route (baseline)', url: bareUrl, request: { path: '/bare' } };
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   // GET /api/chains too: the MCP answer shares its middleware chain, and the two moved together (README Benchmarks).
-  if (ONLY_MCP) rows.push(await measure('GET /api/chains', gatewayUrl, { path: '/api/chains' }), ...(await measureMcp(gateway, gatewayUrl)));
-  else if (!ONLY_ENGINE) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
+  const rows = ONLY_ENGINE
+    ? [await measure(baselineTarget.name, bareUrl, baselineTarget.request)]
+    : await measureRatioRows(gateway, gatewayUrl, baselineTarget);
+  if (!ONLY_ENGINE && !ONLY_MCP) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
   const engineRows: EngineRow[] = [];
   if (!ONLY_MCP) for (const workflow of ENGINE_WORKFLOWS) engineRows.push(...(await measureEngine(gateway, gatewayUrl, auth, workflow)));
@@ -353,17 +418,28 @@ async function main() {
   console.log(
     `\nFlowgate benchmark: ${DURATION_SECONDS}s per row, ${CONNECTIONS} connections from a separate load-generator process, node ${process.version}, ${os.cpus().length} cores\n`,
   );
-  console.log(['| path | req/s | p50 ms | p99 ms | req/s vs baseline | gateway CPU ms/req | errors |', '|---|---:|---:|---:|---:|---:|---:|'].join('\n'));
-  for (const row of rows) {
+  const inRounds = rows.filter((r) => r.roundRatios).length;
+  if (inRounds > 0) {
     console.log(
-      `| ${row.name} | ${row.perSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.perSecond / baseline.perSecond).toFixed(2)}x | ${cpu(row)} | ${row.failures} |`,
+      `The baseline and the ${inRounds - 1} rows after it: ${ROUNDS} interleaved round${ROUNDS === 1 ? '' : 's'} of ${ROUND_SECONDS}s, the baseline run before and after each row (ratio: to the mean of those two, median of the rounds); the other rows: one ${DURATION_SECONDS}s run each, against the baseline's median\n`,
+    );
+  }
+
+  const ratio = (row: Row) => (row.roundRatios ? median(row.roundRatios) : row.perSecond / baseline.perSecond);
+  console.log(
+    ['| path | req/s | p50 ms | p99 ms | req/s vs baseline | each round | gateway CPU ms/req | errors |', '|---|---:|---:|---:|---:|---|---:|---:|'].join('\n'),
+  );
+  for (const row of rows) {
+    const each = row.roundRatios && row !== baseline ? row.roundRatios.map((r) => `${r.toFixed(2)}x`).join(' · ') : '';
+    console.log(
+      `| ${row.name} | ${row.perSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${ratio(row).toFixed(2)}x | ${each} | ${cpu(row)} | ${row.failures} |`,
     );
   }
   const mcp = rows.find((row) => row.name === MCP_ROW);
   const sdkPattern = rows.find((row) => row.name === SDK_PATTERN_ROW);
   if (mcp && sdkPattern) {
     console.log(
-      `\n${MCP_ROW}: ${(mcp.perSecond / baseline.perSecond).toFixed(2)}x bare express, ${(mcp.perSecond / sdkPattern.perSecond).toFixed(2)}x the MCP SDK's stateless pattern (which is ${(sdkPattern.perSecond / baseline.perSecond).toFixed(2)}x bare express)`,
+      `\n${MCP_ROW}: ${ratio(mcp).toFixed(2)}x bare express, ${median(mcp.roundRatios!.map((r, i) => r / sdkPattern.roundRatios![i]!)).toFixed(2)}x the MCP SDK's stateless pattern (which is ${ratio(sdkPattern).toFixed(2)}x bare express)`,
     );
   }
 

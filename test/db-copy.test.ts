@@ -310,6 +310,16 @@ describe('flowgate db copy', { timeout: 180_000 }, () => {
     expect(gone.code).toBe(2);
     expect(gone.stderr).toContain(`No Flowgate database in ${missing}`);
     expect(fs.existsSync(missing)).toBe(false);
+
+    // A file that is not a database: refused in one line that names the file and says how to point at the right one.
+    const damaged = tempDir();
+    fs.writeFileSync(path.join(damaged, 'flowgate.sqlite'), 'not a database at all, but long enough to have a header\n'.repeat(100));
+    const garbage = await copy(url, damaged);
+    expect(garbage.code).toBe(1);
+    expect(garbage.stderr).toContain(`${path.join(damaged, 'flowgate.sqlite')} is not a usable SQLite database (file is not a database)`);
+    expect(garbage.stderr).toContain('pass --data-dir DIR');
+    expect(garbage.stderr).not.toMatch(/\n\s+at /);
+    expect(await postgresCounts(url)).toEqual({});
   });
 
   it('refuses a malformed, unreachable or wrong --to without echoing the password or a stack trace', async () => {

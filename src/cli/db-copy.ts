@@ -70,7 +70,7 @@ export async function dbCopy(config: Config, args: string[]): Promise<number> {
   requireSqliteDatabase(dataDir, 'Pass --data-dir DIR or set FLOWGATE_DATA_DIR');
   const masterKey = readMasterKey(dataDir, config.masterKey);
 
-  const sqlite = openSqlite(databaseFile(dataDir));
+  const sqlite = openSqlite(databaseFile(dataDir), 'pass --data-dir DIR (or set FLOWGATE_DATA_DIR) naming the directory that holds the data to copy');
   const source = kyselyOverSqlite(sqlite);
   const target = openPostgresStore(url);
   const refuse = (reason: string) => {

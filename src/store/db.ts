@@ -10,8 +10,8 @@ import { openPostgresStore } from './postgres.ts';
 export type Store = Kysely<Database>;
 export type SqliteHandle = SQLite.Database;
 
-/** Opens the embedded SQLite database in WAL mode. */
-export function openSqlite(file: string): SqliteHandle {
+/** Opens the embedded SQLite database in WAL mode. `elsewhere` ends the refusal of a file that is not one: how to name the right directory. */
+export function openSqlite(file: string, elsewhere = "set FLOWGATE_DATA_DIR to the directory that holds this gateway's data"): SqliteHandle {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   try {
@@ -21,9 +21,7 @@ export function openSqlite(file: string): SqliteHandle {
     sqlite.close();
     const code = (error as { code?: unknown }).code;
     if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw error;
-    throw new Error(
-      `${file} is not a usable SQLite database (${(error as Error).message}): move it aside to start afresh, or set FLOWGATE_DATA_DIR to the directory that holds this gateway's data`,
-    );
+    throw new Error(`${file} is not a usable SQLite database (${(error as Error).message}): move it aside to start afresh, or ${elsewhere}`);
   }
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
