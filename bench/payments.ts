@@ -48,7 +48,7 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_PAID_ROUNDS ?? 3));
  * Untimed rounds first (BENCH_PAID_WARMUP, default 1), printed but not counted. The gateway runs in this
  * process, so its paid path is compiled once for all rounds, and V8 takes tens of seconds to finish: in a
  * trace of x402 calls at 10 callers, its compiler threads used 2.5 s of CPU in the first second, about
- * 0.3 s a second over the next ten and under 0.05 s after thirty, 2-3 ms of CPU per call while it lasts.
+ * 0.3 s a second over the next ten and under 0.1 s after 25, 2-3 ms of CPU per call while it lasts.
  * Without a warm-up the first round paid all of it and the median round still a share.
  */
 const WARMUP_ROUNDS = Math.max(0, Number(process.env.BENCH_PAID_WARMUP ?? 1));

@@ -52,7 +52,7 @@ interface Row {
   failures: number;
   /** CPU time of the gateway process per sample (ms), when measured. */
   cpuMs?: number;
-  /** Rows measured in rounds beside the baseline: each round's req/s ÷ that round's baseline (the figure is their median). */
+  /** A row measured in rounds beside the baseline: each round's req/s ÷ the baseline's runs either side of it (the ratio is their median). */
   roundRatios?: number[];
 }
 
@@ -73,8 +73,15 @@ const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_INFLIGHT ?? '10,64')
   .filter((n) => Number.isInteger(n) && n > 0);
 
 /** One row driven by the external load generator: `request`, optionally followed by `followUp` (one sample per pair). */
-async function measure(name: string, url: string, request: LoadSpec['request'], followUp?: LoadSpec['followUp'], connections = CONNECTIONS): Promise<Row> {
-  const load = await externalLoad({ url, connections, warmupSeconds: 1, durationSeconds: DURATION_SECONDS, request, followUp });
+async function measure(
+  name: string,
+  url: string,
+  request: LoadSpec['request'],
+  followUp?: LoadSpec['followUp'],
+  connections = CONNECTIONS,
+  durationSeconds = DURATION_SECONDS,
+): Promise<Row> {
+  const load = await externalLoad({ url, connections, warmupSeconds: 1, durationSeconds, request, followUp });
   return { name, perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
 }
 
@@ -92,10 +99,7 @@ interface Target {
  * (the baseline's over all its runs), and a row's ratio the median of its rounds' ratios.
  */
 async function measureInRounds(baseline: Target, targets: readonly Target[]): Promise<Row[]> {
-  const run = async (target: Target): Promise<Row> => {
-    const load = await externalLoad({ url: target.url, connections: CONNECTIONS, warmupSeconds: 1, durationSeconds: ROUND_SECONDS, request: target.request });
-    return { name: target.name, perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
-  };
+  const run = (target: Target) => measure(target.name, target.url, target.request, undefined, CONNECTIONS, ROUND_SECONDS);
   const baselineRuns: Row[] = [];
   const rounds: { measured: Row; ratio: number }[][] = targets.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
@@ -116,7 +120,7 @@ async function measureInRounds(baseline: Target, targets: readonly Target[]): Pr
     p99: median(runs.map((r) => r.p99)),
     failures: runs.reduce((sum, r) => sum + r.failures, 0),
     cpuMs: median(runs.map((r) => r.cpuMs ?? NaN)),
-    roundRatios: ratios ?? runs.map(() => 1),
+    roundRatios: ratios,
   });
   return [
     summary(baseline.name, baselineRuns),
@@ -421,7 +425,7 @@ async function main() {
   const inRounds = rows.filter((r) => r.roundRatios).length;
   if (inRounds > 0) {
     console.log(
-      `The baseline and the ${inRounds - 1} rows after it: ${ROUNDS} interleaved round${ROUNDS === 1 ? '' : 's'} of ${ROUND_SECONDS}s, the baseline run before and after each row (ratio: to the mean of those two, median of the rounds); the other rows: one ${DURATION_SECONDS}s run each, against the baseline's median\n`,
+      `The baseline and the ${inRounds} rows after it: ${ROUNDS} interleaved round${ROUNDS === 1 ? '' : 's'} of ${ROUND_SECONDS}s, the baseline run before and after each row (ratio: to the mean of those two, median of the rounds); the other rows: one ${DURATION_SECONDS}s run each, against the baseline's median\n`,
     );
   }
 
@@ -430,7 +434,7 @@ async function main() {
     ['| path | req/s | p50 ms | p99 ms | req/s vs baseline | each round | gateway CPU ms/req | errors |', '|---|---:|---:|---:|---:|---|---:|---:|'].join('\n'),
   );
   for (const row of rows) {
-    const each = row.roundRatios && row !== baseline ? row.roundRatios.map((r) => `${r.toFixed(2)}x`).join(' · ') : '';
+    const each = row.roundRatios?.map((r) => `${r.toFixed(2)}x`).join(' · ') ?? '';
     console.log(
       `| ${row.name} | ${row.perSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${ratio(row).toFixed(2)}x | ${each} | ${cpu(row)} | ${row.failures} |`,
     );
