@@ -229,7 +229,11 @@ describe('Origin and CORS', () => {
     for (const origin of [new URL(gw.url).origin, ALLOWED_ORIGIN, 'http://localhost:5173', undefined]) {
       const res = await post(`${gw.url}/mcp`, list, origin ? { origin } : {});
       expect(res.status, origin).toBe(200);
-      if (origin) expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+      if (!origin) continue;
+      expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+      // The answer depends on the Origin (caches keep them apart), and a script may read the MCP headers.
+      expect(res.headers.get('vary')).toMatch(/origin/i);
+      expect(res.headers.get('access-control-expose-headers')).toContain('Mcp-Protocol-Version');
     }
   });
 
@@ -258,6 +262,11 @@ describe('Origin and CORS', () => {
     const read = await fetch(`${gw.url}/api/workflows`, { headers: { origin: FOREIGN_ORIGIN, authorization: `Bearer ${gw.ownerKey}` } });
     expect(read.status).toBe(200);
     expect(read.headers.get('access-control-allow-origin')).toBeNull();
+    expect(read.headers.get('access-control-expose-headers')).toBeNull();
+    const trustedRead = await fetch(`${gw.url}/api/workflows`, { headers: { origin: ALLOWED_ORIGIN, authorization: `Bearer ${gw.ownerKey}` } });
+    expect(trustedRead.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+    expect(trustedRead.headers.get('vary')).toMatch(/origin/i);
+    expect(trustedRead.headers.get('access-control-expose-headers')).toContain('X-RateLimit-Remaining');
   });
 
   it('keeps * on public documents and public operations', async () => {
@@ -275,6 +284,8 @@ describe('Origin and CORS', () => {
     }
     const doc = await fetch(`${gw.url}/openapi.json`, { headers: { origin: FOREIGN_ORIGIN } });
     expect(doc.headers.get('access-control-allow-origin')).toBe('*');
+    expect(doc.headers.get('access-control-expose-headers')).toContain('ETag');
+    expect(doc.headers.get('vary') ?? '').not.toMatch(/origin/i);
   });
 });
 

@@ -1,5 +1,4 @@
-import express, { type Request, type Response } from 'express';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { isLoopbackHost } from '../config.ts';
 import { ServiceError } from '../errors.ts';
@@ -26,6 +25,9 @@ import { listingOperations, paymentSecuritySchemes } from './openapi-listings.ts
 import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 import { MCP_ENDPOINTS, resourceMap, WORKFLOW_MCP_ENDPOINT } from './oauth/resources.ts';
 import { oauthRouter } from './oauth/router.ts';
+import { inSequence } from './in-sequence.ts';
+import { hostHeaderCheck } from './host-header.ts';
+import { onlyUnder } from './path-gate.ts';
 
 /** Assembles the HTTP edge: middleware, the generated REST and MCP routes, one error renderer. */
 
@@ -71,8 +73,10 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
   // Express 5's "simple" parser: flat string values, no nested objects from `a[b]=c`.
   app.set('query parser', 'simple');
 
+  // Every handler before the 404 runs in this one sequence, in this order (src/http/in-sequence.ts).
+  const front: RequestHandler[] = [];
   // DNS-rebinding protection applies where a browser could reach us: loopback binds.
-  if (isLoopbackHost(config.host)) app.use(hostHeaderValidation(allowedHostnames(services)));
+  if (isLoopbackHost(config.host)) front.push(hostHeaderCheck(allowedHostnames(services)));
   const origins = originPolicy(config);
   const operations = operationLookup(registry);
   const resources = resourceMap(config.baseUrl);
@@ -82,15 +86,16 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
     const operation = operations.find(method, path);
     return operation ? operation.tool.scope !== 'public' : isMcpEndpoint(path);
   };
-  app.use(corsByRoute(takesCredential, origins));
-  app.use(serviceVersion);
+  front.push(corsByRoute(takesCredential, origins), serviceVersion);
 
   // The OAuth authorization server authenticates its own callers (clients, and the session on the consent page).
-  app.use(oauthRouter(services, origins));
+  front.push(oauthRouter(services, origins));
   // 401s point to the protected-resource metadata of the path asked for (RFC 9728): /mcp, /mcp/w/<slug> or the REST API.
   const resourceMetadataUrl = (path: string) => resources.of(path).metadataUrl;
-  app.use(requestAuth({ keys: services.keys, sessions: services.sessions, store: services.store, baseUrl: config.baseUrl, resources }));
-  app.use(originRules(origins, config.baseUrl));
+  front.push(
+    requestAuth({ keys: services.keys, sessions: services.sessions, store: services.store, baseUrl: config.baseUrl, resources }),
+    originRules(origins, config.baseUrl),
+  );
 
   const contextFor =
     (transport: ToolContext['transport']) =>
@@ -120,7 +125,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
     };
 
   for (const path of MCP_ENDPOINTS) {
-    app.use(
+    front.push(
       mcpRouter({
         path,
         info: { name: 'flowgate', title: 'Flowgate', version: GATEWAY_VERSION, instructions: MCP_INSTRUCTIONS },
@@ -141,7 +146,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
   const callTool = registry.find((t) => t.name === 'call_workflow');
   if (callTool) {
     const mcpContext = contextFor('mcp');
-    app.use(
+    front.push(
       mcpRouter({
         path: WORKFLOW_MCP_ENDPOINT,
         info: { name: 'flowgate-workflow', title: 'Flowgate workflow', version: GATEWAY_VERSION, instructions: '' },
@@ -161,11 +166,12 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
     );
   }
 
-  app.use(jsonBody(config.bodyLimitBytes));
+  front.push(jsonBody(config.bodyLimitBytes));
 
   // Built on the first request rather than at start (README "Start and memory"); the registry does not change after.
   let built: ReturnType<typeof buildOpenApi> | undefined;
-  app.get('/openapi.json', async (_req, res, next) => {
+  const openApiRoute = Router();
+  openApiRoute.get('/openapi.json', async (_req, res, next) => {
     try {
       const openApi = (built ??= buildOpenApi(registry, config));
       // Listed workflows change with the catalog and publishing: their operations are added per request.
@@ -181,9 +187,13 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
     }
   });
 
-  app.use(dashboardRouter());
-  app.use(docsRouter(buildDocsSite({ config, registry, families: TOOL_FAMILIES })));
-  app.use(restRouter(registry, contextFor('rest')));
+  front.push(
+    onlyUnder(['/openapi.json'], openApiRoute),
+    dashboardRouter(),
+    docsRouter(buildDocsSite({ config, registry, families: TOOL_FAMILIES })),
+    restRouter(registry, contextFor('rest')),
+  );
+  app.use(inSequence(front));
 
   app.use((req, res) => {
     sendError(

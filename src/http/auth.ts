@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler } from 'express';
 import type { Principal } from '../auth/principal.ts';
 import type { KeyService } from '../auth/keys.ts';
 import type { SessionService } from '../auth/sessions.ts';
@@ -45,44 +45,36 @@ async function accessTokenPrincipal(store: Store, resources: ResourceMap, token:
 }
 
 export function requestAuth(deps: { keys: KeyService; sessions: SessionService; store: Store; baseUrl: string; resources: ResourceMap }): RequestHandler {
-  return async (req, _res, next) => {
-    req.principal = null;
+  /** The principal of an `Authorization` header other than a payment; a refusal is thrown. */
+  const bearerPrincipal = async (header: string, path: string): Promise<Principal> => {
     // Only a refusal names it: most requests never need it.
-    const resourceMetadataUrl = () => deps.resources.of(req.path).metadataUrl;
+    const resourceMetadataUrl = () => deps.resources.of(path).metadataUrl;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw unauthorized(resourceMetadataUrl(), 'Malformed Authorization header: expected "Authorization: Bearer svc_...".');
+    const token = match[1]!;
+    if (token.startsWith(ACCESS_TOKEN_PREFIX)) return accessTokenPrincipal(deps.store, deps.resources, token, path);
+    const principal = token.startsWith(USER_KEY_PREFIX) ? await userKeyPrincipal(deps.store, token) : await deps.keys.authenticate(token);
+    if (principal) return principal;
+    throw unauthorized(
+      resourceMetadataUrl(),
+      'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.',
+    );
+  };
+
+  // Not async: an anonymous request without a cookie (most public traffic) passes without a promise.
+  const settle = (principal: Promise<Principal | null>, req: Request, next: NextFunction) =>
+    void principal.then((found) => {
+      req.principal = found;
+      next();
+    }, next);
+  return (req, _res, next) => {
+    req.principal = null;
     const header = req.headers.authorization;
     // `Authorization: Payment <credential>` is an MPP payment for a paid workflow call, not an identity.
     if (!header || /^Payment\s/i.test(header)) {
       const token = sessionTokenFrom(req.headers.cookie, deps.baseUrl);
-      if (!token) return next();
-      try {
-        req.principal = await deps.sessions.authenticate(token);
-      } catch (error) {
-        return next(error);
-      }
-      return next();
+      return token ? settle(deps.sessions.authenticate(token), req, next) : next();
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) {
-      return next(unauthorized(resourceMetadataUrl(), 'Malformed Authorization header: expected "Authorization: Bearer svc_...".'));
-    }
-    try {
-      const token = match[1]!;
-      if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
-        req.principal = await accessTokenPrincipal(deps.store, deps.resources, token, req.path);
-        return next();
-      }
-      req.principal = token.startsWith(USER_KEY_PREFIX) ? await userKeyPrincipal(deps.store, token) : await deps.keys.authenticate(token);
-    } catch (error) {
-      return next(error);
-    }
-    if (!req.principal) {
-      return next(
-        unauthorized(
-          resourceMetadataUrl(),
-          'Invalid or revoked API key. Organization keys start with svc_; create one with `flowgate keys create --name NAME`.',
-        ),
-      );
-    }
-    next();
+    settle(bearerPrincipal(header, req.path), req, next);
   };
 }

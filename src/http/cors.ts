@@ -48,11 +48,26 @@ export type CredentialRoute = (method: string, path: string) => boolean;
 
 export function corsByRoute(takesCredential: CredentialRoute, origins: OriginPolicy): RequestHandler {
   const common = { methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 };
-  const open = cors({ origin: '*', ...common });
-  const trusted = cors({ origin: (origin, done) => done(null, origin !== undefined && origins.allows(origin)), ...common });
+  const preflightOpen = cors({ origin: '*', ...common });
+  const preflightTrusted = cors({ origin: (origin, done) => done(null, origin !== undefined && origins.allows(origin)), ...common });
+  const exposed = EXPOSED_HEADERS.join(',');
   return (req, res, next) => {
-    const announced = req.headers['access-control-request-method'];
-    const method = req.method === 'OPTIONS' && typeof announced === 'string' ? announced.toUpperCase() : req.method;
-    (takesCredential(method, req.path) ? trusted : open)(req, res, next);
+    if (req.method === 'OPTIONS') {
+      const announced = req.headers['access-control-request-method'];
+      const method = typeof announced === 'string' ? announced.toUpperCase() : req.method;
+      return (takesCredential(method, req.path) ? preflightTrusted : preflightOpen)(req, res, next);
+    }
+    // Any other request gets the headers the cors package would set on it (the origin allowed, the headers a script
+    // may read), without the options objects and header lists that package builds per request.
+    if (!takesCredential(req.method, req.path)) {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+    } else {
+      const origin = req.headers.origin;
+      if (origin === undefined || !origins.allows(origin)) return next();
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.vary('Origin');
+    }
+    res.setHeader('Access-Control-Expose-Headers', exposed);
+    next();
   };
 }

@@ -9,7 +9,9 @@ import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../json-depth.t
  */
 export function jsonBody(limitBytes: number): RequestHandler {
   const parse = express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'] });
-  return (req, res, next) =>
+  return (req, res, next) => {
+    // No body (type-is's test, as the parser makes it): nothing to read, and a GET need not pass through the parser.
+    if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return next();
     parse(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (req.body !== undefined && nestsDeeperThan(req.body, MAX_JSON_DEPTH)) {
@@ -18,4 +20,5 @@ export function jsonBody(limitBytes: number): RequestHandler {
       }
       next();
     });
+  };
 }
