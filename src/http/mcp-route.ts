@@ -127,6 +127,8 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
    * of an organization, and an anonymous caller's tools/call per IP.
    */
   const consumeFor = async (req: Request, principal: Principal | null, message: unknown): Promise<Refusal | undefined> => {
+    // With limits off nothing is counted or sent, and the key (an anonymous caller's IP) need not be resolved.
+    if (!deps.rateLimiter.enabled) return undefined;
     const name: RateLimitName | undefined = principal ? 'mcpPerOrganization' : asMessage(message)?.method === 'tools/call' ? 'mcpPublicCallsPerIp' : undefined;
     if (!name) return undefined;
     return { name, decision: await deps.rateLimiter.consume(name, principal ? principal.organizationId : (req.ip ?? 'unknown')) };
@@ -208,7 +210,8 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
     res.status(forwarded.some((m) => idOf(m) !== null) ? 200 : 429).json(answers);
   };
 
-  router.post(deps.path, (req, res, next) => {
+  /** Origin check, then the body: before either, nothing is read or counted. */
+  const admit = (req: Request, res: Response, next: (error?: unknown) => void) => {
     // Before the body is read or a rate limit spent: a page on another origin must not drive this endpoint (DNS rebinding).
     const origin = req.headers.origin;
     if (origin !== undefined && !deps.origins.allows(origin)) {
@@ -235,9 +238,9 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
         tooLarge ? 'Request body too large' : 'Parse error: the body is not valid JSON',
       );
     });
-  });
+  };
 
-  router.post(deps.path, async (req, res, next) => {
+  const serve = async (req: Request, res: Response, next: (error?: unknown) => void) => {
     try {
       const principal: Principal | null = req.principal;
       if (principal?.kind === 'user_key') {
@@ -266,10 +269,12 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
     } catch (error) {
       next(error);
     }
-  });
+  };
 
-  if (deps.refuseOtherMethods === false) return gated;
-  router.all(deps.path, (req, res) => {
+  // One route per path, its methods told apart here: a route of its own per step cost a router pass each.
+  router.all(deps.path, (req, res, next) => {
+    if (req.method === 'POST') return admit(req, res, (error) => (error ? next(error) : void serve(req, res, next)));
+    if (deps.refuseOtherMethods === false) return next();
     res.setHeader('Allow', 'POST, OPTIONS');
     jsonRpcError(res, 405, -32000, `Method ${req.method} not allowed: this MCP endpoint is stateless streamable HTTP; send JSON-RPC with POST.`);
   });

@@ -97,7 +97,10 @@ function frozenResultOf(tool: AnyTool) {
   return of;
 }
 
-/** Runs one registry tool for an MCP call: payment credentials in from `_meta`, receipts out to the result's `_meta`. */
+/**
+ * Runs one registry tool for an MCP call: payment credentials in from `_meta`, receipts out to the result's `_meta`.
+ * `context` is this call's own (a fresh one per call): the payment fields are added to it.
+ */
 export async function callRegistryTool(
   tool: AnyTool,
   args: Record<string, unknown>,
@@ -110,7 +113,12 @@ export async function callRegistryTool(
     const unknown = canUse(context.principal, tool) ? unknownArguments(tool, args) : undefined;
     if (unknown) throw unknown;
     const payment = { x402: meta?.[X402_PAYMENT_META], mpp: meta?.[MPP_CREDENTIAL_META] };
-    const output = await invokeTool(tool, args, { ...context, payment, setResultMeta: (key, value) => void (resultMeta[key] = value) });
+    // Added to the call's own context rather than spread into a copy, which would resolve its lazy fields (the caller's IP).
+    const output = await invokeTool(
+      tool,
+      args,
+      Object.assign(context, { payment, setResultMeta: (key: string, value: unknown) => void (resultMeta[key] = value) }),
+    );
     if (Object.keys(resultMeta).length > 0) return { ...resultOf(tool, output), _meta: resultMeta };
     // A deeply frozen output (a static list: tools/invoke.ts) has one result, built and serialized once.
     return typeof output === 'object' && output !== null ? frozenResultOf(tool)(output) : resultOf(tool, output);
@@ -152,6 +160,7 @@ export function toolsFor(registry: readonly AnyTool[], principal: Principal | nu
   return list;
 }
 
+/** `makeContext` returns a new context on every call: the call adds its own fields to it. */
 export function createToolSet(registry: readonly AnyTool[], principal: Principal | null, makeContext: () => ToolContext): McpToolSet {
   return {
     list: () => toolsFor(registry, principal),
@@ -173,7 +182,12 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
       // MCP callers pass the idempotency key as an argument; REST sends it as a header. Passed on as sent:
       // invokeTool applies the one rule (parseIdempotencyKey) to both.
       const idempotencyKey = args.idempotency_key as string | undefined;
-      return callRegistryTool(tool, args, meta, { ...makeContext(), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), notifyProgress: progress });
+      return callRegistryTool(
+        tool,
+        args,
+        meta,
+        Object.assign(makeContext(), idempotencyKey !== undefined ? { idempotencyKey } : {}, { notifyProgress: progress }),
+      );
     },
   };
 }

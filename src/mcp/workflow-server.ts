@@ -43,7 +43,7 @@ export function workflowToolSet(listing: Listing, callTool: AnyTool, makeContext
       if (name !== listing.slug) {
         return errorResult(new ServiceError(404, 'unknown_tool', `This server has one tool, "${listing.slug}"; "${name}" is not it.`));
       }
-      return callRegistryTool(callTool, { slug: listing.slug, inputs: args }, meta, { ...makeContext(), notifyProgress: progress });
+      return callRegistryTool(callTool, { slug: listing.slug, inputs: args }, meta, Object.assign(makeContext(), { notifyProgress: progress }));
     },
   };
 }
