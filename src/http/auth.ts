@@ -61,12 +61,13 @@ export function requestAuth(deps: { keys: KeyService; sessions: SessionService; 
     );
   };
 
-  // Not async: an anonymous request without a cookie (most public traffic) passes without a promise.
+  /** Sets the principal a lookup found and goes on, or passes its refusal on. */
   const settle = (principal: Promise<Principal | null>, req: Request, next: NextFunction) =>
     void principal.then((found) => {
       req.principal = found;
       next();
     }, next);
+  // Not async: an anonymous request without a cookie (most public traffic) passes without a promise.
   return (req, _res, next) => {
     req.principal = null;
     const header = req.headers.authorization;
