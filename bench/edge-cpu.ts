@@ -16,8 +16,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
-import express from 'express';
 import { median } from './stats.ts';
+import { bareExpressApp } from './bare-express.ts';
 
 const ROUNDS = Number(process.env.EDGE_ROUNDS ?? 30);
 const REQUESTS = Number(process.env.EDGE_REQUESTS ?? 2000);
@@ -91,9 +91,7 @@ async function round(app: App, probe: Probe): Promise<number> {
   return (used.user + used.system) / REQUESTS;
 }
 
-const bare = express();
-const payload = { ok: true, chains: [{ chainId: 1, name: 'Ethereum' }] };
-bare.get('/bare', (_req, res) => res.json(payload));
+const bare = bareExpressApp();
 
 const probes: Probe[] = [
   { name: 'GET /api/chains', path: '/api/chains' },

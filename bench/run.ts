@@ -14,7 +14,6 @@ import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import express from 'express';
 import { loadConfig } from '../src/config.ts';
 import { createGateway } from '../src/gateway.ts';
 import { newId, nowIso } from '../src/ids.ts';
@@ -33,6 +32,7 @@ import { createHttpApp } from '../src/http/app.ts';
 import { registry } from '../tools/index.ts';
 import { benchStartup } from './startup.ts';
 import { benchScaleOut } from './scale-out.ts';
+import { bareExpressApp } from './bare-express.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -396,10 +396,7 @@ async function main() {
   const gatewayUrl = await gateway.listen();
 
   // Baseline: the smallest express JSON route, same process, same machine, same load generator.
-  const bare = express();
-  const payload = { ok: true, chains: [{ chainId: 1, name: 'Ethereum' }] };
-  bare.get('/bare', (_req, res) => res.json(payload));
-  const bareServer = http.createServer(bare);
+  const bareServer = http.createServer(bareExpressApp());
   await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
   const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
 
