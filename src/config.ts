@@ -360,7 +360,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ? read(env, 'FLOWGATE_MASTER_KEY', z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex characters'), '')
     : undefined;
 
-  const concurrency = read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '8');
+  // A slot is held for a run's whole life, its waits on receipts and HTTP included; 64 (32 per organization)
+  // keeps a process busy where 8 left it idle behind four runs waiting on a chain (README, issue 18's twelfth pass).
+  const concurrency = read(env, 'FLOWGATE_ENGINE_CONCURRENCY', positiveInt, '64');
   const rateLimits = {} as Record<RateLimitName, RateLimitSetting>;
   for (const [name, spec] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, (typeof RATE_LIMIT_VARIABLES)[RateLimitName]][]) {
     rateLimits[name] = { limit: read(env, spec.variable, positiveInt, String(spec.default)), windowSeconds: spec.windowSeconds };

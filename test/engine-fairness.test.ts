@@ -16,7 +16,7 @@ let keyA: string;
 let keyB: string;
 
 beforeAll(async () => {
-  // Defaults on purpose: 8 engine slots, the sandbox pool sized by the machine.
+  // Defaults on purpose: the engine's slots and each organization's share of them, the sandbox pool sized by the machine.
   // A long lease keeps the periodic sweep out of the way of the rows the second test writes.
   gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_ENGINE_LEASE_MS: '600000' } });
   keyA = gw.ownerKey;
@@ -63,8 +63,9 @@ describe('one tenant cannot stall another', () => {
     const warm = await Promise.all([start(keyA, quick), start(keyA, quick)]);
     for (const id of warm) expect((await api(keyA, `/api/workflows/executions/${id}/wait?timeoutMs=30000`)).body.status).toBe('success');
 
-    // More runaway runs than the engine has slots (8 by default).
-    const spinning = await Promise.all(Array.from({ length: 10 }, () => start(keyA, spin)));
+    // More runaway runs than A's share of the engine's slots (32 of 64 by default).
+    const share = gw.gateway.services.config.engine.concurrencyPerOrg;
+    const spinning = await Promise.all(Array.from({ length: share + 2 }, () => start(keyA, spin)));
     for (let i = 0; i < 100 && (await Promise.all(spinning.map((id) => status(keyA, id)))).filter((s) => s === 'running').length === 0; i++) {
       await new Promise((r) => setTimeout(r, 50));
     }

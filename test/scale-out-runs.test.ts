@@ -40,6 +40,8 @@ beforeAll(async () => {
       FLOWGATE_WAIT_RECHECK_MS: TEN_MINUTES,
       FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
       FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY: '60',
+      // 8 slots, 4 per organization: a burst of 24 runs on one instance leaves most of them pending (see below).
+      FLOWGATE_ENGINE_CONCURRENCY: '8',
     },
   });
   db = new pg.Pool({ connectionString: cluster.databaseUrl, max: 2 });
