@@ -24,6 +24,7 @@ import { benchDirectExecution } from './direct-execution.ts';
 import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';
 import { median } from './stats.ts';
+import { measureNeighbor, printNeighbor } from './neighbor.ts';
 import { externalLoad, type LoadSpec } from './external-load.ts';
 import { measureContextBudget, printContextBudget } from './context-budget.ts';
 import { benchAnalytics } from './analytics.ts';
@@ -413,6 +414,7 @@ async function main() {
 
   const engineRows: EngineRow[] = [];
   if (!ONLY_MCP) for (const workflow of ENGINE_WORKFLOWS) engineRows.push(...(await measureEngine(gateway, gatewayUrl, auth, workflow)));
+  const neighbor = ONLY_MCP ? undefined : await measureNeighbor(gatewayUrl, auth, DURATION_SECONDS, Math.max(...ENGINE_IN_FLIGHT));
 
   const baseline = rows[0]!;
   const cpu = (row: Row) => (row.cpuMs === undefined ? '' : row.cpuMs.toFixed(2));
@@ -460,6 +462,7 @@ async function main() {
     }
   }
 
+  if (neighbor) printNeighbor(neighbor);
   printContextBudget(budget);
 
   bareServer.close();

@@ -95,6 +95,54 @@ describe('one tenant cannot stall another', () => {
     await Promise.all(spinning.map((id) => api(keyA, `/api/workflows/executions/${id}/cancel`, { method: 'POST', body: '{}' })));
   }, 60_000);
 
+  test("A's long inline loops take turns on the event loop: B is answered while they run, and every loop's result is exact", async () => {
+    // Inline steps (no sandbox): each run is a long stretch of main-thread work, shared out in slices (src/engine/turn-share.ts).
+    const loop = await create(keyA, {
+      nodes: [
+        { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
+        action('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }),
+        action('sq', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }),
+        action('col', 'Collect', { actionType: 'Collect' }),
+      ],
+      edges: [
+        { source: 't', target: 'loop' },
+        { source: 'loop', target: 'sq' },
+        { source: 'sq', target: 'col' },
+      ],
+    });
+    const plain = await create(keyB, linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[40, 2]' })));
+    const items = Array.from({ length: 1000 }, (_, i) => i);
+    const looping = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const res = await api(keyA, `/api/workflows/${loop}/execute`, { method: 'POST', body: JSON.stringify({ input: { items } }) });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        return res.body.executionId as string;
+      }),
+    );
+
+    const bRun = await start(keyB, plain);
+    const bDone = await api(keyB, `/api/workflows/executions/${bRun}/wait?timeoutMs=30000`);
+    const chains = await api(keyB, '/api/chains');
+    const aStatuses = await Promise.all(looping.map((id) => status(keyA, id)));
+    expect(bDone.body).toMatchObject({ status: 'success', output: { result: { result: 42 } } });
+    expect(chains.status).toBe(200);
+    expect(
+      aStatuses.some((s) => s === 'running' || s === 'pending'),
+      aStatuses.join(','),
+    ).toBe(true);
+
+    // Taking turns changes when each step runs, never what it computes or the order of the results.
+    const squares = items.map((i) => i * i);
+    for (const id of looping) {
+      const done = await api(keyA, `/api/workflows/executions/${id}/wait?timeoutMs=60000`);
+      expect(done.body.status, JSON.stringify(done.body).slice(0, 500)).toBe('success');
+      expect(done.body.output.result).toEqual({ iterations: 1000, truncated: false });
+      const logs = (await api(keyA, `/api/workflows/executions/${id}/logs`)).body.logs as { nodeId: string; output: any }[];
+      const results = (logs.find((l) => l.nodeId === 'col')!.output.data.results as { result: number }[]).map((r) => r.result);
+      expect(results).toEqual(squares);
+    }
+  }, 120_000);
+
   test("the sweep's batch of pending runs interleaves organizations, so a backlog cannot starve another tenant", async () => {
     const a = await orgIdentity(gw);
     const b = await orgIdentity(gw, 'tenant-b');

@@ -5,6 +5,7 @@ import { actionTypeOf, labelOf } from './run-graph.ts';
 import { NodeError, type NodeResult } from './runners/types.ts';
 import { resolveStepConfig } from './step-config.ts';
 import { stepLog, type Iteration } from './step-log.ts';
+import { engineTurns } from './turn-share.ts';
 
 /**
  * Runs one action node: resolves its config against `view`, logs it, calls
@@ -16,6 +17,9 @@ import { stepLog, type Iteration } from './step-log.ts';
 const NODE_TIMEOUT_MS = 5 * 60_000;
 
 export async function runStep(ctx: RunContext, node: WorkflowNode, view: Map<string, unknown>, iteration?: Iteration): Promise<NodeResult> {
+  // Inline steps share the event loop with every other run and request (turn-share.ts).
+  const turn = engineTurns.awaitTurn();
+  if (turn) await turn;
   const { deps, row, control } = ctx;
   const actionType = actionTypeOf(node);
   const log = stepLog(ctx, node, iteration);
