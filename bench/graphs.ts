@@ -12,3 +12,34 @@ export function chainGraph(count: number) {
   }
   return { nodes, edges };
 }
+
+const trigger = { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
+const node = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
+
+/** Manual → Condition → math/aggregate: the engine rows' short run. */
+export const conditionGraph = () => ({
+  nodes: [
+    trigger,
+    node('c', 'Check', { actionType: 'Condition', condition: '{{@t:Start.amount}} > 3' }),
+    node('m', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.amount}}, 1]' }),
+  ],
+  edges: [
+    { source: 't', target: 'c' },
+    { source: 'c', target: 'm', sourceHandle: 'true' },
+  ],
+});
+
+/** For Each over the trigger's `items`, squaring each with math/aggregate, then Collect: inline work only (no sandbox, no I/O). */
+export const forEachGraph = () => ({
+  nodes: [
+    trigger,
+    node('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }),
+    node('m', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }),
+    node('col', 'Collect', { actionType: 'Collect' }),
+  ],
+  edges: [
+    { source: 't', target: 'loop' },
+    { source: 'loop', target: 'm' },
+    { source: 'm', target: 'col' },
+  ],
+});

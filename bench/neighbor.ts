@@ -1,4 +1,5 @@
 import { externalLoad, type MeasuredLoad } from './external-load.ts';
+import { forEachGraph } from './graphs.ts';
 
 /**
  * The noisy neighbour: how long anyone's request waits while one tenant keeps the engine busy with
@@ -18,8 +19,6 @@ export interface NeighborRows {
 }
 
 const ITEMS = 1000;
-const trigger = { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
-const node = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
 
 export async function measureNeighbor(
   gatewayUrl: string,
@@ -32,17 +31,7 @@ export async function measureNeighbor(
     headers: auth,
     body: JSON.stringify({
       name: `For Each over ${ITEMS} items (the busy tenant)`,
-      nodes: [
-        trigger,
-        node('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }),
-        node('m', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }),
-        node('col', 'Collect', { actionType: 'Collect' }),
-      ],
-      edges: [
-        { source: 't', target: 'loop' },
-        { source: 'loop', target: 'm' },
-        { source: 'm', target: 'col' },
-      ],
+      ...forEachGraph(),
     }),
   });
   if (!created.ok) throw new Error(`the busy tenant's workflow was refused: ${await created.text()}`);

@@ -19,7 +19,7 @@ import { createGateway } from '../src/gateway.ts';
 import { newId, nowIso } from '../src/ids.ts';
 import { startWorkflowRun } from '../src/engine/run-workflow.ts';
 import { getWorkflow } from '../src/engine/workflows.ts';
-import { chainGraph } from './graphs.ts';
+import { chainGraph, conditionGraph, forEachGraph } from './graphs.ts';
 import { benchDirectExecution } from './direct-execution.ts';
 import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';
@@ -246,41 +246,20 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
   return rows;
 }
 
-const node = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
-const trigger = { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
-
 /** The two workflows of the engine rows; `steps` counts every node a run logs. */
 const ENGINE_WORKFLOWS = [
   {
     name: 'Manual → Condition → math/aggregate',
     slug: 'bench-condition',
     steps: 3,
-    nodes: [
-      trigger,
-      node('c', 'Check', { actionType: 'Condition', condition: '{{@t:Start.amount}} > 3' }),
-      node('m', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[{{@t:Start.amount}}, 1]' }),
-    ],
-    edges: [
-      { source: 't', target: 'c' },
-      { source: 'c', target: 'm', sourceHandle: 'true' },
-    ],
+    ...conditionGraph(),
     input: { amount: 5 } as Record<string, unknown>,
   },
   {
     name: 'For Each over 100 items (math/aggregate body)',
     slug: 'bench-for-each',
     steps: 103,
-    nodes: [
-      trigger,
-      node('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}' }),
-      node('m', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, {{@loop:Loop.currentItem}}]' }),
-      node('col', 'Collect', { actionType: 'Collect' }),
-    ],
-    edges: [
-      { source: 't', target: 'loop' },
-      { source: 'loop', target: 'm' },
-      { source: 'm', target: 'col' },
-    ],
+    ...forEachGraph(),
     input: { items: Array.from({ length: 100 }, (_, i) => i) } as Record<string, unknown>,
   },
 ];
