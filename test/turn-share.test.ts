@@ -32,11 +32,12 @@ describe('turn share', () => {
     share.awaitTurn();
     c.advance(5);
     const order: string[] = [];
-    const waits = ['a', 'b', 'c'].map((name) => share.awaitTurn());
+    const names = ['a', 'b', 'c'];
+    const waits = names.map(() => share.awaitTurn());
     expect(waits.every((w) => w instanceof Promise)).toBe(true);
-    // Work queued behind the waits (as a request's would be) is not overtaken by them in the turn they stopped in.
+    // Work queued after the runs stopped waits behind them: they were first.
     setImmediate(() => order.push('queued'));
-    await Promise.all(waits.map((w, i) => w!.then(() => order.push(['a', 'b', 'c'][i]!))));
+    await Promise.all(waits.map((w, i) => w!.then(() => order.push(names[i]!))));
     await nextTurn();
     expect(order).toEqual(['a', 'b', 'c', 'queued']);
   });

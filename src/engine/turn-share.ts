@@ -9,8 +9,9 @@
  *
  * So each step asks first. Within `sliceMs` of the slice's start it goes on
  * at once, with no promise and no timer (a short run never waits here);
- * after that it waits for the loop's next check phase, by which point the
- * loop has served the sockets and timers that were ready. There every
+ * after that it waits for the loop's next check phase: a step stopped while
+ * sockets are being read lets the rest of them be served first, one stopped
+ * in a check phase lets the next turn's timers and sockets go first. There every
  * waiting run goes on again, first come first, under a fresh slice: the first
  * ones use the slice, the others take one step each and wait again, so no
  * run stalls and the engine's share of a turn stays about one slice plus one
