@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createWalletClient, http, parseEther, publicActions, type Address } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { startAnvil, type AnvilNode } from '../src/chains/anvil.ts';
 import { loadConfig } from '../src/config.ts';
 import { createGateway, type Gateway } from '../src/gateway.ts';
@@ -43,10 +42,7 @@ export async function timedLoop(seconds: number, connections: number, iteration:
  * the receipt) from one of anvil's prefunded accounts, `callers` at a time.
  */
 export function viemTransfers(nodeUrl: string, addressIndex: number, to: Address): (seconds: number, callers: number) => Promise<Sample> {
-  // A nonce manager of its own: viem's shared one is keyed by address and chain id, which every fresh devnet
-  // repeats, so it would carry the last devnet's nonces into the next one (sends stuck in anvil's queue).
-  const nonceManager = createNonceManager({ source: jsonRpc() });
-  const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex, nonceManager });
+  const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex });
   const chain = {
     id: 31337,
     name: 'anvil',
@@ -54,11 +50,36 @@ export function viemTransfers(nodeUrl: string, addressIndex: number, to: Address
     rpcUrls: { default: { http: [nodeUrl] } },
   } as const;
   const wallet = createWalletClient({ account, chain, transport: http(nodeUrl) }).extend(publicActions);
+  // As the gateway sends (src/chains/nonces.ts): nonces counted here, one per send, and each signed transaction
+  // broadcast once the one before it was. viem's own nonce manager re-reads the pending count while earlier sends
+  // are still being prepared, and concurrent broadcasts reach the node out of nonce order, where anvil can leave
+  // the next nonce queued for good: at 10 in flight the anchor's rows counted thousands of failures, or every
+  // send timed out behind the stuck one. A send that fails makes the next one read the count again.
+  let nextNonce: Promise<number> | undefined;
+  let previousBroadcast: Promise<unknown> = Promise.resolve();
+  const send = async () => {
+    nextNonce ??= wallet.getTransactionCount({ address: account.address, blockTag: 'pending' });
+    const nonce = nextNonce;
+    nextNonce = nonce.then((n) => n + 1);
+    const before = previousBroadcast;
+    let broadcast!: () => void;
+    previousBroadcast = new Promise<void>((resolve) => (broadcast = resolve));
+    try {
+      const request = await wallet.prepareTransactionRequest({ to, value: parseEther('0.000001'), nonce: await nonce });
+      const serializedTransaction = await wallet.signTransaction(request);
+      await before;
+      return await wallet.sendRawTransaction({ serializedTransaction });
+    } catch (error) {
+      nextNonce = undefined;
+      throw error;
+    } finally {
+      broadcast();
+    }
+  };
   return (seconds, callers) =>
     timedLoop(seconds, callers, async () => {
-      const hash = await wallet.sendTransaction({ to, value: parseEther('0.000001') });
-      // Bounded: anvil can leave a transaction that arrived out of nonce order queued for good (seen once
-      // under viem's concurrent sends), and the row then ends with failures instead of hanging the bench.
+      const hash = await send();
+      // Bounded, so a transaction the node never mines ends the row with failures instead of hanging the bench.
       return (await wallet.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })).status === 'success';
     });
 }
