@@ -172,6 +172,8 @@ export interface Config {
     chainTriggerPollMs: number;
     /** How often `wait` re-reads a run it has not heard end (a fallback: completions wake it at once, from any instance). */
     waitRecheckMs: number;
+    /** The JSON one run's steps may hold and log in all, inputs and outputs (src/engine/run-data-limit.ts). */
+    runDataLimitBytes: number;
   };
   /** Shared secret other services of this deployment present as X-Internal-Service-Token; unset disables internal routes. */
   internalServiceSecret: string | undefined;
@@ -417,6 +419,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'FLOWGATE_WAIT_RECHECK_MS',
         positiveInt.refine((n) => n >= 100, 'must be at least 100'),
         '2000',
+      ),
+      runDataLimitBytes: read(
+        env,
+        'FLOWGATE_RUN_DATA_LIMIT_BYTES',
+        positiveInt.refine((n) => n >= 64 * 1024, 'must be at least 65536'),
+        String(32 * 1024 * 1024),
       ),
     },
     internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET

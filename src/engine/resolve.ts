@@ -11,7 +11,25 @@ export interface ResolveScope {
   outputs: ReadonlyMap<string, unknown>;
   labelOf(nodeId: string): string | undefined;
   now: Date;
+  /** Counts the text templates expand to (textBudget), throwing once there is too much; uncounted when absent. */
+  countText?: (piece: string) => string;
 }
+
+/** A counter for ResolveScope.countText: the text one step's templates may expand to in all, refused before a larger string is made. */
+export function textBudget(maxChars: number): (piece: string) => string {
+  let left = maxChars;
+  return (piece) => {
+    left -= piece.length;
+    if (left < 0) {
+      throw new NodeError(
+        `The templates in this step's config expand to more text than the run has left of its data limit (${maxChars} characters; FLOWGATE_RUN_DATA_LIMIT_BYTES). Refer to a smaller field, or to it in fewer places.`,
+      );
+    }
+    return piece;
+  };
+}
+
+const uncounted = (piece: string) => piece;
 
 const MISSING = Symbol('missing');
 
@@ -82,7 +100,8 @@ export function resolveString(text: string, scope: ResolveScope): unknown {
   const matches = [...text.matchAll(TEMPLATE_PATTERN)];
   if (matches.length === 0) return text;
   if (matches.length === 1 && matches[0]![0] === text.trim()) return resolveTemplate(matches[0]![0], matches[0]![1]!, scope);
-  return text.replace(TEMPLATE_PATTERN, (raw, body: string) => asText(resolveTemplate(raw, body, scope)));
+  const counted = scope.countText ?? uncounted;
+  return text.replace(TEMPLATE_PATTERN, (raw, body: string) => counted(asText(resolveTemplate(raw, body, scope))));
 }
 
 /** Resolves every template anywhere in a config (nested objects and arrays). */
@@ -156,9 +175,10 @@ const SQL_STRING = /'(?:[^']|'')*'/g;
  */
 export function bindSqlTemplates(sql: string, scope: ResolveScope, placeholder: (n: number) => string): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
+  const counted = scope.countText ?? uncounted;
   const bind = (raw: string, body: string) => {
     const value = resolveTemplate(raw, body, scope);
-    params.push(value !== null && typeof value === 'object' ? JSON.stringify(value) : typeof value === 'boolean' ? (value ? 1 : 0) : value);
+    params.push(value !== null && typeof value === 'object' ? counted(JSON.stringify(value)) : typeof value === 'boolean' ? (value ? 1 : 0) : value);
     return placeholder(params.length);
   };
   // Resolve left to right so parameter numbers follow their position in the text.

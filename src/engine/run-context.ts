@@ -1,7 +1,7 @@
 import type { Services } from '../services.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { TransactionHashEntry } from './executions.ts';
-import type { ResolveScope } from './resolve.ts';
+import { textBudget, type ResolveScope } from './resolve.ts';
 import { labelOf, type NodeState, type RunGraph } from './run-graph.ts';
 import type { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
@@ -44,4 +44,5 @@ export const scopeOf = (ctx: RunContext, view: ReadonlyMap<string, unknown>): Re
   outputs: view,
   labelOf: (id) => (ctx.graph.nodes.has(id) ? labelOf(ctx.graph.nodes.get(id)!) : undefined),
   now: new Date(),
+  ...(ctx.control.log.limit.remaining === Infinity ? {} : { countText: textBudget(ctx.control.log.limit.remaining) }),
 });

@@ -5,6 +5,7 @@ import { activation, actionTypeOf, dataOf, forEachBody, labelOf, type NodeState 
 import type { NodeResult } from './runners/types.ts';
 import { runStep } from './run-step.ts';
 import { CONTAINED_ACTIONS } from './step-log.ts';
+import { OMITTED_INPUT_TEXT, RunDataLimitError } from './run-data-limit.ts';
 import { redactSecrets } from '../text/redact.ts';
 
 /**
@@ -32,7 +33,17 @@ export async function runForEach(ctx: RunContext, node: WorkflowNode): Promise<N
     }
   }
   const started = Date.now();
-  const logId = await log.started({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: 'For Each', input: redactSecrets(config) });
+  const entry = { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: 'For Each', input: redactSecrets(config) };
+  let logId: string;
+  try {
+    logId = await log.started(entry);
+  } catch (error) {
+    // Its items are over the run's data limit: the loop fails before its first iteration.
+    if (!(error instanceof RunDataLimitError)) throw error;
+    const output = { success: false, error: error.message };
+    await log.finishedStep({ ...entry, inputText: OMITTED_INPUT_TEXT }, 'error', output, error.message, started, true);
+    return output;
+  }
   const contained = body.every((id) => CONTAINED_ACTIONS.has(actionTypeOf(g.nodes.get(id)!)));
   if (!Array.isArray(items)) {
     const output = { success: false, error: `For Each "${labelOf(node)}" needs arraySource to resolve to an array; got ${typeof items}.` };
@@ -93,22 +104,36 @@ export async function runForEach(ctx: RunContext, node: WorkflowNode): Promise<N
       while (next < list.length && !iterationFailure && !control.signal.aborted) await runIteration(next++);
     }),
   );
-  const output: NodeResult = iterationFailure
+  let output: NodeResult = iterationFailure
     ? { success: false, error: iterationFailure }
     : { success: true, data: { iterations: list.length, truncated: items.length > list.length }, iterations: list.length };
-  await log.finished(logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started, contained);
   if (collectId && output.success) {
     const collect = g.nodes.get(collectId)!;
     const collected = { success: true, data: { results, count: results.length }, results, count: results.length };
-    const entry = { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } };
-    await log.finishedStep(entry, 'success', collected, null, Date.now(), true);
-    outputs.set(collectId, collected);
-    states.set(collectId, 'done');
+    const collectEntry = { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } };
+    try {
+      await log.finishedStep(collectEntry, 'success', collected, null, Date.now(), true);
+      outputs.set(collectId, collected);
+      states.set(collectId, 'done');
+      ctx.lastSuccess = { nodeId: collectId, output: collected };
+    } catch (error) {
+      // The results together are over the run's data limit: the Collect, and so the loop, fail.
+      if (!(error instanceof RunDataLimitError)) throw error;
+      await log.finishedStep(collectEntry, 'error', { success: false, error: error.message }, error.message, Date.now(), true);
+      states.set(collectId, 'failed');
+      output = { success: false, error: `Collect "${labelOf(collect)}" (${collectId}) failed: ${error.message}` };
+    }
     handled.add(collectId);
-    ctx.lastSuccess = { nodeId: collectId, output: collected };
   } else if (collectId) {
     states.set(collectId, 'failed');
     handled.add(collectId);
+  }
+  try {
+    await log.finished(logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started, contained);
+  } catch (error) {
+    if (!(error instanceof RunDataLimitError)) throw error;
+    output = { success: false, error: error.message };
+    await log.finished(logId, 'error', output, error.message, started, contained);
   }
   return output;
 }

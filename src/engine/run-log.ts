@@ -3,6 +3,7 @@ import type { WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { newSortableId, nowIso } from '../ids.ts';
 import { prepared } from '../store/prepared.ts';
 import { groupCommit } from '../store/group-commit.ts';
+import { RunDataLimit } from './run-data-limit.ts';
 
 /**
  * One run's log writes. Each commit costs far more than the row it writes
@@ -27,6 +28,9 @@ import { groupCommit } from '../store/group-commit.ts';
  * committed, so no later step ran on the strength of one); the reaper then
  * ends the run as system_error, and no step that acted outside the engine is
  * ever unlogged.
+ * Every row's input and output is made into text through the run's data
+ * limit (run-data-limit.ts): a row that would cross it throws
+ * RunDataLimitError before anything of it is written.
  */
 
 export const MAX_HELD = 64;
@@ -37,6 +41,8 @@ export interface LogEntry {
   nodeName: string;
   nodeType: string;
   input: unknown;
+  /** The input already made into text (and counted) when the step started. */
+  inputText?: string;
   iterationIndex?: number | null;
   forEachNodeId?: string | null;
 }
@@ -114,6 +120,7 @@ type Write = { insert: WorkflowExecutionLogsTable } | { update: Finish };
 
 function logRow(
   entry: LogEntry,
+  input: string,
   fields: Pick<WorkflowExecutionLogsTable, 'status' | 'output' | 'error' | 'started_at' | 'completed_at' | 'duration_ms'>,
 ): WorkflowExecutionLogsTable {
   return {
@@ -122,32 +129,12 @@ function logRow(
     node_id: entry.nodeId,
     node_name: entry.nodeName,
     node_type: entry.nodeType,
-    input: JSON.stringify(entry.input ?? null),
+    input,
     ...fields,
     seq: nextSeq(),
     iteration_index: entry.iterationIndex ?? null,
     for_each_node_id: entry.forEachNodeId ?? null,
   };
-}
-
-const runningRow = (entry: LogEntry) =>
-  logRow(entry, { status: 'running', output: null, error: null, started_at: nowIso(), completed_at: null, duration_ms: null });
-
-function finishedRow(entry: LogEntry, status: string, output: unknown, error: string | null, startedAtMs: number): WorkflowExecutionLogsTable {
-  const now = Date.now();
-  return logRow(entry, {
-    status,
-    output: JSON.stringify(output ?? null),
-    error,
-    started_at: new Date(startedAtMs).toISOString(),
-    completed_at: new Date(now).toISOString(),
-    duration_ms: now - startedAtMs,
-  });
-}
-
-function finish(id: string, status: string, output: unknown, error: string | null, startedAtMs: number): Finish {
-  const now = Date.now();
-  return { id, status, output: JSON.stringify(output ?? null), error, completedAt: new Date(now).toISOString(), durationMs: now - startedAtMs };
 }
 
 export class RunLog {
@@ -158,23 +145,52 @@ export class RunLog {
   /** A failed background commit, reported by the next write (the run then ends as an engine failure). */
   private failure: unknown;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** What this run's rows may hold in all (see run-data-limit.ts). */
+    readonly limit: RunDataLimit = new RunDataLimit(),
+  ) {}
 
   /** A step that shows as running while it runs; returns its row id. Committed (with what is held) before this returns. */
   async started(entry: LogEntry): Promise<string> {
-    const row = runningRow(entry);
+    const row = logRow(entry, this.inputText(entry, false), {
+      status: 'running',
+      output: null,
+      error: null,
+      started_at: nowIso(),
+      completed_at: null,
+      duration_ms: null,
+    });
     await this.commit([{ insert: row }]);
     return row.id;
   }
 
   /** Ends a step logged with `started`; `contained` steps' rows may be held (see above). */
   async finished(id: string, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<void> {
-    await this.write({ update: finish(id, status, output, error, startedAtMs) }, contained);
+    const text = this.limit.serialize(output, 'output', status !== 'success');
+    const now = Date.now();
+    await this.write({ update: { id, status, output: text, error, completedAt: new Date(now).toISOString(), durationMs: now - startedAtMs } }, contained);
   }
 
   /** A step logged once, finished (iterations, the trigger, skipped nodes, Collect). */
   async finishedStep(entry: LogEntry, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<void> {
-    await this.write({ insert: finishedRow(entry, status, output, error, startedAtMs) }, contained);
+    const ending = status !== 'success';
+    const input = this.inputText(entry, ending);
+    const text = this.limit.serialize(output, 'output', ending);
+    const now = Date.now();
+    const row = logRow(entry, input, {
+      status,
+      output: text,
+      error,
+      started_at: new Date(startedAtMs).toISOString(),
+      completed_at: new Date(now).toISOString(),
+      duration_ms: now - startedAtMs,
+    });
+    await this.write({ insert: row }, contained);
+  }
+
+  private inputText(entry: LogEntry, ending: boolean): string {
+    return entry.inputText ?? this.limit.serialize(entry.input, 'input', ending);
   }
 
   /** Commits what is held; `also` runs in the same transaction, after the rows (the run's final status). */

@@ -66,8 +66,9 @@ export async function runStep(ctx: RunContext, node: WorkflowNode, view: Map<str
       },
     });
     const output: NodeResult = result.success ? result : { ...result, success: false, error: result.error ?? 'The step reported failure without a message.' };
-    await log.finish(output.success ? 'success' : 'error', output, output.success ? null : (output.error as string));
-    return output;
+    // An output past the run's data limit is not kept: the step fails with the reason instead.
+    const refused = await log.finish(output.success ? 'success' : 'error', output, output.success ? null : (output.error as string));
+    return refused === undefined ? output : { success: false, error: refused };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const output: NodeResult = { success: false, error: message };

@@ -1,12 +1,16 @@
 import type { WorkflowNode } from './graph.ts';
 import type { RunContext } from './run-context.ts';
 import { actionTypeOf, labelOf } from './run-graph.ts';
+import { OMITTED_INPUT_TEXT, RunDataLimitError } from './run-data-limit.ts';
 import type { LogEntry } from './run-log.ts';
 import { redact, redactEchoes, redactOutput } from '../text/redact.ts';
 
 /**
  * One step's log rows, redacted: the input as resolved (secrets hidden), and
  * the output and error with those secrets hidden again wherever they repeat.
+ * Both count against the run's data limit (run-data-limit.ts): an input that
+ * does not fit fails the step before it runs, an output that does not fit
+ * fails it after, and either way its row says why.
  */
 
 /**
@@ -31,18 +35,25 @@ export function stepLog(ctx: RunContext, node: WorkflowNode, iteration: Iteratio
   // The input's secrets, hidden again wherever the step's output or error repeats them.
   let secrets: string[] = [];
   let logId: string | undefined;
-  const entry = (input: unknown): LogEntry => ({
+  // The input as text, made (and counted) once the step is about to run.
+  let inputText: string | undefined;
+  const entry = (): LogEntry => ({
     executionId: ctx.row.id,
     nodeId: node.id,
     nodeName: labelOf(node),
     nodeType: actionType || 'action',
-    input,
+    input: logInput,
+    ...(inputText === undefined ? {} : { inputText }),
     iterationIndex: iteration?.index ?? null,
     forEachNodeId: iteration?.forEachNodeId ?? null,
   });
+  const write = (status: string, output: unknown, error: string | null) =>
+    logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(entry(), status, output, error, started, contained);
   return {
     /** Logs the resolved config (redacted) as the step's input; returns the secrets it held. */
     resolved(config: Record<string, unknown>): string[] {
+      // Measured before it is copied to be redacted: templates can quote one large answer in many places.
+      log.limit.check(config, 'input');
       ({ value: logInput, secrets } = redact(config));
       return secrets;
     },
@@ -51,16 +62,32 @@ export function stepLog(ctx: RunContext, node: WorkflowNode, iteration: Iteratio
      * written once, finished. Nothing acts outside the engine before the log of everything before it is committed.
      */
     async start(): Promise<void> {
-      if (!contained && !iteration) logId = await log.started(entry(logInput));
+      inputText = log.limit.serialize(logInput, 'input');
+      if (!contained && !iteration) logId = await log.started(entry());
       else if (!contained) await log.flush();
     },
-    finish(status: string, result: unknown, message: string | null): Promise<void> {
+    /** Writes the step's row; when its output does not fit the run's data limit, writes the refusal instead and returns it. */
+    async finish(status: string, result: unknown, message: string | null): Promise<string | undefined> {
       if (logInput === undefined) ({ value: logInput, secrets } = redact(node.data.config));
       const output = redactOutput(result, secrets);
       const error = message === null || secrets.length === 0 ? message : redactEchoes(message, secrets);
-      return logId
-        ? log.finished(logId, status, output, error, started, contained)
-        : log.finishedStep(entry(logInput), status, output, error, started, contained);
+      try {
+        await write(status, output, error);
+        return undefined;
+      } catch (failure) {
+        if (!(failure instanceof RunDataLimitError)) throw failure;
+        const refusal = failure.message;
+        // Refused before it ran (its input): the stored config stands in for it when that fits.
+        if (inputText === undefined) {
+          try {
+            inputText = log.limit.serialize(logInput, 'input', true);
+          } catch {
+            inputText = OMITTED_INPUT_TEXT;
+          }
+        }
+        await write('error', { success: false, error: refusal }, refusal);
+        return refusal;
+      }
     },
   };
 }

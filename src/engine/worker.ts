@@ -17,6 +17,7 @@ const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
 import type { RunEvents, RunOutcome } from './run-events.ts';
+import { RunDataLimit } from './run-data-limit.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 
@@ -223,7 +224,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         })
         .catch(() => {});
     }, heartbeatMs);
-    const log = new RunLog(services.store);
+    const log = new RunLog(services.store, new RunDataLimit(services.config.engine.runDataLimitBytes));
     try {
       const completion = await runExecution({ services, runners }, row, {
         executionId,

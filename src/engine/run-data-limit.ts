@@ -1,0 +1,58 @@
+import { jsonLengthWithin } from './json-size.ts';
+
+/**
+ * How much JSON one run's steps may hold and log: every step's resolved input
+ * and its output, counted as their JSON text (characters). Without it one run
+ * of a For Each over HTTP answers of 5 MB could hold and write gigabytes (100
+ * iterations: 1.5 GB of memory and a 420 MB database, then a crash of the run
+ * on a string too long to make), and 32 such runs at once would take the
+ * process down for every tenant. Past the limit the step that would cross it
+ * fails with a message that says so; the rows that end a run (a failure, a
+ * skipped node) are small and always written.
+ */
+
+/** Rows up to this size that do not report a success are written even past the limit: the run's failure is always logged. */
+export const ENDING_ROW_CHARS = 16 * 1024;
+
+export class RunDataLimitError extends Error {}
+
+/** Stands in a row for an input that is over the limit. */
+export const OMITTED_INPUT_TEXT = JSON.stringify({ _omitted: 'this input is over the run data limit' });
+
+const megabytes = (chars: number) => `${(chars / (1024 * 1024)).toFixed(2)} MB`;
+
+export class RunDataLimit {
+  private used = 0;
+
+  constructor(readonly maxChars: number = Infinity) {}
+
+  /** The JSON still allowed (what a template may expand to, too). */
+  get remaining(): number {
+    return Math.max(0, this.maxChars - this.used);
+  }
+
+  /** Throws RunDataLimitError when `value` (a step's input or output) would not fit, before any text of it is made. */
+  check(value: unknown, what: string, ending = false): void {
+    if (this.maxChars === Infinity) return;
+    const room = ending ? Math.max(this.remaining, ENDING_ROW_CHARS) : this.remaining;
+    if (jsonLengthWithin(value, room) > room) throw this.refusal(what, jsonLengthWithin(value, this.maxChars * 4));
+  }
+
+  /** `value` as JSON text, counted against the limit; `ending` rows (not a success, and small) always fit. */
+  serialize(value: unknown, what: string, ending = false): string {
+    this.check(value, what, ending);
+    const text = JSON.stringify(value ?? null);
+    this.used += text.length;
+    return text;
+  }
+
+  private refusal(what: string, chars: number): RunDataLimitError {
+    const size = chars === Infinity ? `over ${megabytes(this.maxChars * 4)}` : megabytes(chars);
+    return new RunDataLimitError(
+      `this step's ${what} is ${size} of JSON, and the run has ${megabytes(this.remaining)} left of its ${megabytes(this.maxChars)} limit ` +
+        `(FLOWGATE_RUN_DATA_LIMIT_BYTES: the inputs and outputs of all of a run's steps together). ` +
+        `Fetch or pass on less per step (a narrower query, a page at a time, only the fields a later step uses), ` +
+        `or lower the For Each's maxIterations.`,
+    );
+  }
+}
