@@ -28,6 +28,13 @@ describe('configuration', () => {
     expect(config.spend.dailyValueCapWei).toBe(20_000_000_000_000_000n);
     expect(config.spend.dailySolanaValueCapLamports).toBe(500_000_000n);
     expect(config.spend.stablecoinCapMicroUsd).toBe(100_000_000n);
+    expect(config.engine.runDataLimitBytes).toBe(32 * 1024 * 1024);
+  });
+
+  it("a run's data limit is read as given, and one too small to hold a run's own rows is refused by name", () => {
+    expect(loadConfig({ FLOWGATE_RUN_DATA_LIMIT_BYTES: '1048576' }).engine.runDataLimitBytes).toBe(1_048_576);
+    expect(errorFor({ FLOWGATE_RUN_DATA_LIMIT_BYTES: '1000' })).toMatch(/FLOWGATE_RUN_DATA_LIMIT_BYTES.*must be at least 65536/);
+    expect(errorFor({ FLOWGATE_RUN_DATA_LIMIT_BYTES: 'lots' })).toContain('FLOWGATE_RUN_DATA_LIMIT_BYTES');
   });
 
   it('the mailer and the CAPTCHA are off by default; each is all-or-nothing and names the variable that is wrong', () => {
