@@ -31,17 +31,25 @@ export class RunDataLimit {
     return Math.max(0, this.maxChars - this.used);
   }
 
-  /** Throws RunDataLimitError when `value` (a step's input or output) would not fit, before any text of it is made. */
-  check(value: unknown, what: string, ending = false): void {
+  /**
+   * Throws RunDataLimitError when `value` would not fit, before any text of it is made: for a step's resolved
+   * config, whose templates can hold one large answer in many places (its text would be that many copies).
+   */
+  check(value: unknown, what: string): void {
     if (this.maxChars === Infinity) return;
-    const room = ending ? Math.max(this.remaining, ENDING_ROW_CHARS) : this.remaining;
+    const room = this.remaining;
     if (jsonLengthWithin(value, room) > room) throw this.refusal(what, jsonLengthWithin(value, this.maxChars * 4));
   }
 
-  /** `value` as JSON text, counted against the limit; `ending` rows (not a success, and small) always fit. */
+  /**
+   * `value` as JSON text, counted against the limit; `ending` rows (not a success, and small) always fit. Made
+   * first and measured after: what is written here (outputs, and inputs already checked) is already in memory
+   * about as large as its text, so only configs pay for a walk before their text is made.
+   */
   serialize(value: unknown, what: string, ending = false): string {
-    this.check(value, what, ending);
     const text = JSON.stringify(value ?? null);
+    const room = ending ? Math.max(this.remaining, ENDING_ROW_CHARS) : this.remaining;
+    if (text.length > room) throw this.refusal(what, text.length);
     this.used += text.length;
     return text;
   }
