@@ -169,6 +169,28 @@ describe('running workflows', () => {
     expect(logs.find((l) => l.nodeId === 'sum')).toMatchObject({ status: 'error', output: { success: false, error: expect.stringContaining('missing') } });
   });
 
+  it('fails the run naming the For Each whose items template points at a missing field (not an engine failure)', async () => {
+    const id = await createWorkflow(
+      [
+        trigger(),
+        action('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.rows}}' }),
+        action('sq', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, 2]' }),
+      ],
+      [
+        { source: 't', target: 'loop' },
+        { source: 'loop', target: 'sq' },
+      ],
+    );
+    const result = await run(id, { items: [1, 2] });
+    expect(result.status).toBe('error');
+    expect(result.error).toBe(
+      'Node "Loop" (loop) failed: Template {{@t:Start.rows}} refers to "rows", which the output of node "t" does not have. Available fields: triggered, triggeredAt, timestamp, items, success.',
+    );
+    const logs = await logsOf(result.executionId);
+    expect(logs.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'error', input: { arraySource: '{{@t:Start.rows}}' } });
+    expect(logs.some((l) => l.nodeId === 'sq')).toBe(false);
+  });
+
   it('contains sandboxed code that loops forever: the node fails at its limit, the gateway keeps serving', async () => {
     const id = await createWorkflow(
       [trigger(), action('spin', 'Spin', { actionType: 'code/run-code', code: 'while (true) {}', timeout: 300 })],

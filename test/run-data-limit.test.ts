@@ -173,6 +173,27 @@ describe('a run past its data limit', () => {
   });
 });
 
+describe('a For Each past its data limit', () => {
+  it('fails before its first iteration when its own config quotes one answer in many fields', async () => {
+    const copies = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`copy${i}`, '{{@h:Fetch.data}}']));
+    const bigLoop = action('loop', 'Loop', { actionType: 'For Each', arraySource: '{{@t:Start.items}}', copies });
+    const square = action('sq', 'Square', { actionType: 'math/aggregate', operation: 'product', values: '[{{@loop:Loop.currentItem}}, 2]' });
+    const { result, logs } = await run(
+      [trigger(), fetchBig('h', 'Fetch', 200), bigLoop, square],
+      [
+        ['t', 'h'],
+        ['h', 'loop'],
+        ['loop', 'sq'],
+      ],
+      { items: [1, 2] },
+    );
+    expect(result.status).toBe('error');
+    expect(result.error).toMatch(/^Node "Loop" \(loop\) failed: this step's input is 1\.9\d MB of JSON/);
+    expect(logs.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'error', input: { copies: { copy0: '{{@h:Fetch.data}}' } } });
+    expect(logs.some((l) => l.nodeId === 'sq')).toBe(false);
+  });
+});
+
 describe('jsonLengthWithin', () => {
   it('counts what JSON.stringify would write, without writing it', () => {
     const values: unknown[] = [

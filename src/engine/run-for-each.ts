@@ -2,7 +2,8 @@ import type { WorkflowNode } from './graph.ts';
 import { resolveValue } from './resolve.ts';
 import { scopeOf, type RunContext } from './run-context.ts';
 import { activation, actionTypeOf, dataOf, forEachBody, labelOf, type NodeState } from './run-graph.ts';
-import type { NodeResult } from './runners/types.ts';
+import { NodeError, type NodeResult } from './runners/types.ts';
+import type { LogEntry } from './run-log.ts';
 import { runStep } from './run-step.ts';
 import { CONTAINED_ACTIONS } from './step-log.ts';
 import { OMITTED_INPUT_TEXT, RunDataLimitError } from './run-data-limit.ts';
@@ -23,7 +24,26 @@ export async function runForEach(ctx: RunContext, node: WorkflowNode): Promise<N
   const { log } = control;
   const { body, collectId } = forEachBody(g, node.id);
   body.forEach((id) => handled.add(id));
-  const config = resolveValue(node.data.config, scopeOf(ctx, outputs)) as Record<string, unknown>;
+  const started = Date.now();
+  const entry = (input: unknown) => ({ executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: 'For Each', input });
+  let config: Record<string, unknown>;
+  let logId: string;
+  try {
+    config = resolveValue(node.data.config, scopeOf(ctx, outputs)) as Record<string, unknown>;
+    // Measured before it is copied to be redacted: its templates can hold one large answer in many places.
+    log.limit.check(config, 'input');
+    logId = await log.started(entry(redactSecrets(config)));
+  } catch (error) {
+    // A template that does not resolve, or items over the run's data limit: the loop fails before its first iteration, naming why.
+    if (!(error instanceof NodeError || error instanceof RunDataLimitError)) throw error;
+    const output = { success: false, error: error.message };
+    const failed = (input: LogEntry) => log.finishedStep(input, 'error', output, error.message, started, true);
+    await failed(entry(redactSecrets(node.data.config))).catch((refused: unknown) => {
+      if (!(refused instanceof RunDataLimitError)) throw refused;
+      return failed({ ...entry(null), inputText: OMITTED_INPUT_TEXT });
+    });
+    return output;
+  }
   let items = config.arraySource;
   if (typeof items === 'string') {
     try {
@@ -31,18 +51,6 @@ export async function runForEach(ctx: RunContext, node: WorkflowNode): Promise<N
     } catch {
       /* reported below */
     }
-  }
-  const started = Date.now();
-  const entry = { executionId: row.id, nodeId: node.id, nodeName: labelOf(node), nodeType: 'For Each', input: redactSecrets(config) };
-  let logId: string;
-  try {
-    logId = await log.started(entry);
-  } catch (error) {
-    // Its items are over the run's data limit: the loop fails before its first iteration.
-    if (!(error instanceof RunDataLimitError)) throw error;
-    const output = { success: false, error: error.message };
-    await log.finishedStep({ ...entry, inputText: OMITTED_INPUT_TEXT }, 'error', output, error.message, started, true);
-    return output;
   }
   const contained = body.every((id) => CONTAINED_ACTIONS.has(actionTypeOf(g.nodes.get(id)!)));
   if (!Array.isArray(items)) {
