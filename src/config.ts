@@ -424,7 +424,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         env,
         'FLOWGATE_RUN_DATA_LIMIT_BYTES',
         positiveInt.refine((n) => n >= 64 * 1024, 'must be at least 65536'),
-        String(32 * 1024 * 1024),
+        String(16 * 1024 * 1024),
       ),
     },
     internalServiceSecret: env.FLOWGATE_INTERNAL_SERVICE_SECRET

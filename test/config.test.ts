@@ -28,7 +28,7 @@ describe('configuration', () => {
     expect(config.spend.dailyValueCapWei).toBe(20_000_000_000_000_000n);
     expect(config.spend.dailySolanaValueCapLamports).toBe(500_000_000n);
     expect(config.spend.stablecoinCapMicroUsd).toBe(100_000_000n);
-    expect(config.engine.runDataLimitBytes).toBe(32 * 1024 * 1024);
+    expect(config.engine.runDataLimitBytes).toBe(16 * 1024 * 1024);
   });
 
   it("a run's data limit is read as given, and one too small to hold a run's own rows is refused by name", () => {

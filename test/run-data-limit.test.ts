@@ -164,7 +164,9 @@ describe('a run past its data limit', () => {
       ],
     );
     expect(result.status).toBe('error');
-    expect(result.error).toMatch(/^Node "Send" \(send\) failed: this step's input is 1\.9\d MB of JSON, and the run has 0\.8\d MB left/);
+    expect(result.error).toMatch(
+      /^Node "Send" \(send\) failed: this step's input is 1\.9\d MB \([\d,]+ characters\) of JSON, and the run has 0\.8\d MB \([\d,]+ characters\) left/,
+    );
     expect(posts()).toBe(before);
     // Its row shows the config as stored, not the copies.
     const row = logs.find((l) => l.nodeId === 'send');
@@ -188,7 +190,7 @@ describe('a For Each past its data limit', () => {
       { items: [1, 2] },
     );
     expect(result.status).toBe('error');
-    expect(result.error).toMatch(/^Node "Loop" \(loop\) failed: this step's input is 1\.9\d MB of JSON/);
+    expect(result.error).toMatch(/^Node "Loop" \(loop\) failed: this step's input is 1\.9\d MB \([\d,]+ characters\) of JSON/);
     expect(logs.find((l) => l.nodeId === 'loop')).toMatchObject({ status: 'error', input: { copies: { copy0: '{{@h:Fetch.data}}' } } });
     expect(logs.some((l) => l.nodeId === 'sq')).toBe(false);
   });

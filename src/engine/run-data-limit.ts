@@ -20,6 +20,8 @@ export class RunDataLimitError extends Error {}
 export const OMITTED_INPUT_TEXT = JSON.stringify({ _omitted: 'this input is over the run data limit' });
 
 const megabytes = (chars: number) => `${(chars / (1024 * 1024)).toFixed(2)} MB`;
+/** MB for reading, the count for the case where two sizes round alike. */
+const size = (chars: number) => `${megabytes(chars)} (${chars.toLocaleString('en-US')} characters)`;
 
 export class RunDataLimit {
   private used = 0;
@@ -55,9 +57,9 @@ export class RunDataLimit {
   }
 
   private refusal(what: string, chars: number): RunDataLimitError {
-    const size = chars === Infinity ? `over ${megabytes(this.maxChars * 4)}` : megabytes(chars);
+    const measured = chars === Infinity ? `over ${megabytes(this.maxChars * 4)}` : size(chars);
     return new RunDataLimitError(
-      `this step's ${what} is ${size} of JSON, and the run has ${megabytes(this.remaining)} left of its ${megabytes(this.maxChars)} limit ` +
+      `this step's ${what} is ${measured} of JSON, and the run has ${size(this.remaining)} left of its ${megabytes(this.maxChars)} limit ` +
         `(FLOWGATE_RUN_DATA_LIMIT_BYTES: the inputs and outputs of all of a run's steps together). ` +
         `Fetch or pass on less per step (a narrower query, a page at a time, only the fields a later step uses), ` +
         `or lower the For Each's maxIterations.`,
