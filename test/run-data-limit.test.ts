@@ -130,46 +130,41 @@ describe('a run past its data limit', () => {
     expect(logs.find((l) => l.nodeId === 'loop').status).toBe('error');
   });
 
-  it('refuses templates that expand one answer into more text than the run has left, before the request is sent', async () => {
+  /** Fetch (200 KB) → Send (a POST to the target, configured by `config`): the run, and how many POSTs reached the target meanwhile. */
+  async function fetchThenSend(config: Record<string, unknown>) {
     const posts = () => hits.filter((h) => h === 'POST /echo').length;
     const before = posts();
-    const body = Array.from({ length: 10 }, () => '{{@h:Fetch.data.blob}}').join(' and ');
-    const send = action('send', 'Send', { actionType: 'HTTP Request', endpoint: `${target}/echo`, httpMethod: 'POST', httpBody: body });
-    const { result, logs } = await run(
+    const send = action('send', 'Send', { actionType: 'HTTP Request', endpoint: `${target}/echo`, httpMethod: 'POST', ...config });
+    const ran = await run(
       [trigger(), fetchBig('h', 'Fetch', 200), send],
       [
         ['t', 'h'],
         ['h', 'send'],
       ],
     );
+    return { ...ran, sent: posts() - before, row: ran.logs.find((l) => l.nodeId === 'send') };
+  }
+
+  it('refuses templates that expand one answer into more text than the run has left, before the request is sent', async () => {
+    const { result, sent, row } = await fetchThenSend({ httpBody: Array.from({ length: 10 }, () => '{{@h:Fetch.data.blob}}').join(' and ') });
     expect(result.status).toBe('error');
     expect(result.error).toMatch(
       /^Node "Send" \(send\) failed: The templates in this step's config expand to more text than the run has left of its data limit/,
     );
-    expect(posts()).toBe(before);
-    expect(logs.find((l) => l.nodeId === 'send').status).toBe('error');
+    expect(sent).toBe(0);
+    expect(row.status).toBe('error');
   });
 
   it('refuses a config that quotes one answer in many fields, before it is copied or sent', async () => {
-    const posts = () => hits.filter((h) => h === 'POST /echo').length;
-    const before = posts();
     // A field no action reads is resolved like any other: each template here keeps the answer itself, not a copy.
     const copies = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`copy${i}`, '{{@h:Fetch.data}}']));
-    const send = action('send', 'Send', { actionType: 'HTTP Request', endpoint: `${target}/echo`, httpMethod: 'POST', httpBody: '{}', copies });
-    const { result, logs } = await run(
-      [trigger(), fetchBig('h', 'Fetch', 200), send],
-      [
-        ['t', 'h'],
-        ['h', 'send'],
-      ],
-    );
+    const { result, sent, row } = await fetchThenSend({ httpBody: '{}', copies });
     expect(result.status).toBe('error');
     expect(result.error).toMatch(
       /^Node "Send" \(send\) failed: this step's input is 1\.9\d MB \([\d,]+ characters\) of JSON, and the run has 0\.8\d MB \([\d,]+ characters\) left/,
     );
-    expect(posts()).toBe(before);
+    expect(sent).toBe(0);
     // Its row shows the config as stored, not the copies.
-    const row = logs.find((l) => l.nodeId === 'send');
     expect(row.status).toBe('error');
     expect(JSON.stringify(row.input).length).toBeLessThan(2_000);
   });
