@@ -10,6 +10,7 @@ import {
   isTerminal,
   listExecutions,
   listLogs,
+  listLogStatuses,
   pollIntervalHint,
   requestCancel,
   toExecutionRecord,
@@ -217,7 +218,7 @@ export const executionStatusTool = defineTool({
   async handler({ executionId }, ctx) {
     const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
     const record = toExecutionRecord(row);
-    const { nodeStatuses, progress } = executionProgress(row, await listLogs(ctx.services.store, executionId));
+    const { nodeStatuses, progress } = executionProgress(row, await listLogStatuses(ctx.services.store, executionId));
     const hint = pollIntervalHint(record.status);
     ctx.setHeader('X-Poll-Interval-Hint', String(hint));
     return {
@@ -284,7 +285,7 @@ export const waitForExecutionTool = defineTool({
     const report = async () => {
       if (!ctx.notifyProgress) return;
       const row = await getExecutionRow(store, organizationId, executionId);
-      const { progress } = executionProgress(row, await listLogs(store, executionId));
+      const { progress } = executionProgress(row, await listLogStatuses(store, executionId));
       ctx.notifyProgress(nextProgress(progress.completedSteps), progress.totalSteps, `${row.status}: ${progress.completedSteps}/${progress.totalSteps} steps`);
     };
     const onStep = ctx.notifyProgress ? () => void report().catch(() => {}) : undefined;

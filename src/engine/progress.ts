@@ -1,12 +1,12 @@
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
 import type { WorkflowGraph } from './graph.ts';
-import type { LogRecord } from './executions.ts';
+import type { LogStatus } from './executions.ts';
 
-/** Per-node statuses and progress figures of a run, from its graph snapshot and logs. */
-export function executionProgress(row: WorkflowExecutionsTable, logs: readonly LogRecord[]) {
+/** Per-node statuses and progress figures of a run, from its graph snapshot and logs (listLogStatuses). */
+export function executionProgress(row: WorkflowExecutionsTable, logs: readonly LogStatus[]) {
   const graph = JSON.parse(row.graph ?? '{"nodes":[]}') as WorkflowGraph;
   // Logs arrive newest first; the latest non-iteration row of a node is its status.
-  const latest = new Map<string, LogRecord>();
+  const latest = new Map<string, LogStatus>();
   for (const log of logs) if (log.iterationIndex === null && !latest.has(log.nodeId)) latest.set(log.nodeId, log);
   for (const log of logs) if (!latest.has(log.nodeId)) latest.set(log.nodeId, log);
   const nodeStatuses = graph.nodes.map((n) => ({ nodeId: n.id, status: latest.get(n.id)?.status ?? 'pending' }));
