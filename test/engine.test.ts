@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 import { startHttpTarget } from './helpers/http-target.ts';
+import { TRUNCATE_AT_CHARS, truncateLarge } from '../src/engine/truncate.ts';
 
 let gw: TestGateway;
 let target: Awaited<ReturnType<typeof startHttpTarget>>;
@@ -438,6 +439,10 @@ describe('following runs', () => {
     expect(short.body.logs[0].output).toMatchObject({ _truncated: true, originalSize: expect.any(Number) });
     const full = await callTool(client, 'get_execution', { executionId: result.executionId, nodeIds: ['echo'], truncateData: false });
     expect(JSON.stringify(full.body.logs[0].output)).toContain(big);
+    // Shortened from the stored text, it is exactly what shortening the whole value gives.
+    expect(short.body.logs[0].output).toEqual(truncateLarge(full.body.logs[0].output));
+    expect(short.body.logs[0].input).toEqual(truncateLarge(full.body.logs[0].input));
+    expect(short.body.logs[0].output.preview).toBe(JSON.stringify(full.body.logs[0].output).slice(0, TRUNCATE_AT_CHARS));
     await client.close();
   });
 });

@@ -17,7 +17,7 @@ import {
 } from '../src/engine/executions.ts';
 import { executionProgress } from '../src/engine/progress.ts';
 import type { RunOutcome } from '../src/engine/run-events.ts';
-import { truncateLarge } from '../src/engine/truncate.ts';
+import { truncateLarge, truncateLargeText } from '../src/engine/truncate.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
@@ -362,11 +362,16 @@ async function getExecution(
   ctx: ToolContext,
 ): Promise<z.output<typeof getExecutionOutput>> {
   const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
-  const allLogs = await listLogs(ctx.services.store, executionId);
+  // Each step's data shaped from its stored text: truncated values (the default) are never parsed whole.
+  const allLogs = await listLogs(
+    ctx.services.store,
+    executionId,
+    includeData === false ? () => undefined : truncateData === false ? undefined : truncateLargeText,
+  );
   const { progress } = executionProgress(row, allLogs);
   const wanted = nodeIds ? new Set(nodeIds) : undefined;
   const shape = (value: unknown) => (includeData === false ? undefined : truncateData === false ? value : truncateLarge(value));
-  const logs = allLogs.filter((l) => !wanted || wanted.has(l.nodeId)).map((l) => ({ ...l, input: shape(l.input), output: shape(l.output) }));
+  const logs = allLogs.filter((l) => !wanted || wanted.has(l.nodeId));
   const execution = toExecutionRecord(row);
   return {
     execution: { ...execution, output: execution.output && (shape(execution.output) as Record<string, unknown>) },

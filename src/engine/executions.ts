@@ -104,7 +104,11 @@ export interface LogRecord {
 /** What progress reads of a log row: never its input or output. */
 export type LogStatus = Pick<LogRecord, 'nodeId' | 'status' | 'iterationIndex'>;
 
-export function toLogRecord(row: WorkflowExecutionLogsTable): LogRecord {
+/** A log row's input or output from its stored JSON text: parsed whole unless a reader asks for less. */
+export type LogData = (text: string | null) => unknown;
+const parsedLogData: LogData = (text) => parseJson(text, null);
+
+export function toLogRecord(row: WorkflowExecutionLogsTable, data: LogData = parsedLogData): LogRecord {
   return {
     id: row.id,
     executionId: row.execution_id,
@@ -112,8 +116,8 @@ export function toLogRecord(row: WorkflowExecutionLogsTable): LogRecord {
     nodeName: row.node_name,
     nodeType: row.node_type,
     status: row.status,
-    input: parseJson(row.input, null),
-    output: parseJson(row.output, null),
+    input: data(row.input),
+    output: data(row.output),
     error: row.error,
     duration: row.duration_ms === null ? null : String(row.duration_ms),
     startedAt: row.started_at,
@@ -591,7 +595,8 @@ export async function requestCancel(store: Store, organizationId: string, execut
   return (await getExecutionRow(store, organizationId, executionId)).status;
 }
 
-export async function listLogs(store: Store, executionId: string): Promise<LogRecord[]> {
+/** A run's log rows, newest first; `data` reads each input and output from its stored text (truncateLargeText reads only what it keeps). */
+export async function listLogs(store: Store, executionId: string, data: LogData = parsedLogData): Promise<LogRecord[]> {
   const rows = await store
     .selectFrom('workflow_execution_logs')
     .selectAll()
@@ -599,7 +604,7 @@ export async function listLogs(store: Store, executionId: string): Promise<LogRe
     .orderBy('seq', 'desc')
     .orderBy('id')
     .execute();
-  return rows.map(toLogRecord);
+  return rows.map((row) => toLogRecord(row, data));
 }
 
 /**

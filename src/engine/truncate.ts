@@ -7,3 +7,17 @@ export function truncateLarge(value: unknown, limit = TRUNCATE_AT_CHARS): unknow
   if (text.length <= limit) return value;
   return { _truncated: true, originalSize: text.length, preview: text.slice(0, limit) };
 }
+
+/**
+ * truncateLarge of the value stored as `text` (JSON.stringify's own output, as log rows are written), read from
+ * the text: only a value short enough to keep is parsed, so a 5 MB output costs a slice instead of a parse.
+ */
+export function truncateLargeText(text: string | null, limit = TRUNCATE_AT_CHARS): unknown {
+  if (text === null) return null;
+  if (text.length > limit) return { _truncated: true, originalSize: text.length, preview: text.slice(0, limit) };
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
