@@ -187,8 +187,8 @@ describe('16 concurrent transfers from one wallet', () => {
     try {
       const results = await Promise.all(Array.from({ length: 16 }, (_, i) => transfer(i === 5 ? { gasLimitMultiplier: '10' } : {})));
       const refused = results.filter((r) => r.body.status === 'failed');
-      expect(refused).toHaveLength(1);
-      expect(refused[0]!.body.error).toMatch(/rejected the transaction/);
+      // Compared as their errors, so a run that sees more than the one refusal says what the others were.
+      expect(refused.map((r) => r.body.error)).toEqual([expect.stringMatching(/rejected the transaction/)]);
       expect(refused[0]!.body.transactionHash).toBeUndefined();
       const completed = results.filter((r) => r.body.status !== 'failed').map((r) => r.body);
       const used = await nonces(completed);
