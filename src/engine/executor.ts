@@ -3,7 +3,6 @@ import type { WorkflowGraph } from './graph.ts';
 import type { Completion } from './executions.ts';
 import type { ExecutorDeps, RunContext, RunControl } from './run-context.ts';
 import { activation, actionTypeOf, indexGraph, labelOf, reachableInOrder } from './run-graph.ts';
-import { OMITTED_INPUT_TEXT, RunDataLimitError } from './run-data-limit.ts';
 import { runForEach } from './run-for-each.ts';
 import { runStep } from './run-step.ts';
 import { settleCancelled, settleFinished } from './settle-run.ts';
@@ -45,21 +44,9 @@ export async function runExecution(deps: ExecutorDeps, row: WorkflowExecutionsTa
   const triggerOutput = { success: true, data: { triggered: true, triggeredAt: now.toISOString(), timestamp: now.getTime(), ...input } };
   // Steps that finish as they start (trigger, skipped nodes, Collect) are logged in one write.
   const triggerEntry = { executionId: row.id, nodeId: trigger.id, nodeName: labelOf(trigger), nodeType: 'trigger', input };
-  try {
-    await control.log.finishedStep(triggerEntry, 'success', triggerOutput, null, now.getTime(), true);
-  } catch (error) {
-    // An input over the run's data limit (a deployment whose request bodies may be larger): nothing runs.
-    if (!(error instanceof RunDataLimitError)) throw error;
-    await control.log.finishedStep(
-      { ...triggerEntry, inputText: OMITTED_INPUT_TEXT },
-      'error',
-      { success: false, error: error.message },
-      error.message,
-      now.getTime(),
-      true,
-    );
-    return { status: 'error', error: `The run's input is over its data limit: ${error.message}`, output: null };
-  }
+  const refused = await control.log.finishedStep(triggerEntry, 'success', triggerOutput, null, now.getTime(), true);
+  // An input over the run's data limit (a deployment whose request bodies may be larger): nothing runs.
+  if (refused) return { status: 'error', error: `The run's input is over its data limit: ${refused}`, output: null };
   outputs.set(trigger.id, triggerOutput);
   states.set(trigger.id, 'done');
 

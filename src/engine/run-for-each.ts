@@ -3,10 +3,9 @@ import { resolveValue } from './resolve.ts';
 import { scopeOf, type RunContext } from './run-context.ts';
 import { activation, actionTypeOf, dataOf, forEachBody, labelOf, type NodeState } from './run-graph.ts';
 import { NodeError, type NodeResult } from './runners/types.ts';
-import type { LogEntry } from './run-log.ts';
 import { runStep } from './run-step.ts';
 import { CONTAINED_ACTIONS } from './step-log.ts';
-import { OMITTED_INPUT_TEXT, RunDataLimitError } from './run-data-limit.ts';
+import { RunDataLimitError } from './run-data-limit.ts';
 import { redactSecrets } from '../text/redact.ts';
 
 /**
@@ -37,11 +36,7 @@ export async function runForEach(ctx: RunContext, node: WorkflowNode): Promise<N
     // A template that does not resolve, or items over the run's data limit: the loop fails before its first iteration, naming why.
     if (!(error instanceof NodeError || error instanceof RunDataLimitError)) throw error;
     const output = { success: false, error: error.message };
-    const failed = (input: LogEntry) => log.finishedStep(input, 'error', output, error.message, started, true);
-    await failed(entry(redactSecrets(node.data.config))).catch((refused: unknown) => {
-      if (!(refused instanceof RunDataLimitError)) throw refused;
-      return failed({ ...entry(null), inputText: OMITTED_INPUT_TEXT });
-    });
+    await log.finishedStep(entry(redactSecrets(node.data.config)), 'error', output, error.message, started, true);
     return output;
   }
   let items = config.arraySource;
@@ -119,29 +114,21 @@ export async function runForEach(ctx: RunContext, node: WorkflowNode): Promise<N
     const collect = g.nodes.get(collectId)!;
     const collected = { success: true, data: { results, count: results.length }, results, count: results.length };
     const collectEntry = { executionId: row.id, nodeId: collectId, nodeName: labelOf(collect), nodeType: 'Collect', input: { forEachNodeId: node.id } };
-    try {
-      await log.finishedStep(collectEntry, 'success', collected, null, Date.now(), true);
+    const refused = await log.finishedStep(collectEntry, 'success', collected, null, Date.now(), true);
+    if (refused === undefined) {
       outputs.set(collectId, collected);
       states.set(collectId, 'done');
       ctx.lastSuccess = { nodeId: collectId, output: collected };
-    } catch (error) {
+    } else {
       // The results together are over the run's data limit: the Collect, and so the loop, fail.
-      if (!(error instanceof RunDataLimitError)) throw error;
-      await log.finishedStep(collectEntry, 'error', { success: false, error: error.message }, error.message, Date.now(), true);
       states.set(collectId, 'failed');
-      output = { success: false, error: `Collect "${labelOf(collect)}" (${collectId}) failed: ${error.message}` };
+      output = { success: false, error: `Collect "${labelOf(collect)}" (${collectId}) failed: ${refused}` };
     }
     handled.add(collectId);
   } else if (collectId) {
     states.set(collectId, 'failed');
     handled.add(collectId);
   }
-  try {
-    await log.finished(logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started, contained);
-  } catch (error) {
-    if (!(error instanceof RunDataLimitError)) throw error;
-    output = { success: false, error: error.message };
-    await log.finished(logId, 'error', output, error.message, started, contained);
-  }
-  return output;
+  const refused = await log.finished(logId, output.success ? 'success' : 'error', output, output.success ? null : (output.error as string), started, contained);
+  return refused === undefined ? output : { success: false, error: refused };
 }

@@ -3,7 +3,7 @@ import type { WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { newSortableId, nowIso } from '../ids.ts';
 import { prepared } from '../store/prepared.ts';
 import { groupCommit } from '../store/group-commit.ts';
-import { RunDataLimit } from './run-data-limit.ts';
+import { OMITTED_INPUT_TEXT, RunDataLimit, RunDataLimitError } from './run-data-limit.ts';
 
 /**
  * One run's log writes. Each commit costs far more than the row it writes
@@ -29,8 +29,10 @@ import { RunDataLimit } from './run-data-limit.ts';
  * ends the run as system_error, and no step that acted outside the engine is
  * ever unlogged.
  * Every row's input and output is made into text through the run's data
- * limit (run-data-limit.ts): a row that would cross it throws
- * RunDataLimitError before anything of it is written.
+ * limit (run-data-limit.ts): a finished row that would cross it is written
+ * as its refusal instead, and the refusal is returned to the caller; a
+ * running row's input that would cross it throws RunDataLimitError before
+ * anything is written.
  */
 
 export const MAX_HELD = 64;
@@ -165,28 +167,73 @@ export class RunLog {
     return row.id;
   }
 
-  /** Ends a step logged with `started`; `contained` steps' rows may be held (see above). */
-  async finished(id: string, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<void> {
-    const text = this.limit.serialize(output, 'output', status !== 'success');
-    const now = Date.now();
-    await this.write({ update: { id, status, output: text, error, completedAt: new Date(now).toISOString(), durationMs: now - startedAtMs } }, contained);
+  /**
+   * Ends a step logged with `started`; `contained` steps' rows may be held (see above). An output over the run's
+   * data limit is not written: the row ends `error` with the refusal instead, which is returned (the step fails with it).
+   */
+  async finished(id: string, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<string | undefined> {
+    const write = (status: string, output: unknown, error: string | null) => {
+      const text = this.limit.serialize(output, 'output', status !== 'success');
+      const now = Date.now();
+      return this.write({ update: { id, status, output: text, error, completedAt: new Date(now).toISOString(), durationMs: now - startedAtMs } }, contained);
+    };
+    return this.orRefusal(
+      () => write(status, output, error),
+      (refusal) => write('error', { success: false, error: refusal }, refusal),
+    );
   }
 
-  /** A step logged once, finished (iterations, the trigger, skipped nodes, Collect). */
-  async finishedStep(entry: LogEntry, status: string, output: unknown, error: string | null, startedAtMs: number, contained: boolean): Promise<void> {
-    const ending = status !== 'success';
-    const input = this.inputText(entry, ending);
-    const text = this.limit.serialize(output, 'output', ending);
-    const now = Date.now();
-    const row = logRow(entry, input, {
-      status,
-      output: text,
-      error,
-      started_at: new Date(startedAtMs).toISOString(),
-      completed_at: new Date(now).toISOString(),
-      duration_ms: now - startedAtMs,
-    });
-    await this.write({ insert: row }, contained);
+  /**
+   * A step logged once, finished (iterations, the trigger, skipped nodes, Collect). A row over the run's data limit
+   * is written as its refusal instead (its input omitted when that alone does not fit), which is returned.
+   */
+  async finishedStep(
+    entry: LogEntry,
+    status: string,
+    output: unknown,
+    error: string | null,
+    startedAtMs: number,
+    contained: boolean,
+  ): Promise<string | undefined> {
+    const write = (entry: LogEntry, status: string, output: unknown, error: string | null) => {
+      const ending = status !== 'success';
+      const input = this.inputText(entry, ending);
+      const text = this.limit.serialize(output, 'output', ending);
+      const now = Date.now();
+      const row = logRow(entry, input, {
+        status,
+        output: text,
+        error,
+        started_at: new Date(startedAtMs).toISOString(),
+        completed_at: new Date(now).toISOString(),
+        duration_ms: now - startedAtMs,
+      });
+      return this.write({ insert: row }, contained);
+    };
+    return this.orRefusal(
+      () => write(entry, status, output, error),
+      (refusal) => {
+        let inputText: string;
+        try {
+          inputText = this.inputText(entry, true);
+        } catch {
+          inputText = OMITTED_INPUT_TEXT;
+        }
+        return write({ ...entry, inputText }, 'error', { success: false, error: refusal }, refusal);
+      },
+    );
+  }
+
+  /** `write`, or when the data limit refuses its row, `refused` with the reason, which is returned. */
+  private async orRefusal(write: () => Promise<void>, refused: (refusal: string) => Promise<void>): Promise<string | undefined> {
+    try {
+      await write();
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof RunDataLimitError)) throw error;
+      await refused(error.message);
+      return error.message;
+    }
   }
 
   private inputText(entry: LogEntry, ending: boolean): string {

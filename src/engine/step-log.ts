@@ -1,7 +1,6 @@
 import type { WorkflowNode } from './graph.ts';
 import type { RunContext } from './run-context.ts';
 import { actionTypeOf, labelOf } from './run-graph.ts';
-import { OMITTED_INPUT_TEXT, RunDataLimitError } from './run-data-limit.ts';
 import type { LogEntry } from './run-log.ts';
 import { redact, redactEchoes, redactOutput } from '../text/redact.ts';
 
@@ -47,8 +46,6 @@ export function stepLog(ctx: RunContext, node: WorkflowNode, iteration: Iteratio
     iterationIndex: iteration?.index ?? null,
     forEachNodeId: iteration?.forEachNodeId ?? null,
   });
-  const write = (status: string, output: unknown, error: string | null) =>
-    logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(entry(), status, output, error, started, contained);
   return {
     /** Logs the resolved config (redacted) as the step's input; returns the secrets it held. */
     resolved(config: Record<string, unknown>): string[] {
@@ -71,23 +68,7 @@ export function stepLog(ctx: RunContext, node: WorkflowNode, iteration: Iteratio
       if (logInput === undefined) ({ value: logInput, secrets } = redact(node.data.config));
       const output = redactOutput(result, secrets);
       const error = message === null || secrets.length === 0 ? message : redactEchoes(message, secrets);
-      try {
-        await write(status, output, error);
-        return undefined;
-      } catch (failure) {
-        if (!(failure instanceof RunDataLimitError)) throw failure;
-        const refusal = failure.message;
-        // Refused before it ran (its input): the stored config stands in for it when that fits.
-        if (inputText === undefined) {
-          try {
-            inputText = log.limit.serialize(logInput, 'input', true);
-          } catch {
-            inputText = OMITTED_INPUT_TEXT;
-          }
-        }
-        await write('error', { success: false, error: refusal }, refusal);
-        return refusal;
-      }
+      return logId ? log.finished(logId, status, output, error, started, contained) : log.finishedStep(entry(), status, output, error, started, contained);
     },
   };
 }
