@@ -4,9 +4,10 @@ export const TRUNCATE_AT_CHARS = 4_000;
 export function truncateLarge(value: unknown, limit = TRUNCATE_AT_CHARS): unknown {
   if (value === undefined) return value;
   const text = JSON.stringify(value) ?? '';
-  if (text.length <= limit) return value;
-  return { _truncated: true, originalSize: text.length, preview: text.slice(0, limit) };
+  return text.length <= limit ? value : shortened(text, limit);
 }
+
+const shortened = (text: string, limit: number) => ({ _truncated: true, originalSize: text.length, preview: text.slice(0, limit) });
 
 /**
  * truncateLarge of the value stored as `text` (JSON.stringify's own output, as log rows are written), read from
@@ -14,7 +15,7 @@ export function truncateLarge(value: unknown, limit = TRUNCATE_AT_CHARS): unknow
  */
 export function truncateLargeText(text: string | null, limit = TRUNCATE_AT_CHARS): unknown {
   if (text === null) return null;
-  if (text.length > limit) return { _truncated: true, originalSize: text.length, preview: text.slice(0, limit) };
+  if (text.length > limit) return shortened(text, limit);
   try {
     return JSON.parse(text);
   } catch {
