@@ -26,6 +26,8 @@ export default defineConfig({
     // vitest's default is (cores - 1) workers, a single one on 2 cores; most files spend their time
     // waiting on child processes, chains and timers, so two run side by side (12–16 minutes, not 30).
     maxWorkers: 2,
+    // A file that never ends is named in the log (test/helpers/stall-reporter.ts) instead of leaving CI to its time limit.
+    reporters: ['default', './test/helpers/stall-reporter.ts'],
     projects: [
       { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
       { test: { ...shared, name: 'postgres', include: storeBacked, env: { FLOWGATE_TEST_DATABASE: 'postgres' } } },

@@ -1,0 +1,55 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/**
+ * Names the test files still running when none has finished for a while.
+ * vitest prints a file only when it ends, so a file that never ends is
+ * invisible in a CI log that its time limit then cuts off (one CI run stopped
+ * at 5,400 s with every printed file passed and nothing to say which hung).
+ * After STALL_MS without a file ending, this prints each running file, its
+ * project and how long it has run; after ABORT_MS it ends the run as failed,
+ * naming them, instead of leaving CI to wait for its limit. The longest file
+ * takes about two minutes, so neither bound is near a healthy run.
+ */
+
+const STALL_MS = 5 * 60_000;
+const ABORT_MS = 20 * 60_000;
+
+export default class StallReporter implements Reporter {
+  private readonly running = new Map<string, { project: string; since: number }>();
+  private lastEnd = Date.now();
+  private lastReport = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  onTestRunStart(): void {
+    this.lastEnd = Date.now();
+    this.timer = setInterval(() => this.check(), 30_000);
+    this.timer.unref();
+  }
+
+  onTestModuleStart(module: TestModule): void {
+    this.running.set(`${module.project.name}\0${module.moduleId}`, { project: module.project.name, since: Date.now() });
+  }
+
+  onTestModuleEnd(module: TestModule): void {
+    this.running.delete(`${module.project.name}\0${module.moduleId}`);
+    this.lastEnd = Date.now();
+  }
+
+  onTestRunEnd(): void {
+    clearInterval(this.timer);
+  }
+
+  private check(): void {
+    const now = Date.now();
+    const quiet = now - this.lastEnd;
+    if (quiet < STALL_MS || now - this.lastReport < STALL_MS) return;
+    this.lastReport = now;
+    const files = [...this.running].map(([key, { project, since }]) => `  ${project} ${key.split('\0')[1]} (running ${Math.round((now - since) / 1000)} s)`);
+    const head = `[stall] no test file has finished for ${Math.round(quiet / 1000)} s; still running:`;
+    process.stderr.write(`${head}\n${files.join('\n') || '  (none: the pool itself is waiting)'}\n`);
+    if (quiet >= ABORT_MS) {
+      process.stderr.write(`[stall] ending the run as failed after ${ABORT_MS / 60_000} minutes without progress.\n`);
+      process.exit(1);
+    }
+  }
+}
