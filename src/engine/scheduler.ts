@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { isUniqueViolation, type Store } from '../store/db.ts';
+import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';
 import { createExecution } from './executions.ts';
 import type { WorkflowGraph } from './graph.ts';
@@ -14,7 +16,56 @@ import type { WorkflowRecord } from './workflows.ts';
  * Missed occurrences (the gateway was down): one catch-up run, stamped with
  * the earliest missed occurrence, then the schedule resumes at the next
  * future occurrence; the other missed ones are skipped.
+ *
+ * A tick starts at most TICK_BATCH occurrences, shared between the
+ * organizations that have one due (dueSchedules), so one tenant's thousands of
+ * due schedules cannot hold back another tenant's one.
  */
+
+/** The occurrences one tick starts in all. */
+const TICK_BATCH = 100;
+
+/**
+ * The due schedules one tick takes. Every organization with a due schedule (the
+ * TICK_BATCH whose earliest is earliest, when more are due) gets an equal share,
+ * its earliest first, interleaved so none waits behind another's share. The
+ * organizations are found by seeking the (organization_id, next_run_at) index
+ * from one to the next: a cost per organization, never per schedule due. Taking
+ * the earliest TICK_BATCH of all instead let a tenant with a backlog of due
+ * schedules take every tick while others' came due.
+ */
+async function dueSchedules(store: Store, now: number): Promise<WorkflowSchedulesTable[]> {
+  const { rows } = await sql<{ organization_id: string; first_due: number }>`
+    with recursive orgs(organization_id) as (
+      select min(organization_id) from workflow_schedules
+      union all
+      select (select min(s.organization_id) from workflow_schedules s where s.organization_id > orgs.organization_id)
+      from orgs where orgs.organization_id is not null
+    )
+    select organization_id, (select min(s.next_run_at) from workflow_schedules s where s.organization_id = orgs.organization_id) as first_due
+    from orgs where organization_id is not null`.execute(store);
+  const due = rows
+    .filter((r) => r.first_due !== null && Number(r.first_due) <= now)
+    .sort((a, b) => Number(a.first_due) - Number(b.first_due))
+    .slice(0, TICK_BATCH);
+  if (due.length === 0) return [];
+  const share = Math.floor(TICK_BATCH / due.length);
+  const shares = await Promise.all(
+    due.map((r) =>
+      store
+        .selectFrom('workflow_schedules')
+        .selectAll()
+        .where('organization_id', '=', r.organization_id)
+        .where('next_run_at', '<=', now)
+        .orderBy('next_run_at')
+        .limit(share)
+        .execute(),
+    ),
+  );
+  const taken: WorkflowSchedulesTable[] = [];
+  for (let turn = 0; turn < share; turn++) for (const list of shares) if (list[turn]) taken.push(list[turn]!);
+  return taken;
+}
 
 function scheduleOf(workflow: Pick<WorkflowRecord, 'nodes' | 'enabled'>): { cron: string; timezone: string } | undefined {
   if (!workflow.enabled) return undefined;
@@ -70,7 +121,7 @@ export function createScheduler(store: Store, enqueue: (executionId: string, org
 
   async function tick(now = new Date()): Promise<string[]> {
     const created: string[] = [];
-    const due = await store.selectFrom('workflow_schedules').selectAll().where('next_run_at', '<=', now.getTime()).orderBy('next_run_at').limit(100).execute();
+    const due = await dueSchedules(store, now.getTime());
     for (const schedule of due) {
       const workflow = await store
         .selectFrom('workflows')

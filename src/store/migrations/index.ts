@@ -19,6 +19,7 @@ import * as signInLinks from './017_sign_in_links.ts';
 import * as chainNonces from './018_chain_nonces.ts';
 import * as storeSettings from './019_store_settings.ts';
 import * as spendTotals from './020_spend_totals.ts';
+import * as schedulesByOrganization from './021_schedules_by_organization.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '018_chain_nonces': chainNonces,
   '019_store_settings': storeSettings,
   '020_spend_totals': spendTotals,
+  '021_schedules_by_organization': schedulesByOrganization,
 };
 
 export const migrationProvider: MigrationProvider = {
