@@ -241,6 +241,38 @@ describe('the fast path answers as the SDK path does', () => {
     }
   });
 
+  it("a run's logs, which the fast path writes from their stored text, as the SDK path writes them parsed", async () => {
+    // Step data a re-made answer could get wrong: non-ASCII, line separators, escapes, and a string shaped like the splice marker.
+    const code = `return { text: String.fromCharCode(0) + "${'0'.repeat(24)}:0", other: "é 😀 \\u2028 \\"q\\" \\\\", n: [1.5, null, true] };`;
+    const nodes = [
+      { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
+      { id: 'c', type: 'action', data: { label: 'Code', config: { actionType: 'code/run-code', code } } },
+    ];
+    const owner = { 'content-type': 'application/json', authorization: `Bearer ${gw.ownerKey}` };
+    const created = await fetch(`${gw.url}/api/workflows/create`, {
+      method: 'POST',
+      headers: owner,
+      body: JSON.stringify({ name: 'stored logs', nodes, edges: [{ id: 'e', source: 't', target: 'c' }] }),
+    }).then((r) => r.json() as Promise<{ id: string }>);
+    const { executionId } = await fetch(`${gw.url}/api/workflows/${created.id}/execute`, { method: 'POST', headers: owner, body: '{}' }).then(
+      (r) => r.json() as Promise<{ executionId: string }>,
+    );
+    await fetch(`${gw.url}/api/workflows/executions/${executionId}/wait`, { headers: owner });
+    const answer = await expectParity(
+      '/mcp',
+      request('tools/call', { name: 'get_execution', arguments: { executionId, truncateData: false } }),
+      callers.owner,
+      'get_execution, whole data',
+    );
+    const result = JSON.parse(answer.body).result;
+    const step = (logs: { nodeId: string; output: any }[]) => logs.find((l) => l.nodeId === 'c')!.output.data.result;
+    expect(step(result.structuredContent.logs)).toEqual({ text: `\u0000${'0'.repeat(24)}:0`, other: 'é 😀 \u2028 "q" \\', n: [1.5, null, true] });
+    expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
+    // GET .../logs (REST only) writes the same stored text.
+    const rest = await fetch(`${gw.url}/api/workflows/executions/${executionId}/logs`, { headers: owner }).then((r) => r.json() as Promise<{ logs: any[] }>);
+    expect(rest.logs).toEqual(result.structuredContent.logs);
+  });
+
   it('a paid call without payment: the isError result, and the MPP error form (-32042) for callers announcing MPP', async () => {
     const call = request('tools/call', { name: 'call_workflow', arguments: { slug: 'microtip' } });
     const plain = await expectParity('/mcp', call, {}, 'result form', challengeNormalized);

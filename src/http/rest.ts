@@ -5,6 +5,7 @@ import { invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
 import { serveEventStream } from './event-stream.ts';
 import { onceForFrozen } from '../immutable.ts';
+import { stringifyJson } from '../text/json-text.ts';
 
 /** Mounts every registry entry that has a REST binding; nothing else defines routes. */
 
@@ -97,7 +98,7 @@ export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
 function jsonSender(): (res: Response, output: object) => void {
   let etagOf: ((body: Buffer) => string | undefined) | undefined;
   const serialized = onceForFrozen((output: object) => {
-    const body = Buffer.from(JSON.stringify(output));
+    const body = Buffer.from(stringifyJson(output));
     return { body, etag: etagOf?.(body) };
   });
   return (res, output) => {

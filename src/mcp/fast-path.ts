@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { onceForFrozen } from '../immutable.ts';
+import { stringifyJson } from '../text/json-text.ts';
 import { JsonRpcToolError, SERVER_CAPABILITIES, type McpServerInfo, type McpToolDescriptor, type McpToolSet, type ProgressReporter } from './sdk.ts';
 
 /**
@@ -136,5 +137,5 @@ async function callTool(tools: McpToolSet, message: { id: string | number }): Pr
 const checkedJson = onceForFrozen((result: object): string => {
   const checked = CallToolResultSchema.safeParse(result);
   if (!checked.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${checked.error.message}`);
-  return JSON.stringify(checked.data);
+  return stringifyJson(checked.data);
 });

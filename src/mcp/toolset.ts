@@ -6,6 +6,7 @@ import { isServiceError, ServiceError } from '../errors.ts';
 import type { McpCallResult, McpToolDescriptor, McpToolSet } from './sdk.ts';
 import { suggest } from '../text/suggest.ts';
 import { deepFreeze, onceForFrozen } from '../immutable.ts';
+import { stringifyJson } from '../text/json-text.ts';
 
 /** Registry entries as MCP tools for one caller: listed by scope, called through invokeTool. */
 
@@ -87,7 +88,7 @@ function unknownArguments(tool: AnyTool, args: Record<string, unknown>): Service
 
 function resultOf(tool: AnyTool, output: unknown): McpCallResult {
   const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  return { content: [{ type: 'text', text: stringifyJson(structured) }], structuredContent: structured };
 }
 
 const frozenResults = new WeakMap<AnyTool, (output: object) => McpCallResult>();
