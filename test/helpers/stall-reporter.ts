@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
@@ -7,8 +8,10 @@ import type { Reporter, TestModule } from 'vitest/node';
  * at 5,400 s with every printed file passed and nothing to say which hung).
  * After STALL_MS without a file ending, this prints each running file, its
  * project and how long it has run; after ABORT_MS it ends the run as failed,
- * naming them, instead of leaving CI to wait for its limit. The longest file
- * takes about two minutes, so neither bound is near a healthy run.
+ * naming them, instead of leaving CI to wait for its limit. It kills the
+ * run's processes first: a worker stuck in a loop outlives vitest's exit, and
+ * holds CI's output open. The longest file takes about two minutes, so
+ * neither bound is near a healthy run.
  */
 
 const STALL_MS = 5 * 60_000;
@@ -49,7 +52,42 @@ export default class StallReporter implements Reporter {
     process.stderr.write(`${head}\n${files.join('\n') || '  (none: the pool itself is waiting)'}\n`);
     if (quiet >= ABORT_MS) {
       process.stderr.write(`[stall] ending the run as failed after ${ABORT_MS / 60_000} minutes without progress.\n`);
+      for (const pid of descendants(process.pid)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
       process.exit(1);
     }
   }
+}
+
+/** The processes below `root` (workers, and the chains and servers they started), read from Linux's /proc; none elsewhere. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (name) state ppid ...": the name may hold spaces and parentheses, so read after its last ')'.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const found: number[] = [];
+  for (let next = [root]; next.length > 0;) {
+    next = next.flatMap((pid) => children.get(pid) ?? []);
+    found.push(...next);
+  }
+  return found;
 }
