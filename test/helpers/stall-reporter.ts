@@ -14,8 +14,9 @@ import type { Reporter, TestModule } from 'vitest/node';
  * neither bound is near a healthy run.
  */
 
-const STALL_MS = 5 * 60_000;
-const ABORT_MS = 20 * 60_000;
+// Shorter bounds only for test/stall-reporter.test.ts, which runs a file that never ends.
+const STALL_MS = Number(process.env.FLOWGATE_TEST_STALL_MS) || 5 * 60_000;
+const ABORT_MS = Number(process.env.FLOWGATE_TEST_STALL_ABORT_MS) || 20 * 60_000;
 
 export default class StallReporter implements Reporter {
   private readonly running = new Map<string, { project: string; since: number }>();
@@ -25,7 +26,7 @@ export default class StallReporter implements Reporter {
 
   onTestRunStart(): void {
     this.lastEnd = Date.now();
-    this.timer = setInterval(() => this.check(), 30_000);
+    this.timer = setInterval(() => this.check(), Math.min(30_000, STALL_MS / 4));
     this.timer.unref();
   }
 
@@ -47,11 +48,13 @@ export default class StallReporter implements Reporter {
     const quiet = now - this.lastEnd;
     if (quiet < STALL_MS || now - this.lastReport < STALL_MS) return;
     this.lastReport = now;
-    const files = [...this.running].map(([key, { project, since }]) => `  ${project} ${key.split('\0')[1]} (running ${Math.round((now - since) / 1000)} s)`);
+    const files = [...this.running].map(
+      ([key, { project, since }]) => `  ${project ? `${project} ` : ''}${key.split('\0')[1]} (running ${Math.round((now - since) / 1000)} s)`,
+    );
     const head = `[stall] no test file has finished for ${Math.round(quiet / 1000)} s; still running:`;
     process.stderr.write(`${head}\n${files.join('\n') || '  (none: the pool itself is waiting)'}\n`);
     if (quiet >= ABORT_MS) {
-      process.stderr.write(`[stall] ending the run as failed after ${ABORT_MS / 60_000} minutes without progress.\n`);
+      process.stderr.write(`[stall] ending the run as failed after ${Math.round(ABORT_MS / 1000)} s without progress.\n`);
       for (const pid of descendants(process.pid)) {
         try {
           process.kill(pid, 'SIGKILL');
