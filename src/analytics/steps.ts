@@ -2,11 +2,14 @@ import { z } from 'zod';
 import type { Store } from '../store/db.ts';
 import { executionNotFound } from '../engine/executions.ts';
 import { directRunStatus } from './statuses.ts';
+import { JsonText } from '../text/json-text.ts';
 
 /**
  * SPEC `/api/analytics/runs/{executionId}/steps`: what each step of a run
  * did, in the order it ran. Inputs and outputs are the log rows, already
- * redacted when they were written (src/engine/step-log.ts). A direct
+ * redacted when they were written (src/engine/step-log.ts), and answered as
+ * the JSON text stored (JsonText): a run's logs can hold up to its data
+ * limit, too much to parse and make again per read. A direct
  * execution has one step, the execution itself. Another organization's run
  * is 404, as a missing one.
  */
@@ -32,6 +35,9 @@ const parse = (text: string | null): unknown => {
   }
 };
 
+/** A log row's input or output: always JSON.stringify's text (src/engine/run-log.ts). */
+const stored = (text: string | null) => (text === null ? null : new JsonText(text));
+
 export async function runSteps(store: Store, organizationId: string, executionId: string): Promise<z.output<typeof stepsSchema>> {
   const run = await store
     .selectFrom('workflow_executions')
@@ -52,8 +58,8 @@ export async function runSteps(store: Store, organizationId: string, executionId
         nodeId: log.node_id,
         nodeName: log.node_name,
         status: log.status,
-        input: parse(log.input),
-        output: parse(log.output),
+        input: stored(log.input),
+        output: stored(log.output),
         durationMs: log.duration_ms,
         timestamp: log.started_at ?? log.completed_at,
         error: log.error,
