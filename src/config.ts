@@ -165,6 +165,8 @@ export interface Config {
     concurrency: number;
     /** Of those, at most this many for one organization, so others always find a slot (default: half, rounded up). */
     concurrencyPerOrg: number;
+    /** Runs one organization may have waiting for a slot; the next is refused with 429 until some have run. */
+    maxQueuedPerOrg: number;
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
     leaseMs: number;
     schedulerTickMs: number;
@@ -396,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engine: {
       concurrency,
       concurrencyPerOrg: read(env, 'FLOWGATE_ENGINE_CONCURRENCY_PER_ORG', positiveInt, String(Math.ceil(concurrency / 2))),
+      maxQueuedPerOrg: read(env, 'FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG', positiveInt, '10000'),
       leaseMs: read(
         env,
         'FLOWGATE_ENGINE_LEASE_MS',

@@ -37,6 +37,13 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_RUN_DATA_LIMIT_BYTES: 'lots' })).toContain('FLOWGATE_RUN_DATA_LIMIT_BYTES');
   });
 
+  it("an organization's bound of waiting runs defaults to 10,000 and refuses what is not a positive whole number, by name", () => {
+    expect(loadConfig({}).engine.maxQueuedPerOrg).toBe(10_000);
+    expect(loadConfig({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: '50' }).engine.maxQueuedPerOrg).toBe(50);
+    expect(errorFor({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: '0' })).toContain('FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG');
+    expect(errorFor({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: 'many' })).toContain('FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG');
+  });
+
   it('the mailer and the CAPTCHA are off by default; each is all-or-nothing and names the variable that is wrong', () => {
     expect(loadConfig({}).mailer).toBeUndefined();
     expect(loadConfig({}).captcha).toBeUndefined();

@@ -3,11 +3,13 @@ import { ServiceError } from '../errors.ts';
 import { createExecution } from './executions.ts';
 import { requestHash } from '../text/request-hash.ts';
 import type { WorkflowRecord } from './workflows.ts';
+import { assertQueueRoom } from './run-queue.ts';
 
 /**
  * Starts a run of a stored workflow: refuses graphs that cannot execute,
  * writes the pending execution (honouring an idempotency key per workflow)
- * and hands it to the worker. Returns at once.
+ * and hands it to the worker. Returns at once. A run with no free slot waits,
+ * unless its organization already has its bound of waiting runs (429).
  */
 export async function startWorkflowRun(
   services: Services,
@@ -21,6 +23,8 @@ export async function startWorkflowRun(
   const admission = services.engine.admit(workflow.organizationId);
   let created;
   try {
+    // No slot: the run would wait, and an organization's waiting runs are bounded.
+    if (!admission) await assertQueueRoom(services.store, workflow.organizationId, services.config.engine.maxQueuedPerOrg);
     created = await createExecution(services.store, {
       claimedBy: admission?.claimedBy,
       workflowId: workflow.id,

@@ -20,6 +20,7 @@ import * as chainNonces from './018_chain_nonces.ts';
 import * as storeSettings from './019_store_settings.ts';
 import * as spendTotals from './020_spend_totals.ts';
 import * as schedulesByOrganization from './021_schedules_by_organization.ts';
+import * as pendingRunsByOrganization from './022_pending_runs_by_organization.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ export const migrations: Record<string, Migration> = {
   '019_store_settings': storeSettings,
   '020_spend_totals': spendTotals,
   '021_schedules_by_organization': schedulesByOrganization,
+  '022_pending_runs_by_organization': pendingRunsByOrganization,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,34 @@
+import { sql } from 'kysely';
+import { ServiceError } from '../errors.ts';
+import type { Store } from '../store/db.ts';
+
+/**
+ * How many runs one organization may have waiting for a slot. Past its share
+ * of slots (FLOWGATE_ENGINE_CONCURRENCY_PER_ORG) an organization's runs are
+ * written `pending` and wait; without a bound, one tenant starting slow runs
+ * in a loop grew that backlog without end (a row, and its graph, per run, in
+ * the shared database; and each sweep of pending rows longer). The next run
+ * past the bound is refused before anything is written.
+ */
+
+/** Seconds a refused caller is told to wait: about as long as a run holding a slot takes to free it for a quick one. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** Throws 429 rate_limited when `organizationId` already has `max` runs waiting for a slot. */
+export async function assertQueueRoom(store: Store, organizationId: string, max: number): Promise<void> {
+  // Counted on the partial index of pending runs (migration 022), up to one past the bound; 'pending' is written
+  // as a literal so the planner can match the index's condition.
+  const { rows } = await sql<{ waiting: number | string }>`
+    select count(*) as waiting from (
+      select 1 from workflow_executions where status = 'pending' and organization_id = ${organizationId} limit ${max}
+    ) as w`.execute(store);
+  const waiting = Number(rows[0]?.waiting ?? 0);
+  if (waiting < max) return;
+  throw new ServiceError(
+    429,
+    'rate_limited',
+    `This organization already has ${max} runs waiting for a slot (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG); no more are queued until some have run. Retry after ${RETRY_AFTER_SECONDS} s, or follow the runs you started to their end first.`,
+    { limit: max, retryAfterSeconds: RETRY_AFTER_SECONDS },
+    { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  );
+}

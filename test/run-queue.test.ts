@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { startHttpTarget } from './helpers/http-target.ts';
+import { action, linear } from './helpers/web3.ts';
+
+/**
+ * An organization's runs waiting for a slot are bounded
+ * (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG): past its share of slots a tenant's
+ * runs queue, and one starting slow runs in a loop grew that queue without end.
+ * Here an organization holds its one slot with a slow run and queues three
+ * more; the next is refused with 429 and nothing written, another
+ * organization's run still runs, and once the queue drains the first can start
+ * runs again.
+ */
+
+let gw: TestGateway;
+let target: Awaited<ReturnType<typeof startHttpTarget>>;
+let keyB: string;
+
+beforeAll(async () => {
+  target = await startHttpTarget();
+  gw = await startTestGateway({
+    env: {
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+      FLOWGATE_ENGINE_CONCURRENCY: '2',
+      FLOWGATE_ENGINE_CONCURRENCY_PER_ORG: '1',
+      FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: '3',
+    },
+  });
+  keyB = await gw.createKey({ org: 'tenant-b' });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+  target?.close();
+});
+
+const api = (key: string, path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key, ...init });
+
+async function create(key: string, graph: { nodes: unknown[]; edges: unknown[] }): Promise<string> {
+  const res = await api(key, '/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'queue', ...graph }) });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id;
+}
+
+const execute = (key: string, workflowId: string, input: Record<string, unknown> = {}) =>
+  api(key, `/api/workflows/${workflowId}/execute`, { method: 'POST', body: JSON.stringify({ input }) });
+
+describe("an organization's queue of waiting runs", () => {
+  it('refuses the run past the bound with 429 and writes nothing, while another organization runs and the first starts again once its queue drains', async () => {
+    const slow = await create(
+      gw.ownerKey,
+      linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
+    );
+    const quick = await create(keyB, linear(action('sum', 'Sum', { actionType: 'math/aggregate', operation: 'sum', values: '[40, 2]' })));
+    const runsOf = async (workflowId: string) =>
+      (await gw.gateway.services.store.selectFrom('workflow_executions').select('id').where('workflow_id', '=', workflowId).execute()).length;
+
+    // One run holds the organization's one slot for 3 s; three more wait.
+    const holding = await execute(gw.ownerKey, slow, { ms: 3000 });
+    expect(holding.status).toBe(200);
+    const queued = [];
+    for (let i = 0; i < 3; i++) queued.push(await execute(gw.ownerKey, slow, { ms: 1 }));
+    expect(queued.map((r) => r.status)).toEqual([200, 200, 200]);
+    for (const r of queued) expect((await api(gw.ownerKey, `/api/workflows/executions/${r.body.executionId}/status`)).body.status).toBe('pending');
+
+    const refused = await execute(gw.ownerKey, slow, { ms: 1 });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 3, retryAfterSeconds: 5 });
+    expect(refused.body.error).toContain('already has 3 runs waiting for a slot (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG)');
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await runsOf(slow)).toBe(4);
+
+    // Another organization's run is not held up by the first one's queue.
+    const other = await execute(keyB, quick);
+    expect(other.status).toBe(200);
+    expect((await api(keyB, `/api/workflows/executions/${other.body.executionId}/wait?timeoutMs=10000`)).body.status).toBe('success');
+
+    // Once the first organization's runs have run, it may queue again.
+    for (const r of [holding, ...queued]) {
+      expect((await api(gw.ownerKey, `/api/workflows/executions/${r.body.executionId}/wait?timeoutMs=20000`)).body.status).toBe('success');
+    }
+    expect((await execute(gw.ownerKey, slow, { ms: 1 })).status).toBe(200);
+  }, 60_000);
+});
