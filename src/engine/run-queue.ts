@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { ServiceError } from '../errors.ts';
 import type { Store } from '../store/db.ts';
+import { first, prepared } from '../store/prepared.ts';
 
 /**
  * How many runs one organization may have waiting for a slot. Past its share
@@ -14,15 +15,25 @@ import type { Store } from '../store/db.ts';
 /** Seconds a refused caller is told to wait: about as long as a run holding a slot takes to free it for a quick one. */
 const RETRY_AFTER_SECONDS = 5;
 
+// Counted on the partial index of pending runs (migration 022), up to the bound; 'pending' is written as a literal
+// so the planner can match the index's condition. Prepared: it runs for every run that finds no free slot.
+const countWaiting = prepared<{ organizationId: string; max: number }, { waiting: number | string }>((db: Store, a) =>
+  db
+    .selectFrom((d) =>
+      d
+        .selectFrom('workflow_executions')
+        .select(sql.lit(1).as('one'))
+        .where(sql.ref('status'), '=', sql.lit('pending'))
+        .where('organization_id', '=', a.organizationId)
+        .limit(a.max)
+        .as('w'),
+    )
+    .select((eb) => eb.fn.countAll().as('waiting')),
+);
+
 /** Throws 429 rate_limited when `organizationId` already has `max` runs waiting for a slot. */
 export async function assertQueueRoom(store: Store, organizationId: string, max: number): Promise<void> {
-  // Counted on the partial index of pending runs (migration 022), up to one past the bound; 'pending' is written
-  // as a literal so the planner can match the index's condition.
-  const { rows } = await sql<{ waiting: number | string }>`
-    select count(*) as waiting from (
-      select 1 from workflow_executions where status = 'pending' and organization_id = ${organizationId} limit ${max}
-    ) as w`.execute(store);
-  const waiting = Number(rows[0]?.waiting ?? 0);
+  const waiting = Number((await first(countWaiting, store, { organizationId, max }))?.waiting ?? 0);
   if (waiting < max) return;
   throw new ServiceError(
     429,
