@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { processStat } from './helpers/stall-reporter.ts';
 
 /**
  * The suite's stall reporter (test/helpers/stall-reporter.ts), on a vitest run
@@ -11,14 +12,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 /** Whether `pid` runs: a killed process no one has reaped yet (a zombie) holds nothing and counts as gone. */
-function running(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+const running = (pid: number) => (processStat(pid)?.state ?? 'Z') !== 'Z';
 
 const VITEST = path.resolve('node_modules/vitest/vitest.mjs');
 const REPORTER = path.resolve('test/helpers/stall-reporter.ts');

@@ -18,7 +18,7 @@ import {
 import { executionProgress } from '../src/engine/progress.ts';
 import type { RunOutcome } from '../src/engine/run-events.ts';
 import { truncateLarge, truncateLargeText } from '../src/engine/truncate.ts';
-import { JsonText } from '../src/text/json-text.ts';
+import { storedJson } from '../src/text/json-text.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
@@ -59,9 +59,6 @@ const executionSchema = z.object({
   transactionHashes: z.array(txSchema),
   createdAt: z.string(),
 });
-/** A log row's input or output as its stored JSON text, written into the answer unparsed (src/text/json-text.ts). */
-const asStoredJson = (text: string | null) => (text === null ? null : new JsonText(text));
-
 const logSchema = z.object({
   id: z.string(),
   executionId: z.string(),
@@ -344,7 +341,7 @@ export const executionLogsTool = defineTool({
   async handler({ executionId }, ctx) {
     const row = await getExecutionRow(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
     // Each step's input and output go out as stored: a run's logs can hold up to its data limit, too much to parse and make again per read.
-    return { execution: toExecutionRecord(row), logs: await listLogs(ctx.services.store, executionId, asStoredJson) };
+    return { execution: toExecutionRecord(row), logs: await listLogs(ctx.services.store, executionId, storedJson) };
   },
 });
 
@@ -371,7 +368,7 @@ async function getExecution(
   const allLogs = await listLogs(
     ctx.services.store,
     executionId,
-    includeData === false ? () => undefined : truncateData === false ? asStoredJson : truncateLargeText,
+    includeData === false ? () => undefined : truncateData === false ? storedJson : truncateLargeText,
   );
   const { progress } = executionProgress(row, allLogs);
   const wanted = nodeIds ? new Set(nodeIds) : undefined;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Store } from '../store/db.ts';
 import { executionNotFound } from '../engine/executions.ts';
 import { directRunStatus } from './statuses.ts';
-import { JsonText } from '../text/json-text.ts';
+import { storedJson } from '../text/json-text.ts';
 
 /**
  * SPEC `/api/analytics/runs/{executionId}/steps`: what each step of a run
@@ -35,9 +35,6 @@ const parse = (text: string | null): unknown => {
   }
 };
 
-/** A log row's input or output: always JSON.stringify's text (src/engine/run-log.ts). */
-const stored = (text: string | null) => (text === null ? null : new JsonText(text));
-
 export async function runSteps(store: Store, organizationId: string, executionId: string): Promise<z.output<typeof stepsSchema>> {
   const run = await store
     .selectFrom('workflow_executions')
@@ -58,8 +55,8 @@ export async function runSteps(store: Store, organizationId: string, executionId
         nodeId: log.node_id,
         nodeName: log.node_name,
         status: log.status,
-        input: stored(log.input),
-        output: stored(log.output),
+        input: storedJson(log.input),
+        output: storedJson(log.output),
         durationMs: log.duration_ms,
         timestamp: log.started_at ?? log.completed_at,
         error: log.error,

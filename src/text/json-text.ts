@@ -18,6 +18,9 @@ export class JsonText {
   }
 }
 
+/** A stored JSON text column (null stays null) as a value an answer holds unparsed. */
+export const storedJson = (text: string | null): JsonText | null => (text === null ? null : new JsonText(text));
+
 /** The stringifyJson call under way: the texts its JsonText values stand for, in order. */
 let splicing: { marker?: string; texts: string[] } | undefined;
 

@@ -78,14 +78,8 @@ function descendants(root: number): number[] {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // "pid (name) state ppid ...": the name may hold spaces and parentheses, so read after its last ')'.
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      /* exited meanwhile */
-    }
+    const stat = processStat(Number(entry));
+    if (stat) children.set(stat.parent, [...(children.get(stat.parent) ?? []), Number(entry)]);
   }
   const found: number[] = [];
   for (let next = [root]; next.length > 0;) {
@@ -93,4 +87,16 @@ function descendants(root: number): number[] {
     found.push(...next);
   }
   return found;
+}
+
+/** A process's state letter (Z: exited, not yet reaped) and parent, from Linux's /proc; undefined when it is gone. */
+export function processStat(pid: number): { state: string; parent: number } | undefined {
+  try {
+    // "pid (name) state ppid ...": the name may hold spaces and parentheses, so read after its last ')'.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: state!, parent: Number(parent) };
+  } catch {
+    return undefined;
+  }
 }
