@@ -70,6 +70,20 @@ describe("an organization's queue of waiting runs", () => {
     expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 3, retryAfterSeconds: 5 });
     expect(refused.body.error).toContain('already has 3 runs waiting for a slot (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG)');
     expect(refused.headers.get('retry-after')).toBe('5');
+    // The same bound over MCP (execute_workflow), which starts runs through the same path.
+    const overMcp = await fetchJson(`${gw.url}/mcp`, {
+      method: 'POST',
+      key: gw.ownerKey,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'execute_workflow', arguments: { workflowId: slow, input: { ms: 1 } } },
+      }),
+    });
+    expect(overMcp.body.result.isError).toBe(true);
+    expect(JSON.parse(overMcp.body.result.content[0].text)).toMatchObject({ code: 'rate_limited', limit: 3, retryAfterSeconds: 5 });
     expect(await runsOf(slow)).toBe(4);
 
     // Another organization's run is not held up by the first one's queue.
