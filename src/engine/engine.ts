@@ -32,7 +32,10 @@ export function createEngine(services: Omit<Services, 'engine'>, options: Engine
   const full = services as Services;
   const events = new RunEvents();
   const worker = createWorker(full, options.runners ?? builtInRunners, events, { ...options, shared: options.bus !== undefined });
-  const scheduler = createScheduler(services.store, (id, organizationId) => worker.enqueue(id, organizationId), options.schedulerTickMs);
+  const scheduler = createScheduler(services.store, (id, organizationId) => worker.enqueue(id, organizationId), {
+    tickMs: options.schedulerTickMs,
+    maxQueuedPerOrg: services.config.engine.maxQueuedPerOrg,
+  });
   const chainTriggers = createChainTriggerWatcher(full, (id, organizationId) => worker.enqueue(id, organizationId), options.chainTriggerPollMs ?? 2000);
   const engine: Engine = {
     events,

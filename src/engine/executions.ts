@@ -181,6 +181,8 @@ export interface NewExecution {
   initialStatus?: 'pending' | 'awaiting_payment';
   /** Written already claimed by this worker (status `running`, its lease): saves the claim's write when the worker has a free slot. */
   claimedBy?: { owner: string; leaseMs: number };
+  /** Written as a run that ended at once without running a step (status `error`), saying why: a triggered run that could not be queued. */
+  skipped?: { error: string; context: Record<string, unknown> };
 }
 
 export interface CreatedExecution {
@@ -268,20 +270,20 @@ async function insertExecution(store: Store, input: NewExecution, via: Store): P
     workflow_id: input.workflowId,
     organization_id: input.organizationId,
     user_id: input.userId,
-    status: claim ? 'running' : (input.initialStatus ?? 'pending'),
+    status: input.skipped ? 'error' : claim ? 'running' : (input.initialStatus ?? 'pending'),
     input: JSON.stringify(input.input),
     output: null,
-    error: null,
+    error: input.skipped?.error ?? null,
     created_at: createdAt,
     started_at: claim ? createdAt : null,
-    completed_at: null,
+    completed_at: input.skipped ? createdAt : null,
     graph: JSON.stringify(input.graph),
     trigger_type: input.triggerType,
     lease_owner: claim?.owner ?? null,
     lease_expires_at: claim ? now + claim.leaseMs : null,
     heartbeat_at: claim ? createdAt : null,
     cancel_requested: 0,
-    error_context: null,
+    error_context: input.skipped ? JSON.stringify(input.skipped.context) : null,
     idempotency_key: input.idempotencyKey ?? null,
     request_hash: input.requestHash ?? null,
     transaction_hashes: '[]',

@@ -31,10 +31,14 @@ const countWaiting = prepared<{ organizationId: string; max: number }, { waiting
     .select((eb) => eb.fn.countAll().as('waiting')),
 );
 
+/** Whether `organizationId` already has `max` runs waiting for a slot. */
+export async function queueIsFull(store: Store, organizationId: string, max: number): Promise<boolean> {
+  return Number((await first(countWaiting, store, { organizationId, max }))?.waiting ?? 0) >= max;
+}
+
 /** Throws 429 rate_limited when `organizationId` already has `max` runs waiting for a slot. */
 export async function assertQueueRoom(store: Store, organizationId: string, max: number): Promise<void> {
-  const waiting = Number((await first(countWaiting, store, { organizationId, max }))?.waiting ?? 0);
-  if (waiting < max) return;
+  if (!(await queueIsFull(store, organizationId, max))) return;
   throw new ServiceError(
     429,
     'rate_limited',
@@ -42,4 +46,32 @@ export async function assertQueueRoom(store: Store, organizationId: string, max:
     { limit: max, retryAfterSeconds: RETRY_AFTER_SECONDS },
     { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   );
+}
+
+/**
+ * Runs started by a schedule or a chain event have no caller to refuse, and
+ * would otherwise queue past the bound without end (a tenant's many schedules,
+ * or a Block trigger on a fast chain, behind slow runs). Such an occurrence is
+ * written as a run that ended at once, saying why, so its owner sees it in the
+ * run history; it is not retried, and later occurrences run once the queue has room.
+ */
+export function skippedForFullQueue(max: number): { error: string; context: Record<string, unknown> } {
+  return {
+    error: `Skipped: this organization already had ${max} runs waiting for a slot (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG), so this triggered run was not queued. Later triggers run once earlier runs have finished.`,
+    context: { reason: 'queue_full', limit: max },
+  };
+}
+
+/**
+ * The queue check for triggered runs, asked at most once per organization per
+ * pass (a scheduler tick or a chain poll): a pass may add up to its own batch
+ * past the bound, which keeps the count off every occurrence.
+ */
+export function queueChecks(store: Store, max: number): (organizationId: string) => Promise<{ error: string; context: Record<string, unknown> } | undefined> {
+  const full = new Map<string, Promise<boolean>>();
+  return async (organizationId) => {
+    let check = full.get(organizationId);
+    if (!check) full.set(organizationId, (check = queueIsFull(store, organizationId, max)));
+    return (await check) ? skippedForFullQueue(max) : undefined;
+  };
 }

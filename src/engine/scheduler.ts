@@ -3,6 +3,7 @@ import { isUniqueViolation, type Store } from '../store/db.ts';
 import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';
 import { createExecution } from './executions.ts';
+import { queueChecks } from './run-queue.ts';
 import type { WorkflowGraph } from './graph.ts';
 import type { WorkflowRecord } from './workflows.ts';
 
@@ -118,13 +119,19 @@ export interface Scheduler {
   stop(): void;
 }
 
-export function createScheduler(store: Store, enqueue: (executionId: string, organizationId: string) => void, tickMs = 1000): Scheduler {
+export function createScheduler(
+  store: Store,
+  enqueue: (executionId: string, organizationId: string) => void,
+  options: { tickMs?: number; maxQueuedPerOrg: number },
+): Scheduler {
+  const tickMs = options.tickMs ?? 1000;
   let timer: NodeJS.Timeout | undefined;
   let running = false;
 
   async function tick(now = new Date()): Promise<string[]> {
     const created: string[] = [];
     const due = await dueSchedules(store, now.getTime());
+    const skipIfQueueFull = queueChecks(store, options.maxQueuedPerOrg);
     for (const schedule of due) {
       const workflow = await store
         .selectFrom('workflows')
@@ -134,6 +141,7 @@ export function createScheduler(store: Store, enqueue: (executionId: string, org
       const occurrence = new Date(schedule.next_run_at).toISOString();
       if (workflow && workflow.enabled === 1 && workflow.organization_id) {
         try {
+          const skipped = await skipIfQueueFull(workflow.organization_id);
           const { id } = await createExecution(store, {
             workflowId: workflow.id,
             organizationId: workflow.organization_id,
@@ -142,9 +150,10 @@ export function createScheduler(store: Store, enqueue: (executionId: string, org
             input: { scheduledFor: occurrence },
             triggerType: 'Schedule',
             scheduledFor: occurrence,
+            skipped,
           });
           created.push(id);
-          enqueue(id, workflow.organization_id);
+          if (!skipped) enqueue(id, workflow.organization_id);
         } catch (error) {
           // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
           if (!isUniqueViolation(error)) throw error;

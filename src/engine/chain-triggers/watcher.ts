@@ -2,6 +2,7 @@ import { BaseError, type PublicClient } from 'viem';
 import type { Services } from '../../services.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { createExecution } from '../executions.ts';
+import { queueChecks } from '../run-queue.ts';
 import type { WorkflowGraph } from '../graph.ts';
 import { createBlockReader, type BlockReader } from './block-reader.ts';
 import { blockOccurrences } from './block-occurrences.ts';
@@ -104,10 +105,11 @@ export function createChainTriggerWatcher(
   }
 
   /** Inserts one run per occurrence; an occurrence that already has its run is skipped. */
-  async function fire(watch: Watch, found: Occurrence[]): Promise<string[]> {
+  async function fire(watch: Watch, found: Occurrence[], skipIfQueueFull: QueueCheck): Promise<string[]> {
     const created: string[] = [];
     if (found.length === 0) return created;
     const graph = { nodes: JSON.parse(watch.nodes), edges: JSON.parse(watch.edges) } as WorkflowGraph;
+    const skipped = await skipIfQueueFull(watch.organizationId);
     for (const occurrence of found) {
       if (stopped) break;
       try {
@@ -119,9 +121,10 @@ export function createChainTriggerWatcher(
           input: occurrence.input,
           triggerType: watch.spec.triggerType,
           triggerOccurrence: occurrence.key,
+          skipped,
         });
         created.push(id);
-        enqueue(id, watch.organizationId);
+        if (!skipped) enqueue(id, watch.organizationId);
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
@@ -129,7 +132,9 @@ export function createChainTriggerWatcher(
     return created;
   }
 
-  async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch): Promise<string[]> {
+  type QueueCheck = ReturnType<typeof queueChecks>;
+
+  async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch, skipIfQueueFull: QueueCheck): Promise<string[]> {
     const cursor = { workflowId: watch.workflowId, spec: watch.specText, from: watch.lastBlock };
     // The head could not be read when the trigger was saved: start here.
     if (watch.lastBlock === null) {
@@ -139,13 +144,13 @@ export function createChainTriggerWatcher(
     const from = watch.lastBlock + 1;
     const to = Math.min(head, watch.lastBlock + MAX_BLOCKS_PER_POLL);
     if (from > to) return [];
-    const created = await fire(watch, await occurrences(client, reader, watch.spec, from, to));
+    const created = await fire(watch, await occurrences(client, reader, watch.spec, from, to), skipIfQueueFull);
     // Stopped mid-range: leave the cursor; the next start reads the range again and skips what ran.
     if (!stopped) await advanceCursor(store, cursor, to);
     return created;
   }
 
-  async function pollChain(chainId: number, list: Watch[]): Promise<string[]> {
+  async function pollChain(chainId: number, list: Watch[], skipIfQueueFull: QueueCheck): Promise<string[]> {
     const client = services.chainClients.publicClient(chainId);
     const head = await chainHead(client);
     const reader = createBlockReader(client);
@@ -153,7 +158,7 @@ export function createChainTriggerWatcher(
     for (const watch of list) {
       if (stopped) break;
       try {
-        created.push(...(await pollWatch(client, reader, head, watch)));
+        created.push(...(await pollWatch(client, reader, head, watch, skipIfQueueFull)));
       } catch (error) {
         // One workflow's failure (a node refusing a log range, say) does not hold back the others.
         console.error(`[flowgate] chain trigger of workflow ${watch.workflowId} on chain ${chainId} failed, retrying next poll: ${describe(error)}`);
@@ -164,7 +169,8 @@ export function createChainTriggerWatcher(
 
   async function tick(): Promise<string[]> {
     const byChain = await watches();
-    const results = await Promise.allSettled([...byChain].map(([chainId, list]) => pollChain(chainId, list)));
+    const skipIfQueueFull = queueChecks(store, services.config.engine.maxQueuedPerOrg);
+    const results = await Promise.allSettled([...byChain].map(([chainId, list]) => pollChain(chainId, list, skipIfQueueFull)));
     const created: string[] = [];
     const chainIds = [...byChain.keys()];
     results.forEach((result, i) => {
