@@ -145,7 +145,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
     [`paid with MPP (mppx/client): ${PAID_SLUG}`, mppRow],
   ] as const) {
     console.log(
-      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : row.gatewayCpuMs.toFixed(2)} | ${row.failures} | ${row.p50s.join(' · ')} |`,
+      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : row.gatewayCpuMs.toFixed(2)} | ${row.failures} | ${row.p50s.map((p) => p.toFixed(1)).join(' · ')} |`,
     );
   }
   // Paired within each round (the rows of one round run minutes apart at most), then the median of the pairs.
@@ -162,7 +162,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
     );
   }
   console.log(
-    `\nPaid minus free at p50: x402 ${over('x402')}, MPP ${over('mpp')}; one devnet transaction: ${rawRow.p50} ms (goal: paid minus free ≤ that + 10 ms)`,
+    `\nPaid minus free at p50: x402 ${over('x402')}, MPP ${over('mpp')}; one devnet transaction: ${rawRow.p50.toFixed(1)} ms (goal: paid minus free ≤ that + 10 ms)`,
   );
   const lastFailure =
     [probeX402, probeMpp, x402Row, mppRow]
