@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowHosts, type EgressAllowList } from './net/egress-policy.ts';
@@ -151,6 +152,11 @@ export interface Config {
   };
   /** How long a write waits for its receipt before `timeout` (fails closed; the hash stays on record). */
   receiptTimeoutMs: number;
+  /**
+   * Which proxies in front of the gateway are believed about the client's address (X-Forwarded-For), in
+   * express's `trust proxy` form: false (none: the socket's address), a hop count, or addresses and ranges.
+   */
+  trustProxy: false | number | string[];
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
@@ -221,6 +227,49 @@ function read<T>(env: NodeJS.ProcessEnv, variable: string, schema: z.ZodType<T>,
     throw new ConfigError(variable, `${reason.replace(/^Invalid input: /, '')} (got ${JSON.stringify(value)})`);
   }
   return parsed.data;
+}
+
+/** The range names express (proxy-addr) knows, besides addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** `a.b.c.d`, an IPv6 address, or either with a /prefix (or an IPv4 netmask), as proxy-addr reads them. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = net.isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  if (family === 4 && net.isIPv4(prefix)) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * FLOWGATE_TRUST_PROXY: off by default, so X-Forwarded-For, which any client can write, never picks the
+ * address per-IP limits count against. Behind a balancer every client would otherwise share its one address
+ * (and so one budget). `true` is refused: believing every hop lets a client name its own address.
+ */
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const variable = 'FLOWGATE_TRUST_PROXY';
+  const raw = (env[variable] ?? '').trim();
+  if (raw === '' || raw === 'off' || raw === 'false') return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops >= 1 && hops <= 10) return hops;
+    throw new ConfigError(variable, `a hop count must be 1-10: the number of proxies in front of the gateway (got ${JSON.stringify(raw)})`);
+  }
+  if (raw === 'true' || raw === 'on' || raw === '*')
+    throw new ConfigError(
+      variable,
+      `must name which proxies to believe (got ${JSON.stringify(raw)}): believing every hop lets any client choose the address its rate limits count against. Give the number of proxies in front of the gateway (e.g. 1) or their addresses (e.g. 10.0.0.0/8, or loopback)`,
+    );
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isProxyAddress(entry));
+  if (bad !== undefined)
+    throw new ConfigError(
+      variable,
+      `${JSON.stringify(bad)} is not an IP address, a CIDR range or one of loopback, linklocal, uniquelocal (got ${JSON.stringify(raw)}); or give a hop count (e.g. 1)`,
+    );
+  return entries;
 }
 
 function perChain(env: NodeJS.ProcessEnv, prefix: string): Record<number, string> {
@@ -389,6 +438,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       stablecoinCapMicroUsd: read(env, 'EXECUTE_DEFAULT_STABLECOIN_CAP_MICRO_USD', decimalInteger.transform(BigInt), '100000000'),
     },
     receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),
+    trustProxy: trustProxy(env),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
     httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),

@@ -44,6 +44,22 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: 'many' })).toContain('FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG');
   });
 
+  it('believes no proxy by default; takes a hop count or addresses, and refuses believing every hop, by name', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ FLOWGATE_TRUST_PROXY: 'off' }).trustProxy).toBe(false);
+    expect(loadConfig({ FLOWGATE_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ FLOWGATE_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8,192.168.0.0/255.255.0.0' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.168.0.0/255.255.0.0',
+    ]);
+    expect(errorFor({ FLOWGATE_TRUST_PROXY: 'true' })).toMatch(/FLOWGATE_TRUST_PROXY.*lets any client choose the address/);
+    expect(errorFor({ FLOWGATE_TRUST_PROXY: '0' })).toMatch(/FLOWGATE_TRUST_PROXY.*hop count must be 1-10/);
+    expect(errorFor({ FLOWGATE_TRUST_PROXY: '10.0.0.0/33' })).toMatch(/FLOWGATE_TRUST_PROXY "10.0.0.0\/33" is not an IP address/);
+    expect(errorFor({ FLOWGATE_TRUST_PROXY: 'balancer.internal' })).toContain('"balancer.internal" is not an IP address');
+  });
+
   it('the mailer and the CAPTCHA are off by default; each is all-or-nothing and names the variable that is wrong', () => {
     expect(loadConfig({}).mailer).toBeUndefined();
     expect(loadConfig({}).captcha).toBeUndefined();

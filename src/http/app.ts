@@ -72,6 +72,9 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
   app.set('etag', 'strong');
   // Express 5's "simple" parser: flat string values, no nested objects from `a[b]=c`.
   app.set('query parser', 'simple');
+  // Off unless the operator names the proxies in front (FLOWGATE_TRUST_PROXY): then req.ip, which per-IP limits,
+  // sessions and the audit log read, is the address the nearest trusted proxy saw, not the balancer's own.
+  if (config.trustProxy !== false) app.set('trust proxy', config.trustProxy);
 
   // Every handler before the 404 runs in this one sequence, in this order (src/http/in-sequence.ts).
   const front: RequestHandler[] = [];
