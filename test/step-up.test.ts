@@ -29,13 +29,16 @@ const auditRows = (userId: string, action: string) =>
   gw.gateway.services.store.selectFrom('audit_log').selectAll().where('actor_user_id', '=', userId).where('action', '=', action).execute();
 
 describe('step-up with the wallet factor', () => {
-  it('challenge, signature, key: the whole round trip; the challenge text names action, user, organization and nonce', async () => {
+  it('challenge, signature, key: the whole round trip; the challenge text names action, request, user, organization and nonce', async () => {
     const { account, client, me } = await signedInOwner();
-    const first = await createKey(client);
+    const first = await createKey(client, { scope: 'mcp:read' });
     expect(first.status).toBe(401);
     expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet'] });
     const challenge = first.body.challenge as string;
     expect(challenge).toContain('Action: org_api_key_manage');
+    // The wallet shows what it authorizes: the request's fields, and a hash binding them.
+    expect(challenge).toContain('Request: {"name":"agent","scope":"mcp:read"}');
+    expect(challenge).toMatch(/Request SHA-256: [0-9a-f]{64}/);
     expect(challenge).toContain(account.address);
     expect(challenge).toContain(me.organization.id);
     expect(challenge).toMatch(/Nonce: \S{20,}/);
@@ -60,6 +63,32 @@ describe('step-up with the wallet factor', () => {
     expect(audit!.target).toBe(created.body.id);
     expect(JSON.stringify(audit)).not.toContain(created.body.key);
     expect(JSON.stringify(audit)).not.toContain(signature);
+  });
+
+  it('a signature answers only the request its challenge was minted for: another scope, or revoking instead of creating, is refused', async () => {
+    const { account, client, me } = await signedInOwner();
+    // Minted for a read-only key; answered with a request for a full-scope key.
+    const { challenge } = (await createKey(client, { scope: 'mcp:read' })).body;
+    const signature = await account.signMessage({ message: challenge });
+    const widened = await createKey(client, { signature });
+    expect(widened.status).toBe(401);
+    expect(widened.body.code).toBe('wallet_signature_invalid');
+    expect(widened.body.error).toContain('the challenge was issued for a different request');
+    expect(widened.body).not.toHaveProperty('challenge');
+    // The same action name covers revocation: a challenge minted to create a key does not revoke one.
+    const keep = await createKey(client, { scope: 'mcp:read' });
+    const kept = await createKey(client, { scope: 'mcp:read', signature: await account.signMessage({ message: keep.body.challenge }) });
+    expect(kept.status).toBe(201);
+    const { challenge: forCreate } = (await createKey(client, { name: 'other' })).body;
+    const revoke = await client.fetch(`/api/keys/${kept.body.id}`, {
+      method: 'DELETE',
+      json: { signature: await account.signMessage({ message: forCreate }) },
+    });
+    expect(revoke.status).toBe(401);
+    expect(revoke.body.code).toBe('wallet_signature_invalid');
+    const listed = await client.fetch('/api/keys/list');
+    expect(listed.body.find((k: { id: string }) => k.id === kept.body.id)).toMatchObject({ revokedAt: null });
+    expect((await auditRows(me.user.id, 'step_up_failed')).length).toBe(2);
   });
 
   it('a used challenge cannot be answered again: wallet_signature_invalid without a challenge', async () => {

@@ -52,6 +52,25 @@ describe('wallet withdrawal', () => {
     });
   });
 
+  it('a signature for one recipient and amount sends nothing elsewhere: the challenge shows both and binds them', async () => {
+    const asked = randomAddress();
+    const other = randomAddress();
+    const request = { chainId: 31337, recipientAddress: asked, amount: '0.001' };
+    const first = await owner.client.fetch('/api/organization/wallet/withdraw', { method: 'POST', json: request });
+    expect(first.body.code).toBe('signature_required');
+    expect(first.body.challenge).toContain(`"recipientAddress":"${asked}"`);
+    expect(first.body.challenge).toContain('"amount":"0.001"');
+    const signature = await owner.account.signMessage({ message: first.body.challenge });
+    const redirected = await owner.client.fetch('/api/organization/wallet/withdraw', {
+      method: 'POST',
+      json: { ...request, recipientAddress: other, amount: '0.003', signature },
+    });
+    expect(redirected.status).toBe(401);
+    expect(redirected.body.code).toBe('wallet_signature_invalid');
+    expect(await chain.publicClient.getBalance({ address: other })).toBe(0n);
+    expect(await chain.publicClient.getBalance({ address: asked })).toBe(0n);
+  });
+
   it('still counts against the daily cap: step-up lifts no limit', async () => {
     const to = randomAddress();
     const { done } = await withdraw(owner, { chainId: 31337, recipientAddress: to, amount: '0.05' });

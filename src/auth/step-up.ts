@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { getAddress, recoverMessageAddress, type Hex } from 'viem';
 import type { Services } from '../services.ts';
@@ -9,6 +10,7 @@ import { recordAudit } from '../org/audit-log.ts';
 import { nowIso } from '../ids.ts';
 import { isoIn, newToken, tokenHash } from './tokens.ts';
 import { emailOtpFactor } from './email-otp.ts';
+import { canonicalJson } from '../text/request-hash.ts';
 
 /**
  * Step-up (SPEC Authentication rule 8): a sensitive operation proves, on top
@@ -117,6 +119,22 @@ export const EXTRA_FACTORS: StepUpFactor[] = [totpFactor, emailOtpFactor];
 
 const budgetKey = (userId: string, action: StepUpAction) => `${userId}:${action}`;
 
+/** How much of the request the wallet shows; its hash binds the rest. */
+const REQUEST_SHOWN_CHARS = 400;
+
+/**
+ * What a step-up signature authorizes: the gated operation's input without
+ * its proof (canonical JSON), so a signature answers only the request its
+ * challenge was minted for. Without it, a signature obtained for "revoke key A"
+ * or "withdraw 0.01 to A" was as good for "create a key" or "withdraw all to B"
+ * (one action name covers both), and the wallet showed only the action's name.
+ */
+function requestOf(input: StepUpProof): string {
+  const rest: Record<string, unknown> = { ...input };
+  for (const field of STEP_UP_PROOF_FIELDS) delete rest[field];
+  return canonicalJson(rest);
+}
+
 /**
  * The challenge text. Its nonce is the challenge row's id (128 random bits):
  * it must be rebuilt to check a signature, and it is no secret (the
@@ -127,14 +145,18 @@ function challengeText(a: {
   action: StepUpAction;
   user: StepUpUser;
   organization: { id: string; name: string };
+  request: string;
   issuedAt: string;
   expiresAt: string;
 }) {
+  const shown = a.request.length > REQUEST_SHOWN_CHARS ? `${a.request.slice(0, REQUEST_SHOWN_CHARS)}… (cut; the hash below covers all of it)` : a.request;
   return [
     'Flowgate step-up confirmation',
     '',
     'Sign this message only if you started this action yourself.',
     `Action: ${a.action}`,
+    `Request: ${shown}`,
+    `Request SHA-256: ${createHash('sha256').update(a.request).digest('hex')}`,
     `User: ${a.user.wallet_address ?? a.user.id} (${a.user.id})`,
     `Organization: ${a.organization.name} (${a.organization.id})`,
     `Nonce: ${a.id}`,
@@ -148,13 +170,13 @@ async function organizationOf(services: StepUpServices, organizationId: string) 
   return org ?? { id: organizationId, name: '' };
 }
 
-async function mintChallenge(services: StepUpServices, principal: Principal, user: StepUpUser, action: StepUpAction) {
+async function mintChallenge(services: StepUpServices, principal: Principal, user: StepUpUser, action: StepUpAction, request: string) {
   const { store } = services;
   const now = Date.now();
   const id = newToken(16);
   const issuedAt = new Date(now).toISOString();
   const expiresAt = isoIn(STEP_UP_CHALLENGE_TTL_MS, now);
-  const text = challengeText({ id, action, user, organization: await organizationOf(services, principal.organizationId), issuedAt, expiresAt });
+  const text = challengeText({ id, action, user, organization: await organizationOf(services, principal.organizationId), request, issuedAt, expiresAt });
   // Expired rows have no use left (a used one is never matched again either way).
   await store.deleteFrom('step_up_challenges').where('user_id', '=', user.id).where('expires_at', '<', issuedAt).execute();
   // One live challenge per user and action: a new one supersedes the last.
@@ -255,9 +277,10 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     );
   }
   const required = requiredFactors(user, services);
+  const request = requestOf(proof);
 
   if (!proof.signature) {
-    const challenge = await mintChallenge(services, principal, user, action);
+    const challenge = await mintChallenge(services, principal, user, action, request);
     throw new ServiceError(
       401,
       'signature_required',
@@ -290,10 +313,15 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     action,
     user,
     organization: await organizationOf(services, principal.organizationId),
+    request,
     issuedAt: row.created_at,
     expiresAt: row.expires_at,
   });
-  if (tokenHash(text) !== row.challenge_hash) throw await invalid('the challenge no longer matches this account or organization');
+  if (tokenHash(text) !== row.challenge_hash) {
+    throw await invalid(
+      'the challenge was issued for a different request (repeat the first request exactly, adding only `signature` and the other factors) or for an account or organization that has since changed',
+    );
+  }
   if (!(await signedByPrimaryWallet(services, getAddress(user.wallet_address), text, proof.signature as Hex))) {
     throw await invalid(`the signature is not a personal_sign of the challenge by your primary wallet ${user.wallet_address}`);
   }
@@ -306,7 +334,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
   }
   if (missing.length > 0) {
     await audit('failure', `factors missing or wrong: ${missing.join(', ')}`);
-    const challenge = await mintChallenge(services, principal, user, action);
+    const challenge = await mintChallenge(services, principal, user, action, request);
     throw new ServiceError(
       401,
       'factors_required',
