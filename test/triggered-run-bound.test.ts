@@ -128,7 +128,7 @@ describe('triggered runs and the bound on waiting runs', () => {
     const waiting = await gw.gateway.services.store
       .selectFrom('workflow_executions')
       .select('id')
-      .where('organization_id', '=', (await api(gw.ownerKey, '/api/organization')).body.id)
+      .where('organization_id', '=', (await api(gw.ownerKey, '/api/keys')).body.organization.id)
       .where('status', '=', 'pending')
       .execute();
     expect(waiting.length).toBeLessThanOrEqual(2);

@@ -30,7 +30,8 @@ export interface RunSubscription {
 
 /** What instances sharing a database tell each other (see `RunEvents.attach`). */
 type BusMessage =
-  | { k: 'f'; id: string; s: string }
+  /** A run ended; `o` its organization (absent from older instances: then every listener is woken). */
+  | { k: 'f'; id: string; s: string; o?: string }
   | { k: 'c'; id: string }
   | { k: 'p'; id: string }
   /** Someone here follows this run's steps for `ms`: its worker should flush the log and report each step. */
@@ -62,17 +63,17 @@ export class RunEvents {
   }
 
   /** Emitted once the run's status is committed; `outcome` is what was written, when the caller has it. */
-  finished(executionId: string, status: string, outcome?: RunOutcome): void {
-    this.bus?.publish({ k: 'f', id: executionId, s: status } satisfies BusMessage);
+  finished(executionId: string, status: string, outcome?: RunOutcome, organizationId?: string): void {
+    this.bus?.publish({ k: 'f', id: executionId, s: status, ...(organizationId ? { o: organizationId } : {}) } satisfies BusMessage);
     this.watchedElsewhere.delete(executionId);
-    this.emitFinished(executionId, status, outcome);
+    this.emitFinished(executionId, status, outcome, organizationId);
   }
 
-  private emitFinished(executionId: string, status: string, outcome?: RunOutcome): void {
+  private emitFinished(executionId: string, status: string, outcome?: RunOutcome, organizationId?: string): void {
     // `unconfirmed` is not an end: its waiters keep waiting for the verification sweep's verdict.
     if (isTerminal(status)) this.remember(executionId, status);
     this.emitter.emit(`finished:${executionId}`, { status, outcome } satisfies RunEnded);
-    this.emitter.emit('finished', executionId);
+    this.emitter.emit('finished', executionId, organizationId);
   }
 
   /**
@@ -105,7 +106,7 @@ export class RunEvents {
   }
 
   private receive(m: BusMessage): void {
-    if (m.k === 'f' && typeof m.id === 'string') this.emitFinished(m.id, String(m.s));
+    if (m.k === 'f' && typeof m.id === 'string') this.emitFinished(m.id, String(m.s), undefined, typeof m.o === 'string' ? m.o : undefined);
     else if (m.k === 'c' && typeof m.id === 'string') this.emitter.emit(`cancel:${m.id}`);
     else if (m.k === 'p' && typeof m.id === 'string') this.emitter.emit(`progress:${m.id}`);
     else if (m.k === 'w' && typeof m.id === 'string') this.watchedElsewhere.set(m.id, Date.now() + Math.min(Number(m.ms) || 0, 120_000));
@@ -117,8 +118,11 @@ export class RunEvents {
     this.bus?.publish({ k: 'q' } satisfies BusMessage);
   }
 
-  /** Hears every completion (any run, any instance); returns the unsubscribe. */
-  onAnyFinished(listener: (executionId: string) => void): () => void {
+  /**
+   * Hears every completion (any run, any instance), with the run's organization when the one ending it knew it
+   * (undefined: it may be anyone's); returns the unsubscribe.
+   */
+  onAnyFinished(listener: (executionId: string, organizationId: string | undefined) => void): () => void {
     this.emitter.on('finished', listener);
     return () => this.emitter.off('finished', listener);
   }

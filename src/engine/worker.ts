@@ -253,7 +253,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       // The held log rows and the final status in one commit: a finished run always has its whole log.
       const written: Completion = isTerminal(completion.status) ? { ...completion, completedAt: nowIso() } : completion;
       const recorded = await log.flush((trx) => completeExecution(services.store, executionId, owner, written, trx));
-      events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined);
+      events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined, row.organization_id);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
       await log.flush().catch(() => {});
@@ -262,7 +262,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         error: 'The engine failed while running this execution; it has been logged.',
         errorContext: { reason: 'engine_error', message: error instanceof Error ? error.message : String(error) },
       }).catch(() => {});
-      events.finished(executionId, 'system_error');
+      events.finished(executionId, 'system_error', undefined, row.organization_id);
     } finally {
       clearInterval(beat);
       offCancel();

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { invokeTool } from '../../tools/invoke.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
+import { ServiceError } from '../errors.ts';
 
 /**
  * Server-sent events for a registry entry with `rest.eventStream` (the
@@ -20,12 +21,54 @@ import { sessionTokenFrom } from '../auth/session-cookie.ts';
 /** Run endings within this long of the first are answered by one check. */
 const RUN_END_COALESCE_MS = 200;
 
+/** Seconds a refused stream is told to wait: about how long a closed tab's stream takes to be noticed. */
+const STREAM_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * Open streams per organization, per gateway (FLOWGATE_MAX_EVENT_STREAMS_PER_ORG). Each open stream
+ * re-reads its summary every few seconds and after run endings: without a bound, one tenant opening
+ * thousands of them held the process's CPU.
+ */
+const openStreams = new WeakMap<ToolContext['services'], Map<string, number>>();
+
+function holdStreamSlot(ctx: ToolContext): () => void {
+  const organizationId = ctx.principal?.organizationId;
+  if (!organizationId) return () => {};
+  let byOrganization = openStreams.get(ctx.services);
+  if (!byOrganization) openStreams.set(ctx.services, (byOrganization = new Map()));
+  const open = byOrganization.get(organizationId) ?? 0;
+  const max = ctx.services.config.maxEventStreamsPerOrg;
+  if (open >= max) {
+    throw new ServiceError(
+      429,
+      'rate_limited',
+      `This organization already has ${max} event streams open on this instance (FLOWGATE_MAX_EVENT_STREAMS_PER_ORG); each open dashboard tab holds one. Close one, or read GET /api/analytics/summary instead; retry after ${STREAM_RETRY_AFTER_SECONDS} s.`,
+      { limit: max, retryAfterSeconds: STREAM_RETRY_AFTER_SECONDS },
+      { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) },
+    );
+  }
+  byOrganization.set(organizationId, open + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (byOrganization.get(organizationId) ?? 1) - 1;
+    if (left > 0) byOrganization.set(organizationId, left);
+    else byOrganization.delete(organizationId);
+  };
+}
+
 const eventId = (data: unknown) => createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 22);
 
 export async function serveEventStream(tool: AnyTool, input: Record<string, unknown>, req: Request, res: Response, ctx: ToolContext): Promise<void> {
   const { intervalMs, heartbeatMs, wakeOnRunEnd } = tool.rest!.eventStream!;
   // The first answer comes before any header: a refusal (401, 400) is an ordinary JSON error.
   let data = await invokeTool(tool, input, ctx);
+  // After the first answer (which authenticates), before any header: past the bound it is an ordinary 429.
+  const releaseSlot = req.method === 'HEAD' ? () => {} : holdStreamSlot(ctx);
+  res.once('close', releaseSlot);
+  // The caller may have gone while the first answer was read: its 'close' has been and gone.
+  if (req.socket.destroyed) return releaseSlot();
 
   const session = ctx.principal?.kind === 'session' ? ctx.principal : undefined;
   const token = session ? sessionTokenFrom(req.headers.cookie, ctx.services.config.baseUrl) : undefined;
@@ -63,9 +106,11 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
   /** A run ended during the running check: the next one comes soon, not after `intervalMs`. */
   let endedMeanwhile = false;
   // A run ending (here or, on PostgreSQL, on another instance) brings the next check forward; a burst of endings is one check.
+  // Only this organization's runs change what it sees (an ending whose organization is unknown may be its own).
+  const ownOrganization = ctx.principal?.organizationId;
   const offRunEnd = wakeOnRunEnd
-    ? ctx.services.engine.events.onAnyFinished(() => {
-        if (!open) return;
+    ? ctx.services.engine.events.onAnyFinished((_executionId, organizationId) => {
+        if (!open || (organizationId !== undefined && organizationId !== ownOrganization)) return;
         if (checking) return void (endedMeanwhile = true);
         clearTimeout(timer);
         timer = setTimeout(tick, RUN_END_COALESCE_MS);
@@ -75,6 +120,7 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
     open = false;
     clearTimeout(timer);
     offRunEnd();
+    releaseSlot();
   };
   res.on('close', stop);
 
