@@ -157,6 +157,8 @@ export interface Config {
    * express's `trust proxy` form: false (none: the socket's address), a hop count, or addresses and ranges.
    */
   trustProxy: false | number | string[];
+  /** Workflows one organization may hold; creating, duplicating or claiming past it is 409 quota_exceeded. */
+  maxWorkflowsPerOrg: number;
   /** Server-sent-event streams (the analytics stream) one organization may hold open on this process at once. */
   maxEventStreamsPerOrg: number;
   rateLimitsEnabled: boolean;
@@ -441,6 +443,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),
     trustProxy: trustProxy(env),
+    maxWorkflowsPerOrg: read(env, 'FLOWGATE_MAX_WORKFLOWS_PER_ORG', positiveInt, '10000'),
     maxEventStreamsPerOrg: read(env, 'FLOWGATE_MAX_EVENT_STREAMS_PER_ORG', positiveInt, '20'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,

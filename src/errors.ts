@@ -115,6 +115,7 @@ export const ERROR_CODES = {
   no_wallet: { status: 409, meaning: 'the organization has no wallet for this operation' },
   wallet_missing: { status: 409, meaning: 'the organization wallet is missing' },
   gas_top_up_unavailable: { status: 409, meaning: 'gas top-ups are not available here; fund the named wallet by hand' },
+  quota_exceeded: { status: 409, meaning: 'the organization holds as many of this resource as the deployment allows (`resource`, `limit`); delete some first' },
   invalid_webhook_schema: { status: 409, meaning: "the workflow's stored webhook schema cannot be used" },
   workflow_disabled: { status: 410, meaning: 'the workflow is disabled' },
   payload_too_large: { status: 413, meaning: 'the body is over the size limit' },

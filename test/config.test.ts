@@ -44,6 +44,17 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: 'many' })).toContain('FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG');
   });
 
+  it('bounds workflows per organization (10,000) and open event streams per organization (20) by default, by name', () => {
+    expect(loadConfig({}).maxWorkflowsPerOrg).toBe(10_000);
+    expect(loadConfig({}).maxEventStreamsPerOrg).toBe(20);
+    expect(loadConfig({ FLOWGATE_MAX_WORKFLOWS_PER_ORG: '50', FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: '5' })).toMatchObject({
+      maxWorkflowsPerOrg: 50,
+      maxEventStreamsPerOrg: 5,
+    });
+    expect(errorFor({ FLOWGATE_MAX_WORKFLOWS_PER_ORG: '0' })).toContain('FLOWGATE_MAX_WORKFLOWS_PER_ORG');
+    expect(errorFor({ FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: 'lots' })).toContain('FLOWGATE_MAX_EVENT_STREAMS_PER_ORG');
+  });
+
   it('believes no proxy by default; takes a hop count or addresses, and refuses believing every hop, by name', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ FLOWGATE_TRUST_PROXY: 'off' }).trustProxy).toBe(false);

@@ -8,10 +8,18 @@ import { defaultGraph } from '../src/engine/normalize.ts';
 import { getWorkflow } from '../src/engine/workflows.ts';
 import { listWorkflows } from '../src/engine/workflow-list.ts';
 import { generateWorkflowCode } from '../src/engine/workflow-code.ts';
-import { CLAIM_TOKEN_PREFIX, claimWorkflow, createWorkflow, deleteWorkflow, duplicateWorkflow, updateWorkflow } from '../src/engine/workflow-writes.ts';
+import {
+  CLAIM_TOKEN_PREFIX,
+  claimWorkflow,
+  createWorkflow,
+  deleteWorkflow,
+  duplicateWorkflow,
+  updateWorkflow,
+  type WorkflowOwner,
+} from '../src/engine/workflow-writes.ts';
 import { syncTriggers } from '../src/engine/trigger-sync.ts';
 import { goLive, MAX_PUBLIC_TAGS, publicGraph, viewWorkflow } from '../src/engine/public-workflows.ts';
-import { defineTool, type Principal, READ_ONLY_LOCAL } from './define.ts';
+import { defineTool, type Principal, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
 import {
@@ -26,7 +34,12 @@ import {
 
 /** Workflow definitions: CRUD, duplicate, download, code, claim and go-live. */
 
-const owner = (principal: Principal) => ({ organizationId: principal.organizationId, userId: principal.userId });
+/** The caller's organization as the owner of a new workflow, with the deployment's bound on how many it may hold. */
+const owner = (principal: Principal, ctx: ToolContext): WorkflowOwner => ({
+  organizationId: principal.organizationId,
+  userId: principal.userId,
+  maxWorkflows: ctx.services.config.maxWorkflowsPerOrg,
+});
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const readAnnotations = READ_ONLY_LOCAL;
@@ -97,7 +110,7 @@ export const createWorkflowTool = defineTool({
       input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input, { chains: ctx.services.chains });
     const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
     if (ctx.principal) {
-      const created = await createWorkflow(ctx.services.store, owner(ctx.principal), fields);
+      const created = await createWorkflow(ctx.services.store, owner(ctx.principal, ctx), fields);
       await syncTriggers(ctx.services, created);
       return { ...created, warnings };
     }
@@ -176,7 +189,7 @@ export const duplicateWorkflowTool = defineTool({
   rest: { method: 'POST', path: '/api/workflows/:workflowId/duplicate', status: 201 },
   mcp: { annotations: writeAnnotations },
   async handler({ workflowId }, ctx) {
-    const copy = await duplicateWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId);
+    const copy = await duplicateWorkflow(ctx.services.store, owner(requirePrincipal(ctx), ctx), workflowId);
     await syncTriggers(ctx.services, copy);
     return copy;
   },
@@ -242,7 +255,7 @@ export const claimWorkflowTool = defineTool({
   rest: { method: 'POST', path: '/api/workflows/:workflowId/claim' },
   mcp: { annotations: writeAnnotations },
   async handler({ workflowId, claimToken }, ctx) {
-    const claimed = await claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx)), workflowId, claimToken);
+    const claimed = await claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx), ctx), workflowId, claimToken);
     await syncTriggers(ctx.services, claimed);
     return claimed;
   },

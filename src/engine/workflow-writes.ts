@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
@@ -18,6 +18,30 @@ type Db = Store | Transaction<Database>;
 export interface WorkflowOwner {
   organizationId: string;
   userId: string;
+  /** How many workflows the organization may hold (FLOWGATE_MAX_WORKFLOWS_PER_ORG); unset: no bound (the catalog's own organization). */
+  maxWorkflows?: number;
+}
+
+/**
+ * Refuses a new workflow in an organization that already holds its bound. Each
+ * workflow is up to a request body of stored graph: without a bound one key
+ * could fill the shared database's disk. Counted inside the write's
+ * transaction (writes are serialized), up to the bound.
+ */
+async function assertWorkflowRoom(db: Db, owner: WorkflowOwner): Promise<void> {
+  const max = owner.maxWorkflows;
+  if (max === undefined) return;
+  const { held } = await db
+    .selectFrom((d) => d.selectFrom('workflows').select(sql.lit(1).as('one')).where('organization_id', '=', owner.organizationId).limit(max).as('w'))
+    .select((eb) => eb.fn.countAll().as('held'))
+    .executeTakeFirstOrThrow();
+  if (Number(held) < max) return;
+  throw new ServiceError(
+    409,
+    'quota_exceeded',
+    `This organization already holds ${max} workflows (FLOWGATE_MAX_WORKFLOWS_PER_ORG); delete some (delete_workflow, DELETE /api/workflows/{id}) before creating, duplicating or claiming another.`,
+    { limit: max, resource: 'workflows' },
+  );
 }
 
 /** projectId / tagId must name a project or tag of the same organization. */
@@ -71,6 +95,7 @@ export async function createWorkflow(store: Store, owner: WorkflowOwner | null, 
   };
   await store.transaction().execute(async (trx) => {
     if (owner) {
+      await assertWorkflowRoom(trx, owner);
       await assertReference(trx, 'projects', 'projectId', owner.organizationId, row.project_id);
       await assertReference(trx, 'tags', 'tagId', owner.organizationId, row.tag_id);
     } else if (row.project_id || row.tag_id) {
@@ -187,6 +212,7 @@ export async function claimWorkflow(store: Store, owner: WorkflowOwner, workflow
         'Only the original creator may claim this workflow: send the claimToken (wfc_...) returned when it was created.',
       );
     }
+    await assertWorkflowRoom(trx, owner);
     await trx
       .updateTable('workflows')
       .set({ organization_id: owner.organizationId, user_id: owner.userId, claim_token_hash: null, updated_at: nowIso() })
