@@ -177,6 +177,8 @@ export interface Config {
     concurrencyPerOrg: number;
     /** Runs one organization may have waiting for a slot; the next is refused with 429 until some have run. */
     maxQueuedPerOrg: number;
+    /** Run data (JSON characters of step inputs and outputs) one organization's runs may write per UTC day. */
+    runDataPerOrgPerDayBytes: number;
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
     leaseMs: number;
     schedulerTickMs: number;
@@ -455,6 +457,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency,
       concurrencyPerOrg: read(env, 'FLOWGATE_ENGINE_CONCURRENCY_PER_ORG', positiveInt, String(Math.ceil(concurrency / 2))),
       maxQueuedPerOrg: read(env, 'FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG', positiveInt, '10000'),
+      runDataPerOrgPerDayBytes: read(
+        env,
+        'FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES',
+        positiveInt.refine((n) => n >= 1_048_576, 'must be at least 1048576 (1 MiB)'),
+        '2147483648',
+      ),
       leaseMs: read(
         env,
         'FLOWGATE_ENGINE_LEASE_MS',

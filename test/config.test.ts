@@ -44,6 +44,12 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: 'many' })).toContain('FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG');
   });
 
+  it("an organization's daily run-data budget defaults to 2 GiB and refuses less than 1 MiB, by name", () => {
+    expect(loadConfig({}).engine.runDataPerOrgPerDayBytes).toBe(2 ** 31);
+    expect(loadConfig({ FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: '1048576' }).engine.runDataPerOrgPerDayBytes).toBe(1_048_576);
+    expect(errorFor({ FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: '1000' })).toMatch(/FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES.*at least 1048576/);
+  });
+
   it('bounds workflows per organization (10,000) and open event streams per organization (20) by default, by name', () => {
     expect(loadConfig({}).maxWorkflowsPerOrg).toBe(10_000);
     expect(loadConfig({}).maxEventStreamsPerOrg).toBe(20);

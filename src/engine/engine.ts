@@ -35,6 +35,7 @@ export function createEngine(services: Omit<Services, 'engine'>, options: Engine
   const scheduler = createScheduler(services.store, (id, organizationId) => worker.enqueue(id, organizationId), {
     tickMs: options.schedulerTickMs,
     maxQueuedPerOrg: services.config.engine.maxQueuedPerOrg,
+    runDataPerOrgPerDayBytes: services.config.engine.runDataPerOrgPerDayBytes,
   });
   const chainTriggers = createChainTriggerWatcher(full, (id, organizationId) => worker.enqueue(id, organizationId), options.chainTriggerPollMs ?? 2000);
   const engine: Engine = {

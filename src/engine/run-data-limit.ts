@@ -28,6 +28,11 @@ export class RunDataLimit {
 
   constructor(readonly maxChars: number = Infinity) {}
 
+  /** The JSON counted so far (what the run wrote, for its organization's daily budget). */
+  get usedChars(): number {
+    return this.used;
+  }
+
   /** The JSON still allowed (what a template may expand to, too). */
   get remaining(): number {
     return Math.max(0, this.maxChars - this.used);

@@ -61,17 +61,3 @@ export function skippedForFullQueue(max: number): { error: string; context: Reco
     context: { reason: 'queue_full', limit: max },
   };
 }
-
-/**
- * The queue check for triggered runs, asked at most once per organization per
- * pass (a scheduler tick or a chain poll): a pass may add up to its own batch
- * past the bound, which keeps the count off every occurrence.
- */
-export function queueChecks(store: Store, max: number): (organizationId: string) => Promise<{ error: string; context: Record<string, unknown> } | undefined> {
-  const full = new Map<string, Promise<boolean>>();
-  return async (organizationId) => {
-    let check = full.get(organizationId);
-    if (!check) full.set(organizationId, (check = queueIsFull(store, organizationId, max)));
-    return (await check) ? skippedForFullQueue(max) : undefined;
-  };
-}

@@ -4,12 +4,14 @@ import { createExecution } from './executions.ts';
 import { requestHash } from '../text/request-hash.ts';
 import type { WorkflowRecord } from './workflows.ts';
 import { assertQueueRoom } from './run-queue.ts';
+import { assertRunDataBudget } from './run-data-budget.ts';
 
 /**
  * Starts a run of a stored workflow: refuses graphs that cannot execute,
  * writes the pending execution (honouring an idempotency key per workflow)
  * and hands it to the worker. Returns at once. A run with no free slot waits,
- * unless its organization already has its bound of waiting runs (429).
+ * unless its organization already has its bound of waiting runs (429); no run
+ * starts once its organization has written its day's run data (429).
  */
 export async function startWorkflowRun(
   services: Services,
@@ -25,6 +27,7 @@ export async function startWorkflowRun(
   try {
     // No slot: the run would wait, and an organization's waiting runs are bounded.
     if (!admission) await assertQueueRoom(services.store, workflow.organizationId, services.config.engine.maxQueuedPerOrg);
+    await assertRunDataBudget(services.store, workflow.organizationId, services.config.engine.runDataPerOrgPerDayBytes);
     created = await createExecution(services.store, {
       claimedBy: admission?.claimedBy,
       workflowId: workflow.id,

@@ -3,7 +3,7 @@ import { isUniqueViolation, type Store } from '../store/db.ts';
 import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';
 import { createExecution } from './executions.ts';
-import { queueChecks } from './run-queue.ts';
+import { triggerAdmission } from './trigger-admission.ts';
 import type { WorkflowGraph } from './graph.ts';
 import type { WorkflowRecord } from './workflows.ts';
 
@@ -122,7 +122,7 @@ export interface Scheduler {
 export function createScheduler(
   store: Store,
   enqueue: (executionId: string, organizationId: string) => void,
-  options: { tickMs?: number; maxQueuedPerOrg: number },
+  options: { tickMs?: number; maxQueuedPerOrg: number; runDataPerOrgPerDayBytes: number },
 ): Scheduler {
   const tickMs = options.tickMs ?? 1000;
   let timer: NodeJS.Timeout | undefined;
@@ -131,7 +131,7 @@ export function createScheduler(
   async function tick(now = new Date()): Promise<string[]> {
     const created: string[] = [];
     const due = await dueSchedules(store, now.getTime());
-    const skipIfQueueFull = queueChecks(store, options.maxQueuedPerOrg);
+    const skipIfOverBounds = triggerAdmission(store, options);
     for (const schedule of due) {
       const workflow = await store
         .selectFrom('workflows')
@@ -141,7 +141,7 @@ export function createScheduler(
       const occurrence = new Date(schedule.next_run_at).toISOString();
       if (workflow && workflow.enabled === 1 && workflow.organization_id) {
         try {
-          const skipped = await skipIfQueueFull(workflow.organization_id);
+          const skipped = await skipIfOverBounds(workflow.organization_id);
           const { id } = await createExecution(store, {
             workflowId: workflow.id,
             organizationId: workflow.organization_id,

@@ -12,14 +12,17 @@ import {
 } from './executions.ts';
 import { nowIso } from '../ids.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
-
-const CHECKPOINT_RENEW_MS = 1_000;
 import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
 import type { RunEvents, RunOutcome } from './run-events.ts';
 import { RunDataLimit } from './run-data-limit.ts';
+import { pruneRunData, recordRunData } from './run-data-budget.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
+
+const CHECKPOINT_RENEW_MS = 1_000;
+/** How often old days of the organizations' run-data sums are dropped (run-data-budget.ts). */
+const RUN_DATA_PRUNE_MS = 60 * 60 * 1000;
 
 /**
  * Claims pending executions and runs them, a bounded number at a time. Each
@@ -252,7 +255,12 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       }
       // The held log rows and the final status in one commit: a finished run always has its whole log.
       const written: Completion = isTerminal(completion.status) ? { ...completion, completedAt: nowIso() } : completion;
-      const recorded = await log.flush((trx) => completeExecution(services.store, executionId, owner, written, trx));
+      // The run's data joins its organization's day in the same commit (run-data-budget.ts).
+      const recorded = await log.flush(async (trx) => {
+        const completed = await completeExecution(services.store, executionId, owner, written, trx);
+        if (completed) await recordRunData(services.store, row.organization_id, log.limit.usedChars, services.config.engine.runDataPerOrgPerDayBytes, trx);
+        return completed;
+      });
       events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined, row.organization_id);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
@@ -269,12 +277,18 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     }
   }
 
+  let nextRunDataPrune = 0;
   async function sweep() {
     // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
     for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
     if (options.shared) pull();
     else for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
     for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
+    // The daily run-data sums are read for today only: older days are dropped about once an hour.
+    if (Date.now() >= nextRunDataPrune) {
+      nextRunDataPrune = Date.now() + RUN_DATA_PRUNE_MS;
+      await pruneRunData(services.store);
+    }
   }
 
   const worker: Worker = {

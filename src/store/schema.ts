@@ -289,6 +289,14 @@ export interface SpendTotalsTable {
   used: string;
 }
 
+/** Run data written per organization and UTC day (migration 023), in JSON characters. */
+export interface OrganizationRunDataTable {
+  organization_id: string;
+  day: string;
+  /** A string on PostgreSQL (bigint). */
+  chars: number | string;
+}
+
 export interface WorkflowListingsTable {
   slug: string;
   workflow_id: string;
@@ -513,6 +521,7 @@ export interface Database {
   idempotency_records: IdempotencyRecordsTable;
   spend_reservations: SpendReservationsTable;
   spend_totals: SpendTotalsTable;
+  organization_run_data: OrganizationRunDataTable;
   workflow_listings: WorkflowListingsTable;
   payments: PaymentsTable;
   sessions: SessionsTable;

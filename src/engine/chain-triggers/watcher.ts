@@ -2,7 +2,7 @@ import { BaseError, type PublicClient } from 'viem';
 import type { Services } from '../../services.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { createExecution } from '../executions.ts';
-import { queueChecks } from '../run-queue.ts';
+import { triggerAdmission } from '../trigger-admission.ts';
 import type { WorkflowGraph } from '../graph.ts';
 import { createBlockReader, type BlockReader } from './block-reader.ts';
 import { blockOccurrences } from './block-occurrences.ts';
@@ -105,11 +105,11 @@ export function createChainTriggerWatcher(
   }
 
   /** Inserts one run per occurrence; an occurrence that already has its run is skipped. */
-  async function fire(watch: Watch, found: Occurrence[], skipIfQueueFull: QueueCheck): Promise<string[]> {
+  async function fire(watch: Watch, found: Occurrence[], skipIfOverBounds: TriggerCheck): Promise<string[]> {
     const created: string[] = [];
     if (found.length === 0) return created;
     const graph = { nodes: JSON.parse(watch.nodes), edges: JSON.parse(watch.edges) } as WorkflowGraph;
-    const skipped = await skipIfQueueFull(watch.organizationId);
+    const skipped = await skipIfOverBounds(watch.organizationId);
     for (const occurrence of found) {
       if (stopped) break;
       try {
@@ -132,9 +132,9 @@ export function createChainTriggerWatcher(
     return created;
   }
 
-  type QueueCheck = ReturnType<typeof queueChecks>;
+  type TriggerCheck = ReturnType<typeof triggerAdmission>;
 
-  async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch, skipIfQueueFull: QueueCheck): Promise<string[]> {
+  async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch, skipIfOverBounds: TriggerCheck): Promise<string[]> {
     const cursor = { workflowId: watch.workflowId, spec: watch.specText, from: watch.lastBlock };
     // The head could not be read when the trigger was saved: start here.
     if (watch.lastBlock === null) {
@@ -144,13 +144,13 @@ export function createChainTriggerWatcher(
     const from = watch.lastBlock + 1;
     const to = Math.min(head, watch.lastBlock + MAX_BLOCKS_PER_POLL);
     if (from > to) return [];
-    const created = await fire(watch, await occurrences(client, reader, watch.spec, from, to), skipIfQueueFull);
+    const created = await fire(watch, await occurrences(client, reader, watch.spec, from, to), skipIfOverBounds);
     // Stopped mid-range: leave the cursor; the next start reads the range again and skips what ran.
     if (!stopped) await advanceCursor(store, cursor, to);
     return created;
   }
 
-  async function pollChain(chainId: number, list: Watch[], skipIfQueueFull: QueueCheck): Promise<string[]> {
+  async function pollChain(chainId: number, list: Watch[], skipIfOverBounds: TriggerCheck): Promise<string[]> {
     const client = services.chainClients.publicClient(chainId);
     const head = await chainHead(client);
     const reader = createBlockReader(client);
@@ -158,7 +158,7 @@ export function createChainTriggerWatcher(
     for (const watch of list) {
       if (stopped) break;
       try {
-        created.push(...(await pollWatch(client, reader, head, watch, skipIfQueueFull)));
+        created.push(...(await pollWatch(client, reader, head, watch, skipIfOverBounds)));
       } catch (error) {
         // One workflow's failure (a node refusing a log range, say) does not hold back the others.
         console.error(`[flowgate] chain trigger of workflow ${watch.workflowId} on chain ${chainId} failed, retrying next poll: ${describe(error)}`);
@@ -169,8 +169,8 @@ export function createChainTriggerWatcher(
 
   async function tick(): Promise<string[]> {
     const byChain = await watches();
-    const skipIfQueueFull = queueChecks(store, services.config.engine.maxQueuedPerOrg);
-    const results = await Promise.allSettled([...byChain].map(([chainId, list]) => pollChain(chainId, list, skipIfQueueFull)));
+    const skipIfOverBounds = triggerAdmission(store, services.config.engine);
+    const results = await Promise.allSettled([...byChain].map(([chainId, list]) => pollChain(chainId, list, skipIfOverBounds)));
     const created: string[] = [];
     const chainIds = [...byChain.keys()];
     results.forEach((result, i) => {

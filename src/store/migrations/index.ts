@@ -21,6 +21,7 @@ import * as storeSettings from './019_store_settings.ts';
 import * as spendTotals from './020_spend_totals.ts';
 import * as schedulesByOrganization from './021_schedules_by_organization.ts';
 import * as pendingRunsByOrganization from './022_pending_runs_by_organization.ts';
+import * as organizationRunData from './023_organization_run_data.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ export const migrations: Record<string, Migration> = {
   '020_spend_totals': spendTotals,
   '021_schedules_by_organization': schedulesByOrganization,
   '022_pending_runs_by_organization': pendingRunsByOrganization,
+  '023_organization_run_data': organizationRunData,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,99 @@
+import { sql } from 'kysely';
+import { ServiceError } from '../errors.ts';
+import type { Store } from '../store/db.ts';
+import { first, prepared } from '../store/prepared.ts';
+
+/**
+ * How much run data one organization may write per UTC day
+ * (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES): every step's input and output as
+ * JSON text, as a run's own data limit counts them. Each run is bounded on its
+ * own, but runs are not: one tenant starting runs that each log their limit
+ * wrote gigabytes a minute into the database every tenant shares. A run's
+ * data is added in the commit that ends it; a run is refused (or, started by
+ * a trigger, written as skipped) once its organization has used the day's
+ * budget. Runs already going when the budget runs out finish, so a day may end
+ * a few runs' data over it.
+ */
+
+/** The UTC day of `ms`, as the budget's rows key it. */
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+const secondsToNextDay = (ms: number) =>
+  Math.max(1, Math.ceil((Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000));
+
+const megabytes = (chars: number) => `${(chars / (1024 * 1024)).toFixed(1)} MB`;
+
+const selectUsed = prepared<{ organizationId: string; day: string }, { chars: number | string }>((db: Store, a) =>
+  db.selectFrom('organization_run_data').select('chars').where('organization_id', '=', a.organizationId).where('day', '=', a.day),
+);
+
+const addUsed = prepared<{ organizationId: string; day: string; chars: number }, { chars: number | string }>((db: Store, a) =>
+  db
+    .insertInto('organization_run_data')
+    .values({ organization_id: a.organizationId, day: a.day, chars: a.chars })
+    .onConflict((oc) => oc.columns(['organization_id', 'day']).doUpdateSet({ chars: sql`organization_run_data.chars + excluded.chars` }))
+    .returning('chars'),
+);
+
+/**
+ * Organizations found under budget lately, until when (ms epoch): a run start reads the sum at most once a
+ * second per organization. The run whose data crosses the budget forgets its organization here, so this
+ * process refuses the next run at once; other processes within a second.
+ */
+const underBudgetUntil = new WeakMap<Store, Map<string, number>>();
+const RECHECK_MS = 1_000;
+
+/** Adds a finished run's data to its organization's day, on `via` (the transaction that ends the run). */
+export async function recordRunData(store: Store, organizationId: string, chars: number, max: number, via: Store = store, now = Date.now()): Promise<void> {
+  if (chars <= 0) return;
+  const total = Number((await first(addUsed, store, { organizationId, day: utcDay(now), chars }, via))?.chars ?? 0);
+  if (total >= max) underBudgetUntil.get(store)?.delete(organizationId);
+}
+
+/** What the organization's day leaves: undefined when it has room, else the refusal's facts. */
+async function spent(store: Store, organizationId: string, max: number, now: number): Promise<{ used: number; retryAfterSeconds: number } | undefined> {
+  let known = underBudgetUntil.get(store);
+  if (!known) underBudgetUntil.set(store, (known = new Map()));
+  if ((known.get(organizationId) ?? 0) > now) return undefined;
+  const used = Number((await first(selectUsed, store, { organizationId, day: utcDay(now) }))?.chars ?? 0);
+  if (used < max) {
+    if (known.size > 10_000) known.clear();
+    known.set(organizationId, now + RECHECK_MS);
+    return undefined;
+  }
+  return { used, retryAfterSeconds: secondsToNextDay(now) };
+}
+
+/** Throws 429 rate_limited when `organizationId` has written its day's run data. */
+export async function assertRunDataBudget(store: Store, organizationId: string, max: number, now = Date.now()): Promise<void> {
+  const over = await spent(store, organizationId, max, now);
+  if (!over) return;
+  throw new ServiceError(
+    429,
+    'rate_limited',
+    `This organization's runs have written ${megabytes(over.used)} of step data today (UTC), its budget of ${megabytes(max)} (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES); runs start again at 00:00 UTC, in ${over.retryAfterSeconds} s. Steps that pass less data along (select fields, use smaller pages) stretch the budget.`,
+    { limit: max, retryAfterSeconds: over.retryAfterSeconds },
+    { 'Retry-After': String(over.retryAfterSeconds) },
+  );
+}
+
+/** A triggered run's skip reason when its organization has written its day's run data (see run-queue.ts skippedForFullQueue). */
+export async function skipForRunDataBudget(
+  store: Store,
+  organizationId: string,
+  max: number,
+): Promise<{ error: string; context: Record<string, unknown> } | undefined> {
+  if (!(await spent(store, organizationId, max, Date.now()))) return undefined;
+  return {
+    error: `Skipped: this organization's runs had written their day's budget of ${megabytes(max)} of step data (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES), so this triggered run was not started. Triggers run again from 00:00 UTC.`,
+    context: { reason: 'run_data_budget', limit: max },
+  };
+}
+
+/** Forgets days before yesterday (the budget reads today only; yesterday stays for a run that ended across midnight). */
+export async function pruneRunData(store: Store, now = Date.now()): Promise<void> {
+  await store
+    .deleteFrom('organization_run_data')
+    .where('day', '<', utcDay(now - 24 * 60 * 60 * 1000))
+    .execute();
+}

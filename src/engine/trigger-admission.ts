@@ -1,0 +1,30 @@
+import type { Store } from '../store/db.ts';
+import { queueIsFull, skippedForFullQueue } from './run-queue.ts';
+import { skipForRunDataBudget } from './run-data-budget.ts';
+
+/** Why a triggered run is written as skipped instead of queued (its `error` and `errorContext`). */
+export type TriggerSkip = { error: string; context: Record<string, unknown> };
+
+/**
+ * The bounds a run started by a schedule or a chain event must fit, asked at
+ * most once per organization per pass (a scheduler tick or a chain poll): the
+ * organization's waiting runs and its day's run data. Such a run has no caller
+ * to refuse, so past either it is written as a run that ended at once, saying
+ * why. A pass may add up to its own batch past a bound, which keeps the checks
+ * off every occurrence.
+ */
+export function triggerAdmission(
+  store: Store,
+  limits: { maxQueuedPerOrg: number; runDataPerOrgPerDayBytes: number },
+): (organizationId: string) => Promise<TriggerSkip | undefined> {
+  const verdicts = new Map<string, Promise<TriggerSkip | undefined>>();
+  const check = async (organizationId: string): Promise<TriggerSkip | undefined> => {
+    if (await queueIsFull(store, organizationId, limits.maxQueuedPerOrg)) return skippedForFullQueue(limits.maxQueuedPerOrg);
+    return skipForRunDataBudget(store, organizationId, limits.runDataPerOrgPerDayBytes);
+  };
+  return (organizationId) => {
+    let verdict = verdicts.get(organizationId);
+    if (!verdict) verdicts.set(organizationId, (verdict = check(organizationId)));
+    return verdict;
+  };
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * An organization's runs may write FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES of
+ * step data per UTC day (1 MiB here). Each run is bounded on its own, but one
+ * tenant starting runs that each log their limit filled the shared database.
+ * Past the budget a run is refused with 429 and nothing written, a scheduled
+ * run is written as skipped, another organization runs on, and the next day
+ * (the day moved back by the test) runs start again.
+ */
+
+let gw: TestGateway;
+let keyB: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    env: { FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: String(1024 * 1024), FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SCHEDULER_TICK_MS: '3600000' },
+  });
+  keyB = await gw.createKey({ org: 'tenant-b' });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+const api = (key: string, path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key, ...init });
+
+const graph = (trigger: Record<string, unknown>) => ({
+  nodes: [
+    { id: 't', type: 'trigger', data: { label: 'Start', config: trigger } },
+    { id: 's', type: 'action', data: { label: 'Sum', config: { actionType: 'math/aggregate', operation: 'sum', values: '[40, 2]' } } },
+  ],
+  edges: [{ id: 'e', source: 't', target: 's' }],
+});
+
+async function create(key: string, trigger: Record<string, unknown> = { triggerType: 'Manual' }): Promise<string> {
+  const res = await api(key, '/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'data', ...graph(trigger) }) });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id;
+}
+
+/** A run whose trigger logs `chars` characters of input. */
+const execute = (key: string, workflowId: string, chars: number) =>
+  api(key, `/api/workflows/${workflowId}/execute`, { method: 'POST', body: JSON.stringify({ input: { blob: 'x'.repeat(chars) } }) });
+const finished = async (key: string, executionId: string) =>
+  (await api(key, `/api/workflows/executions/${executionId}/wait?timeoutMs=20000`)).body.status as string;
+
+describe("an organization's daily run data", () => {
+  it('refuses runs past the day’s budget with 429 and nothing written, skips scheduled runs, runs others, and starts again the next day', async () => {
+    const store = gw.gateway.services.store;
+    const workflow = await create(gw.ownerKey);
+    const scheduled = await create(gw.ownerKey, { triggerType: 'Schedule', scheduleCron: '* * * * *', scheduleTimezone: 'UTC' });
+    const runsOf = async (id: string) => (await store.selectFrom('workflow_executions').select('id').where('workflow_id', '=', id).execute()).length;
+
+    // Runs that each log about 600,000 characters (the trigger logs its input and its output) until the budget
+    // is spent: the run that crosses it still finishes, the next one is refused.
+    let finishedRuns = 0;
+    let refused = await execute(gw.ownerKey, workflow, 300_000);
+    while (refused.status === 200) {
+      expect(await finished(gw.ownerKey, refused.body.executionId)).toBe('success');
+      finishedRuns++;
+      expect(finishedRuns).toBeLessThan(10);
+      refused = await execute(gw.ownerKey, workflow, 300_000);
+    }
+    expect(finishedRuns).toBe(2);
+    const organizationId = (await api(gw.ownerKey, '/api/keys')).body.organization.id;
+    const [today] = await store.selectFrom('organization_run_data').select(['day', 'chars']).where('organization_id', '=', organizationId).execute();
+    expect(today!.day).toBe(new Date().toISOString().slice(0, 10));
+    expect(Number(today!.chars)).toBeGreaterThanOrEqual(1024 * 1024);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 1024 * 1024 });
+    expect(refused.body.error).toContain('(FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES); runs start again at 00:00 UTC');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
+    expect(refused.body.retryAfterSeconds).toBe(retryAfter);
+    expect(await runsOf(workflow)).toBe(2);
+
+    // A scheduled occurrence is written as skipped, saying why.
+    await store
+      .updateTable('workflow_schedules')
+      .set({ next_run_at: Date.now() - 60_000 })
+      .where('workflow_id', '=', scheduled)
+      .execute();
+    const [skippedId] = await gw.gateway.services.engine.scheduler.tick();
+    const skipped = await api(gw.ownerKey, `/api/workflows/executions/${skippedId}/status`);
+    expect(skipped.body.status).toBe('error');
+    const [skippedRun] = (await api(gw.ownerKey, `/api/workflows/${scheduled}/executions`)).body;
+    expect(skippedRun.error).toContain("Skipped: this organization's runs had written their day's budget");
+
+    // Another organization is not held back.
+    const other = await execute(keyB, await create(keyB), 1_000);
+    expect(other.status).toBe(200);
+    expect(await finished(keyB, other.body.executionId)).toBe('success');
+
+    // The next day: today's sum becomes yesterday's, and runs start again.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    await store.updateTable('organization_run_data').set({ day: yesterday }).where('organization_id', '=', organizationId).execute();
+    const again = await execute(gw.ownerKey, workflow, 10);
+    expect(again.status).toBe(200);
+    expect(await finished(gw.ownerKey, again.body.executionId)).toBe('success');
+  }, 60_000);
+});
