@@ -12,6 +12,8 @@ import {
 } from './executions.ts';
 import { nowIso } from '../ids.ts';
 import type { WorkflowExecutionsTable } from '../store/schema.ts';
+import type { Store } from '../store/db.ts';
+import { isPostgres } from '../store/dialect.ts';
 import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
 import type { RunEvents, RunOutcome } from './run-events.ts';
@@ -255,12 +257,17 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       }
       // The held log rows and the final status in one commit: a finished run always has its whole log.
       const written: Completion = isTerminal(completion.status) ? { ...completion, completedAt: nowIso() } : completion;
-      // The run's data joins its organization's day in the same commit (run-data-budget.ts).
+      // The run's data joins its organization's day (run-data-budget.ts): on SQLite in the same group commit; on
+      // PostgreSQL after it, one upsert of its own, so the store-wide writer lock is not held for another round trip.
+      const recordData = (via?: Store) =>
+        recordRunData(services.store, row.organization_id, log.limit.usedChars, services.config.engine.runDataPerOrgPerDayBytes, via);
+      const inCommit = !isPostgres(services.store);
       const recorded = await log.flush(async (trx) => {
         const completed = await completeExecution(services.store, executionId, owner, written, trx);
-        if (completed) await recordRunData(services.store, row.organization_id, log.limit.usedChars, services.config.engine.runDataPerOrgPerDayBytes, trx);
+        if (completed && inCommit) await recordData(trx);
         return completed;
       });
+      if (recorded && !inCommit) await recordData();
       events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined, row.organization_id);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
