@@ -181,8 +181,14 @@ export interface NewExecution {
   initialStatus?: 'pending' | 'awaiting_payment';
   /** Written already claimed by this worker (status `running`, its lease): saves the claim's write when the worker has a free slot. */
   claimedBy?: { owner: string; leaseMs: number };
-  /** Written as a run that ended at once without running a step (status `error`), saying why: a triggered run that could not be queued. */
-  skipped?: { error: string; context: Record<string, unknown> };
+  /** Written as a run that ended at once without running a step (status `error`), saying why: a triggered run past a bound. */
+  skipped?: SkippedRun;
+}
+
+/** Why a run was written as ended at once: its `error` and `errorContext` (with `reason`). */
+export interface SkippedRun {
+  error: string;
+  context: Record<string, unknown>;
 }
 
 export interface CreatedExecution {

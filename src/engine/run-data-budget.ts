@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { ServiceError } from '../errors.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
+import type { SkippedRun } from './executions.ts';
 
 /**
  * How much run data one organization may write per UTC day
@@ -78,11 +79,7 @@ export async function assertRunDataBudget(store: Store, organizationId: string, 
 }
 
 /** A triggered run's skip reason when its organization has written its day's run data (see run-queue.ts skippedForFullQueue). */
-export async function skipForRunDataBudget(
-  store: Store,
-  organizationId: string,
-  max: number,
-): Promise<{ error: string; context: Record<string, unknown> } | undefined> {
+export async function skipForRunDataBudget(store: Store, organizationId: string, max: number): Promise<SkippedRun | undefined> {
   if (!(await spent(store, organizationId, max, Date.now()))) return undefined;
   return {
     error: `Skipped: this organization's runs had written their day's budget of ${megabytes(max)} of step data (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES), so this triggered run was not started. Triggers run again from 00:00 UTC.`,

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { ServiceError } from '../errors.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
+import type { SkippedRun } from './executions.ts';
 
 /**
  * How many runs one organization may have waiting for a slot. Past its share
@@ -55,7 +56,7 @@ export async function assertQueueRoom(store: Store, organizationId: string, max:
  * written as a run that ended at once, saying why, so its owner sees it in the
  * run history; it is not retried, and later occurrences run once the queue has room.
  */
-export function skippedForFullQueue(max: number): { error: string; context: Record<string, unknown> } {
+export function skippedForFullQueue(max: number): SkippedRun {
   return {
     error: `Skipped: this organization already had ${max} runs waiting for a slot (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG), so this triggered run was not queued. Later triggers run once earlier runs have finished.`,
     context: { reason: 'queue_full', limit: max },

@@ -1,9 +1,7 @@
 import type { Store } from '../store/db.ts';
+import type { SkippedRun } from './executions.ts';
 import { queueIsFull, skippedForFullQueue } from './run-queue.ts';
 import { skipForRunDataBudget } from './run-data-budget.ts';
-
-/** Why a triggered run is written as skipped instead of queued (its `error` and `errorContext`). */
-export type TriggerSkip = { error: string; context: Record<string, unknown> };
 
 /**
  * The bounds a run started by a schedule or a chain event must fit, asked at
@@ -16,9 +14,9 @@ export type TriggerSkip = { error: string; context: Record<string, unknown> };
 export function triggerAdmission(
   store: Store,
   limits: { maxQueuedPerOrg: number; runDataPerOrgPerDayBytes: number },
-): (organizationId: string) => Promise<TriggerSkip | undefined> {
-  const verdicts = new Map<string, Promise<TriggerSkip | undefined>>();
-  const check = async (organizationId: string): Promise<TriggerSkip | undefined> => {
+): (organizationId: string) => Promise<SkippedRun | undefined> {
+  const verdicts = new Map<string, Promise<SkippedRun | undefined>>();
+  const check = async (organizationId: string): Promise<SkippedRun | undefined> => {
     if (await queueIsFull(store, organizationId, limits.maxQueuedPerOrg)) return skippedForFullQueue(limits.maxQueuedPerOrg);
     return skipForRunDataBudget(store, organizationId, limits.runDataPerOrgPerDayBytes);
   };
