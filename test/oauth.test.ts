@@ -334,8 +334,9 @@ describe('refusals', () => {
     const plain = await owner.client.fetch(authorizationUrl.href, { redirect: 'manual' });
     expect(plain.status).toBe(302);
     const location = new URL(plain.headers.get('location')!);
-    // (The SDK's handler refuses it before reading `state`, so this one error comes back without it.)
     expect(location.searchParams.get('error')).toBe('invalid_request');
+    // The request's state comes back with the error (RFC 6749 4.1.2.1), though the SDK's handler refused it before reading it.
+    expect(location.searchParams.get('state')).toBe('st-1');
     expect(location.searchParams.get('error_description')).toContain('code_challenge_method');
 
     provider.client = client;

@@ -58,6 +58,29 @@ function redirectWith(res: Response, redirectUri: string, params: Record<string,
   res.redirect(302, url.href);
 }
 
+/**
+ * RFC 6749 4.1.2.1: an error sent back to the client's redirect URI carries the request's `state`. The SDK's
+ * handler reads `state` only once every parameter passed its schema, so a refused one (a `plain` PKCE method,
+ * say) came back without it, and a client matching answers to its requests by `state` could not place it.
+ * The redirect URI was already checked against the client's registration when these redirects are made.
+ */
+const keepStateOnErrorRedirects: RequestHandler = (req, res, next) => {
+  const state = (req.method === 'POST' ? (req.body as Record<string, unknown> | undefined)?.state : req.query.state) as unknown;
+  if (typeof state === 'string' && state !== '') {
+    const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+    res.redirect = ((statusOrUrl: number | string, maybeUrl?: string) => {
+      const [status, url] = typeof statusOrUrl === 'number' ? [statusOrUrl, maybeUrl!] : [302, statusOrUrl];
+      const target = URL.canParse(url) ? new URL(url) : undefined;
+      if (target && target.searchParams.has('error') && !target.searchParams.has('state')) {
+        target.searchParams.set('state', state);
+        return redirect(status, target.href);
+      }
+      return redirect(status, url);
+    }) as Response['redirect'];
+  }
+  next();
+};
+
 export function oauthRouter(services: Services, origins: OriginPolicy): RequestHandler {
   const provider = createOAuthProvider(services);
   const router = Router();
@@ -88,7 +111,7 @@ export function oauthRouter(services: Services, origins: OriginPolicy): RequestH
       next(error);
     }
   });
-  router.use(OAUTH_ENDPOINTS.authorize, authorizationHandler({ provider, rateLimit: false }));
+  router.use(OAUTH_ENDPOINTS.authorize, keepStateOnErrorRedirects, authorizationHandler({ provider, rateLimit: false }));
   router.use(OAUTH_ENDPOINTS.token, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, tokenHandler({ provider, rateLimit: false }));
   router.use(OAUTH_ENDPOINTS.revoke, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, revocationHandler({ provider, rateLimit: false }));
   router.use(
