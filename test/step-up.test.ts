@@ -142,8 +142,8 @@ describe('step-up with the wallet factor', () => {
     expect(removal.body.code).toBe('wallet_signature_invalid');
   });
 
-  it('budget: 10 requests per 15 minutes per user and action, then 429 with Retry-After; a success resets it', async () => {
-    const { client } = await signedInOwner();
+  it('budget: 10 requests per 15 minutes per user and action, then 429 with Retry-After, audited once; a success resets it', async () => {
+    const { client, me } = await signedInOwner();
     for (let i = 0; i < 10; i++) expect((await createKey(client)).status).toBe(401);
     const over = await createKey(client);
     expect(over.status).toBe(429);
@@ -151,6 +151,11 @@ describe('step-up with the wallet factor', () => {
     const retryAfter = Number(over.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(800);
     expect(retryAfter).toBeLessThanOrEqual(900);
+    // The first refusal of the window is in the audit log, once: more refusals do not add rows.
+    expect((await createKey(client)).status).toBe(429);
+    const limited = (await auditRows(me.user.id, 'step_up_failed')).filter((row) => String(row.details).includes('rate_limited'));
+    expect(limited).toHaveLength(1);
+    expect(limited[0]).toMatchObject({ target: 'org_api_key_manage', outcome: 'failure' });
     // Another action of the same user has its own budget.
     const other = await client.fetch('/api/user/totp', { method: 'POST' });
     expect(other.status).toBe(200);

@@ -248,9 +248,6 @@ const requiredFactors = (user: StepUpUser, services: StepUpServices) => [
 export async function requireStepUp(services: StepUpServices, principal: Principal, action: StepUpAction, proof: StepUpProof, ip: string): Promise<void> {
   const { store, rateLimiter } = services;
   const key = budgetKey(principal.userId, action);
-  const decision = await rateLimiter.consume('stepUpPerUserAction', key);
-  if (!decision.allowed) throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user and action');
-
   const audit = (outcome: 'success' | 'failure', reason?: string) =>
     recordAudit(store, {
       organizationId: principal.organizationId,
@@ -261,6 +258,13 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
       ip,
       details: reason ? { reason } : undefined,
     });
+
+  const decision = await rateLimiter.consume('stepUpPerUserAction', key);
+  if (!decision.allowed) {
+    // Someone is guessing, or a client loops: recorded once per window, so the refusals cannot flood the log.
+    if (decision.firstRefusal) await audit('failure', `rate_limited: over ${decision.limit} requests in the window; refused for ${decision.resetSeconds} s`);
+    throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user and action');
+  }
 
   const user = await store
     .selectFrom('users')

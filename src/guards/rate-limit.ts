@@ -16,6 +16,8 @@ export interface RateLimitDecision {
   remaining: number;
   /** Seconds until the window resets. */
   resetSeconds: number;
+  /** The window's first refusal (later ones in the same window are not): what a refusal worth recording once is. */
+  firstRefusal?: boolean;
 }
 
 export interface RateLimiter {
@@ -52,7 +54,13 @@ export function createRateLimiter(config: Config, opened: OpenedStore): RateLimi
         return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
-          return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+          return {
+            allowed: false,
+            limit,
+            remaining: 0,
+            resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)),
+            firstRefusal: rejection.consumedPoints === limit + 1,
+          };
         }
         throw rejection;
       }
