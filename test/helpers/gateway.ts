@@ -19,8 +19,13 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/** The directories this test file made: removed once its hooks have run (a suite run used to leave 100 MB or more in the temp directory). */
+const madeDirs: string[] = [];
+
 export function tempDir(prefix = 'flowgate-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 export { freePort };
@@ -37,6 +42,8 @@ afterAll(async () => {
   await (await sharedPostgres)?.destroy();
   sharedPostgres = undefined;
   databaseByDataDir.clear();
+  // FLOWGATE_TEST_KEEP_DIRS=1 keeps them, to look at a failed test's data directory.
+  if (process.env.FLOWGATE_TEST_KEEP_DIRS !== '1') for (const dir of madeDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /**
