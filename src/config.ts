@@ -45,6 +45,12 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 60,
     describes: 'direct-execution requests per API key per minute',
   },
+  objectWritesPerOrganization: {
+    variable: 'FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG',
+    default: 300,
+    windowSeconds: 60,
+    describes: 'writes of stored objects (workflows, projects, tags, integrations, invitations: create, update, delete) per organization per minute',
+  },
   anonymousWorkflowsPerIp: {
     variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP',
     default: 20,

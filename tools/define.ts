@@ -112,10 +112,12 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
    */
   anonymous?: boolean;
   /**
-   * A request-rate limit per API key, consumed after authorization and before
-   * validation; its X-RateLimit-* headers go on every response of the tool.
+   * A request-rate limit, consumed after authorization and before validation:
+   * `executePerKey` per API key, `objectWritesPerOrganization` per organization
+   * (writes of stored objects, whichever key or session makes them). Its
+   * X-RateLimit-* headers go on every response of the tool.
    */
-  rateLimit?: 'executePerKey';
+  rateLimit?: 'executePerKey' | 'objectWritesPerOrganization';
   rest?: RestBinding;
   /** Omit (or false) for operations that are REST-only. */
   mcp?: McpBinding | false;

@@ -71,6 +71,7 @@ const createIntegrationTool = defineTool({
   title: 'Create integration',
   description: `Creates an integration. \`type\` is one of ${typesText}; \`config\` holds its fields (for example \`{webhookUrl}\` for discord). Credential fields are encrypted at rest and never returned.`,
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: integrationName, type: z.string().min(1).max(50), config: configObject.default({}) }),
   output: detailsSchema,
   rest: { method: 'POST', path: '/api/integrations', status: 201 },
@@ -84,6 +85,7 @@ const updateIntegrationTool = defineTool({
   description:
     'Renames an integration or changes its config. In `config`, a credential field that is omitted or empty keeps the stored value and a value replaces it; a non-credential field set to null is removed.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z
     .object({ integrationId, name: integrationName.optional(), config: configObject.optional() })
     .refine((p) => p.name !== undefined || p.config !== undefined, { error: 'send at least one of name, config' }),
@@ -98,6 +100,7 @@ const deleteIntegrationTool = defineTool({
   title: 'Delete integration',
   description: 'Deletes an integration and its stored credentials. Workflow steps that reference it fail until they point at another one. Cannot be undone.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ integrationId }),
   output: z.object({ success: z.literal(true), id: z.string() }),
   rest: { method: 'DELETE', path: '/api/integrations/:integrationId' },

@@ -68,7 +68,10 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
   // First, so refusals (401, 400) that used a deprecated shape say so too.
   signalDeprecations(tool, rawInput, ctx);
   authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
-  if (tool.rateLimit && ctx.principal) await consumeRateLimit(tool.rateLimit, ctx.principal.keyId, ctx);
+  if (tool.rateLimit && ctx.principal) {
+    const key = tool.rateLimit === 'executePerKey' ? ctx.principal.keyId : ctx.principal.organizationId;
+    await consumeRateLimit(tool.rateLimit, key, ctx);
+  }
 
   const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));

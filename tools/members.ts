@@ -91,6 +91,7 @@ const createInvitationTool = defineTool({
     'Admins invite members and admins; only owners invite owners. With `email`, only a user with that verified address can accept.',
   ].join(' '),
   scope: 'session',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({
     role,
     email: z.string().trim().toLowerCase().email().max(254).optional().describe('Restrict the invitation to this verified e-mail address'),
@@ -121,6 +122,7 @@ const revokeInvitationTool = defineTool({
   title: 'Revoke an invitation',
   description: 'Revokes a pending invitation: its token can no longer be accepted. An accepted invitation answers 409; remove the member instead.',
   scope: 'session',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ invitationId: z.string().min(1).max(100).describe('Invitation id from list_invitations') }),
   output: invitationSchema,
   rest: { method: 'DELETE', path: '/api/organization/invitations/:invitationId' },

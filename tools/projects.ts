@@ -52,6 +52,7 @@ const createProjectTool = defineTool({
     'Creates a project to group workflows. Names need not be unique: check list_projects first. Next: pass the id as `projectId` to create_workflow or update_workflow.',
   ].join(' '),
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: projectName, description: projectDescription.optional(), color: projectColor.optional() }),
   output: projectSchema,
   rest: { method: 'POST', path: '/api/projects', status: 201 },
@@ -65,6 +66,7 @@ const updateProjectTool = defineTool({
   description:
     "Changes a project's name, description or color; only the fields you send change (at least one). Send `description: null` to clear it. Returns the updated project.",
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z
     .object({ projectId, name: projectName.optional(), description: projectDescription.nullable().optional(), color: projectColor.optional() })
     .refine((p) => p.name !== undefined || p.description !== undefined || p.color !== undefined, {
@@ -81,6 +83,7 @@ const deleteProjectTool = defineTool({
   title: 'Delete project',
   description: 'Deletes a project. Its workflows are kept and become unassigned; the response says how many (`unassignedWorkflows`). Cannot be undone.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ projectId }),
   output: z.object({ success: z.literal(true), id: z.string(), unassignedWorkflows: z.number().int() }),
   rest: { method: 'DELETE', path: '/api/projects/:projectId' },

@@ -52,6 +52,7 @@ const createTagTool = defineTool({
     'Next: pass the id as `tagId` to create_workflow or update_workflow.',
   ].join(' '),
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: tagName, color: tagColor }),
   output: tagSchema,
   rest: { method: 'POST', path: '/api/tags', status: 201 },
@@ -66,6 +67,7 @@ const updateTagTool = defineTool({
   description:
     'Renames or recolors an organization tag; only the fields you send change (send at least one of `name`, `color`). Workflows keep the tag. Returns the updated tag.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z
     .object({ tagId, name: tagName.optional(), color: tagColor.optional() })
     .refine((patch) => patch.name !== undefined || patch.color !== undefined, { error: 'send at least one of name, color' }),
@@ -80,6 +82,7 @@ const deleteTagTool = defineTool({
   title: 'Delete tag',
   description: 'Deletes an organization tag. Its workflows are kept and become untagged; the response says how many (`untaggedWorkflows`). Cannot be undone.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ tagId }),
   output: z.object({ success: z.literal(true), id: z.string(), untaggedWorkflows: z.number().int() }),
   rest: { method: 'DELETE', path: '/api/tags/:tagId' },

@@ -118,6 +118,7 @@ export const publishWorkflowTool = defineTool({
   title: 'Publish a workflow as a callable listing',
   description: `Lists your workflow under a slug for any agent (call_workflow, /mcp/w/{slug}). price: USD such as "0.05" (max ${MAX_PUBLISHED_PRICE_USD}) paid via x402 or MPP, null = free. inputSchema (type "object") validates calls. type "write" answers unsigned calldata. result {nodeId, path} picks output.result. Undo: unlist_workflow.`,
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({
     workflowId: workflowIdParam,
     slug: listingSlug,
@@ -146,6 +147,7 @@ export const unlistWorkflowTool = defineTool({
   description:
     "Removes your workflow's listing: the slug stops being callable. The workflow is untouched and the slug stays yours (publish_workflow to relist).",
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam }),
   output: z.object({ success: z.literal(true), workflowId: z.string(), slug: z.string() }),
   rest: { method: 'DELETE', path: '/api/workflows/:workflowId/listing' },

@@ -99,6 +99,7 @@ export const createWorkflowTool = defineTool({
   description:
     'Saves a workflow: one trigger node plus action nodes joined by edges, validated against list_action_schemas (every problem at once in invalidFields, with suggestions). Without a key: anonymous, with a claimToken for claim_workflow.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   anonymous: true,
   input: createInput,
   output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema), claimToken: z.string().optional() }),
@@ -127,6 +128,7 @@ export const updateWorkflowTool = defineTool({
   description:
     'Changes the fields you send; nodes or edges re-validate the whole graph and a refused update changes nothing. null projectId or tagId unassigns. A public workflow answers with redactedPaths.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({
     workflowId: workflowIdParam,
     name: workflowName.optional(),
@@ -169,6 +171,7 @@ export const deleteWorkflowTool = defineTool({
   description:
     'Deletes a workflow. A workflow with execution history answers 409 unless force=true, which also deletes its runs and logs. This cannot be undone.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam, force: booleanish.optional() }),
   output: z.object({ success: z.literal(true), id: z.string(), deletedExecutions: z.number() }),
   rest: { method: 'DELETE', path: '/api/workflows/:workflowId' },
@@ -184,6 +187,7 @@ export const duplicateWorkflowTool = defineTool({
   title: 'Duplicate workflow',
   description: 'Copies a workflow of your organization (nodes, edges, project, tag) as a new private workflow named "<name> (copy)". Returns the copy.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam }),
   output: workflowSchema,
   rest: { method: 'POST', path: '/api/workflows/:workflowId/duplicate', status: 201 },
@@ -250,6 +254,7 @@ export const claimWorkflowTool = defineTool({
   description:
     'Moves a workflow created anonymously into your organization. Only its original creator may claim it: send the claimToken returned by create_workflow.',
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam, claimToken: z.string().trim().min(1, 'claimToken is required') }),
   output: workflowSchema,
   rest: { method: 'POST', path: '/api/workflows/:workflowId/claim' },
@@ -266,6 +271,7 @@ export const goLiveTool = defineTool({
   title: 'Publish workflow (go live)',
   description: `Makes a workflow public (search_workflows, GET /api/workflows/public) with a public name and up to ${MAX_PUBLIC_TAGS} public tag ids from list_public_tags. Credentials typed into nodes are redacted for others; redactedPaths lists each one.`,
   scope: 'mcp:write',
+  rateLimit: 'objectWritesPerOrganization',
   input: z.object({
     workflowId: workflowIdParam,
     name: workflowName,
