@@ -37,7 +37,7 @@ export const RATE_LIMIT_VARIABLES = {
     variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP',
     default: 10,
     windowSeconds: 60,
-    describes: 'anonymous MCP tools/call requests per IP per minute',
+    describes: 'anonymous calls of listed workflows per IP per minute (MCP tools/call, and free runs over POST /api/mcp/workflows/{slug}/call)',
   },
   executePerKey: {
     variable: 'FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY',

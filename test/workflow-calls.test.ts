@@ -301,4 +301,24 @@ describe('rate limits on the per-workflow servers', () => {
       await limited.close();
     }
   });
+
+  it('anonymous REST calls of a free workflow share that per-IP budget; a caller with a key is not counted', async () => {
+    const limited = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP: '2' } });
+    try {
+      const call = (key?: string) => fetchJson(`${limited.url}/api/mcp/workflows/helloworld/call`, { method: 'POST', body: '{}', ...(key ? { key } : {}) });
+      const allowed = [await call(), await call()];
+      expect(allowed.map((r) => r.status)).toEqual([200, 200]);
+      expect(allowed[1]!.body.status).toBe('success');
+      const refused = await call();
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('rate_limited');
+      expect(refused.body.error).toContain('anonymous calls of free workflows are limited per IP address');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      const runs = await limited.gateway.services.store.selectFrom('workflow_executions').select('id').execute();
+      expect(runs).toHaveLength(2);
+      expect((await call(limited.ownerKey)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -22,9 +22,9 @@ const walletAddress = z
   .describe('The EVM address that signs the message');
 const chainId = z.coerce.number().int().positive().describe('The chain id of the sign-in assertion (does not restrict execution chains)');
 
-export async function spendPerIp(ctx: ToolContext, name: RateLimitName) {
+export async function spendPerIp(ctx: ToolContext, name: RateLimitName, advice = 'sign-in attempts are limited per IP address') {
   const decision = await ctx.services.rateLimiter.consume(name, ctx.ip);
-  if (!decision.allowed) throw rateLimitedError(name, decision, 'sign-in attempts are limited per IP address');
+  if (!decision.allowed) throw rateLimitedError(name, decision, advice);
 }
 
 export const organizationView = z.object({ id: z.string(), slug: z.string(), name: z.string(), role: z.enum(ROLES) });

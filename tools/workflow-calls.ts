@@ -6,6 +6,7 @@ import { getListing, listListings } from '../src/catalog/listings.ts';
 import { listingView } from '../src/catalog/views.ts';
 import { decimalPrice, inputSchemaSchema, listingSlug } from '../src/catalog/entry.ts';
 import { publishListing, unlistListing, MAX_PUBLISHED_PRICE_USD } from '../src/catalog/publish.ts';
+import { spendPerIp } from './auth.ts';
 import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { workflowIdParam } from './workflow-schemas.ts';
@@ -36,7 +37,13 @@ export const callOutputSchema = z.union([calldataSchema, runAnswerSchema]);
 
 /** Shared by REST and MCP: receipts go out as headers (REST) or result `_meta` (MCP). */
 export async function callForCaller(slug: string, inputs: Record<string, unknown>, ctx: ToolContext) {
-  const outcome: CallOutcome = await callListing(ctx.services, slug, inputs, { credentials: ctx.payment ?? {} });
+  // An anonymous REST call of a free workflow is held to the per-IP budget anonymous MCP calls have at the MCP edge;
+  // without it anyone could run a publisher's free workflow as fast as the gateway answers.
+  const beforeFreeRun =
+    ctx.transport === 'rest' && !ctx.principal
+      ? () => spendPerIp(ctx, 'mcpPublicCallsPerIp', 'anonymous calls of free workflows are limited per IP address; send an API key for more')
+      : undefined;
+  const outcome: CallOutcome = await callListing(ctx.services, slug, inputs, { credentials: ctx.payment ?? {}, beforeFreeRun });
   if (outcome.kind === 'run' && outcome.receipt) {
     for (const [name, value] of Object.entries(ctx.services.payments.receiptHeaders(outcome.receipt))) ctx.setHeader(name, value);
     for (const [key, value] of Object.entries(ctx.services.payments.receiptMeta(outcome.receipt))) ctx.setResultMeta?.(key, value);

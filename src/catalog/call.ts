@@ -115,7 +115,12 @@ export async function callListing(
   services: Services,
   slug: string,
   body: Record<string, unknown>,
-  options: { credentials: PaymentCredentials; waitMs?: number },
+  options: {
+    credentials: PaymentCredentials;
+    waitMs?: number;
+    /** Called before a free read listing runs (a paid one is paid for, a write one runs nothing): the caller's own limit. */
+    beforeFreeRun?: () => Promise<void>;
+  },
 ): Promise<CallOutcome> {
   const listing = await getListing(services.store, slug);
   const inputs = validateCallInput(slug, listing.inputSchema, body);
@@ -124,6 +129,7 @@ export async function callListing(
 
   const waitMs = options.waitMs ?? CALL_WAIT_MS;
   if (listing.price === null) {
+    await options.beforeFreeRun?.();
     const run = await startWorkflowRun(services, workflow, { userId: null, input: inputs, triggerType: 'Manual' });
     return { kind: 'run', body: await answerFor(services, listing, run.executionId, waitMs) };
   }
