@@ -1,8 +1,12 @@
-import { spawnGateway, type SpawnedGateway } from '../../scripts/gateway-process.ts';
-import { startTestGateway } from './gateway.ts';
+import { spawnGateway as spawnGatewayProcess, type SpawnedGateway } from '../../scripts/gateway-process.ts';
+import { startTestGateway, tempDir } from './gateway.ts';
 import type { TestPostgres } from './postgres.ts';
 
-export { spawnGateway, type SpawnedGateway };
+export type { SpawnedGateway };
+
+/** `flowgate serve` as a child process, on a data directory removed when the test file ends unless one is given. */
+export const spawnGateway = (env: Record<string, string>, options: { dataDir?: string } = {}) =>
+  spawnGatewayProcess(env, { dataDir: options.dataDir ?? tempDir('flowgate-instance-') });
 
 export interface Cluster {
   databaseUrl: string;
