@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { createWorkflowViaApi } from './helpers/workflows.ts';
 
 /**
  * An organization's runs may write FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES of
@@ -34,11 +35,8 @@ const graph = (trigger: Record<string, unknown>) => ({
   edges: [{ id: 'e', source: 't', target: 's' }],
 });
 
-async function create(key: string, trigger: Record<string, unknown> = { triggerType: 'Manual' }): Promise<string> {
-  const res = await api(key, '/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'data', ...graph(trigger) }) });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.id;
-}
+const create = async (key: string, trigger: Record<string, unknown> = { triggerType: 'Manual' }) =>
+  (await createWorkflowViaApi(gw.url, key, { name: 'data', ...graph(trigger) })).id;
 
 /** A run whose trigger logs `chars` characters of input. */
 const execute = (key: string, workflowId: string, chars: number) =>

@@ -3,6 +3,7 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { startHttpTarget } from './helpers/http-target.ts';
 import { action, linear } from './helpers/web3.ts';
+import { createWorkflowViaApi } from './helpers/workflows.ts';
 
 /**
  * The bound on an organization's waiting runs (FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG)
@@ -44,11 +45,8 @@ afterAll(async () => {
 
 const api = (key: string, path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key, ...init });
 
-async function create(key: string, graph: { nodes: unknown[]; edges: unknown[] }): Promise<string> {
-  const res = await api(key, '/api/workflows/create', { method: 'POST', body: JSON.stringify({ name: 'triggered', ...graph }) });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.id;
-}
+const create = async (key: string, graph: { nodes: unknown[]; edges: unknown[] }) =>
+  (await createWorkflowViaApi(gw.url, key, { name: 'triggered', ...graph })).id;
 
 const triggered = (config: Record<string, unknown>) => ({
   nodes: [
