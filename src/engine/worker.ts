@@ -267,7 +267,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
         if (completed && inCommit) await recordData(trx);
         return completed;
       });
-      if (recorded && !inCommit) await recordData();
+      // The run has ended either way: a sum that could not be added costs the budget's accuracy, not the run.
+      if (recorded && !inCommit) await recordData().catch((error) => console.error(`[flowgate] run data of ${executionId} not counted:`, error));
       events.finished(executionId, completion.status, recorded ? outcomeOf(written) : undefined, row.organization_id);
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
