@@ -251,7 +251,14 @@ function isProxyAddress(entry: string): boolean {
   const family = net.isIP(address ?? '');
   if (family === 0 || rest.length > 0) return false;
   if (prefix === undefined) return true;
-  if (family === 4 && net.isIPv4(prefix)) return true;
+  // A netmask must be contiguous ones then zeros (proxy-addr refuses any other at start, in its own words).
+  if (family === 4 && net.isIPv4(prefix))
+    return /^1*0*$/.test(
+      prefix
+        .split('.')
+        .map((octet) => Number(octet).toString(2).padStart(8, '0'))
+        .join(''),
+    );
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 

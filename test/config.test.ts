@@ -75,6 +75,7 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_TRUST_PROXY: '0' })).toMatch(/FLOWGATE_TRUST_PROXY.*hop count must be 1-10/);
     expect(errorFor({ FLOWGATE_TRUST_PROXY: '10.0.0.0/33' })).toMatch(/FLOWGATE_TRUST_PROXY "10.0.0.0\/33" is not an IP address/);
     expect(errorFor({ FLOWGATE_TRUST_PROXY: 'balancer.internal' })).toContain('"balancer.internal" is not an IP address');
+    expect(errorFor({ FLOWGATE_TRUST_PROXY: '10.0.0.0/255.0.255.0' })).toContain('"10.0.0.0/255.0.255.0" is not an IP address');
   });
 
   it('the mailer and the CAPTCHA are off by default; each is all-or-nothing and names the variable that is wrong', () => {
