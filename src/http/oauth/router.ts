@@ -65,7 +65,8 @@ function redirectWith(res: Response, redirectUri: string, params: Record<string,
  * The redirect URI was already checked against the client's registration when these redirects are made.
  */
 const keepStateOnErrorRedirects: RequestHandler = (req, res, next) => {
-  const state = (req.method === 'POST' ? (req.body as Record<string, unknown> | undefined)?.state : req.query.state) as unknown;
+  // GET's query only: a POSTed form is parsed inside the SDK's handler, after this point (left as the SDK has it).
+  const state: unknown = req.query.state;
   if (typeof state === 'string' && state !== '') {
     const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
     res.redirect = ((statusOrUrl: number | string, maybeUrl?: string) => {
