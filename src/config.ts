@@ -49,7 +49,8 @@ export const RATE_LIMIT_VARIABLES = {
     variable: 'FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG',
     default: 300,
     windowSeconds: 60,
-    describes: 'writes of stored objects (workflows, projects, tags, integrations, invitations: create, update, delete) per organization per minute',
+    describes:
+      'writes of stored objects (workflows, projects, tags, integrations, invitations, public tags, webhook keys: create, update, delete) per organization per minute',
   },
   anonymousWorkflowsPerIp: {
     variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP',
@@ -107,6 +108,73 @@ export const RATE_LIMIT_VARIABLES = {
   },
 } as const;
 
+/**
+ * How many of each stored object one organization may hold, with its own
+ * variable. Creating one more is 409 `quota_exceeded` and writes nothing.
+ * /docs/limits is generated from this table. Without these a single key could
+ * fill the shared database, or the public tag list every client reads.
+ */
+export const QUOTA_VARIABLES = {
+  workflows: {
+    variable: 'FLOWGATE_MAX_WORKFLOWS_PER_ORG',
+    noun: 'workflows',
+    default: 10_000,
+    describes: 'Workflows per organization (creating, duplicating or claiming one more is refused)',
+    remedy: 'delete some (delete_workflow, DELETE /api/workflows/{id})',
+  },
+  projects: {
+    variable: 'FLOWGATE_MAX_PROJECTS_PER_ORG',
+    noun: 'projects',
+    default: 1_000,
+    describes: 'Projects per organization',
+    remedy: 'delete one (delete_project, DELETE /api/projects/{projectId})',
+  },
+  tags: {
+    variable: 'FLOWGATE_MAX_TAGS_PER_ORG',
+    noun: 'tags',
+    default: 1_000,
+    describes: 'Tags per organization',
+    remedy: 'delete one (delete_tag, DELETE /api/tags/{tagId})',
+  },
+  integrations: {
+    variable: 'FLOWGATE_MAX_INTEGRATIONS_PER_ORG',
+    noun: 'integrations',
+    default: 500,
+    describes: 'Integrations per organization',
+    remedy: 'delete one (delete_integration, DELETE /api/integrations/{integrationId})',
+  },
+  apiKeys: {
+    variable: 'FLOWGATE_MAX_API_KEYS_PER_ORG',
+    noun: 'live organization API keys',
+    default: 100,
+    describes: 'Live (unrevoked) organization API keys (`svc_`) per organization',
+    remedy: 'revoke one (DELETE /api/keys/{keyId})',
+  },
+  webhookKeys: {
+    variable: 'FLOWGATE_MAX_WEBHOOK_KEYS_PER_ORG',
+    noun: 'live webhook keys',
+    default: 100,
+    describes: 'Live webhook keys (`wfb_`) per organization',
+    remedy: 'revoke one (DELETE /api/api-keys/{keyId})',
+  },
+  pendingInvitations: {
+    variable: 'FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG',
+    noun: 'pending invitations',
+    default: 200,
+    describes: 'Pending invitations (neither accepted, revoked nor expired) per organization',
+    remedy: 'revoke one (revoke_invitation, DELETE /api/organization/invitations/{invitationId}) or wait for one to expire',
+  },
+  publicTags: {
+    variable: 'FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG',
+    noun: 'public tags it created',
+    default: 50,
+    describes: 'Public tags an organization has created (they are shared by every organization and cannot be deleted)',
+    remedy: 'use one that exists (list_public_tags, GET /api/public-tags)',
+  },
+} as const;
+
+export type QuotaName = keyof typeof QUOTA_VARIABLES;
+
 export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
 export interface RateLimitSetting {
   limit: number;
@@ -163,8 +231,8 @@ export interface Config {
    * express's `trust proxy` form: false (none: the socket's address), a hop count, or addresses and ranges.
    */
   trustProxy: false | number | string[];
-  /** Workflows one organization may hold; creating, duplicating or claiming past it is 409 quota_exceeded. */
-  maxWorkflowsPerOrg: number;
+  /** How many of each stored object one organization may hold (QUOTA_VARIABLES); one more is 409 quota_exceeded. */
+  quotas: Record<QuotaName, number>;
   /** Server-sent-event streams (the analytics stream) one organization may hold open on this process at once. */
   maxEventStreamsPerOrg: number;
   rateLimitsEnabled: boolean;
@@ -458,7 +526,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     receiptTimeoutMs: read(env, 'FLOWGATE_RECEIPT_TIMEOUT_MS', positiveInt, '60000'),
     trustProxy: trustProxy(env),
-    maxWorkflowsPerOrg: read(env, 'FLOWGATE_MAX_WORKFLOWS_PER_ORG', positiveInt, '10000'),
+    quotas: Object.fromEntries(
+      Object.entries(QUOTA_VARIABLES).map(([name, spec]) => [name, read(env, spec.variable, positiveInt, String(spec.default))]),
+    ) as Record<QuotaName, number>,
     maxEventStreamsPerOrg: read(env, 'FLOWGATE_MAX_EVENT_STREAMS_PER_ORG', positiveInt, '20'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,

@@ -50,14 +50,23 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: '1000' })).toMatch(/FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES.*at least 1048576/);
   });
 
-  it('bounds workflows per organization (10,000) and open event streams per organization (20) by default, by name', () => {
-    expect(loadConfig({}).maxWorkflowsPerOrg).toBe(10_000);
-    expect(loadConfig({}).maxEventStreamsPerOrg).toBe(20);
-    expect(loadConfig({ FLOWGATE_MAX_WORKFLOWS_PER_ORG: '50', FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: '5' })).toMatchObject({
-      maxWorkflowsPerOrg: 50,
-      maxEventStreamsPerOrg: 5,
+  it('bounds each stored object per organization and open event streams per organization (20) by default, by name', () => {
+    expect(loadConfig({}).quotas).toEqual({
+      workflows: 10_000,
+      projects: 1_000,
+      tags: 1_000,
+      integrations: 500,
+      apiKeys: 100,
+      webhookKeys: 100,
+      pendingInvitations: 200,
+      publicTags: 50,
     });
+    expect(loadConfig({}).maxEventStreamsPerOrg).toBe(20);
+    const set = loadConfig({ FLOWGATE_MAX_WORKFLOWS_PER_ORG: '50', FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG: '2', FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: '5' });
+    expect(set.quotas).toMatchObject({ workflows: 50, publicTags: 2, tags: 1_000 });
+    expect(set.maxEventStreamsPerOrg).toBe(5);
     expect(errorFor({ FLOWGATE_MAX_WORKFLOWS_PER_ORG: '0' })).toContain('FLOWGATE_MAX_WORKFLOWS_PER_ORG');
+    expect(errorFor({ FLOWGATE_MAX_TAGS_PER_ORG: 'many' })).toContain('FLOWGATE_MAX_TAGS_PER_ORG');
     expect(errorFor({ FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: 'lots' })).toContain('FLOWGATE_MAX_EVENT_STREAMS_PER_ORG');
   });
 

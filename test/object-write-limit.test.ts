@@ -3,7 +3,7 @@ import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway
 
 /**
  * Writes of stored objects (workflows, projects, tags, integrations,
- * invitations) are limited per organization
+ * invitations, public tags, webhook keys) are limited per organization
  * (FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG, 3 a minute here), whichever of
  * its keys makes them: over MCP an organization was already held to 120
  * requests a minute, but over REST one key could write rows as fast as the
@@ -65,5 +65,23 @@ describe('stored-object writes per organization', () => {
     // Reads are not counted, and another organization writes on.
     expect((await fetchJson(`${gw.url}/api/workflows`, { key: gw.ownerKey })).status).toBe(200);
     expect((await post(keyB, '/api/workflows/create', workflow)).status).toBe(200);
+  }, 60_000);
+
+  it('counts public tags and webhook keys too: the shared tag list and the key table are stored objects', async () => {
+    const keyC = await gw.createKey({ org: 'tenant-c' });
+    const madeKey = await post(keyC, '/api/api-keys', { name: 'hook' });
+    const writes = [
+      await post(keyC, '/api/public-tags', { name: 'Tenant C tag' }),
+      madeKey,
+      await fetchJson(`${gw.url}/api/api-keys/${madeKey.body.id}`, { method: 'DELETE', key: keyC }),
+    ];
+    expect(writes.map((r) => r.status)).toEqual([201, 201, 200]);
+    const refused = await post(keyC, '/api/public-tags', { name: 'Tenant C second tag' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    const tags = (await fetchJson(`${gw.url}/api/public-tags`)).body.map((t: { name: string }) => t.name);
+    expect(tags).toContain('Tenant C tag');
+    expect(tags).not.toContain('Tenant C second tag');
+    expect((await post(keyC, '/api/api-keys', { name: 'second hook' })).status).toBe(429);
   }, 60_000);
 });

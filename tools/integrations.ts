@@ -76,7 +76,8 @@ const createIntegrationTool = defineTool({
   output: detailsSchema,
   rest: { method: 'POST', path: '/api/integrations', status: 201 },
   mcp: false,
-  handler: (input, ctx) => createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input }),
+  handler: (input, ctx) =>
+    createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.services.config.quotas.integrations }),
 });
 
 const updateIntegrationTool = defineTool({

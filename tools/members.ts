@@ -100,7 +100,11 @@ const createInvitationTool = defineTool({
   rest: { method: 'POST', path: '/api/organization/invitations', status: 201 },
   mcp: false,
   async handler(input, ctx) {
-    const { invitation, token } = await createInvitation(ctx.services.store, requirePrincipal(ctx), { ...input, ip: ctx.ip });
+    const { invitation, token } = await createInvitation(ctx.services.store, requirePrincipal(ctx), {
+      ...input,
+      ip: ctx.ip,
+      quota: ctx.services.config.quotas.pendingInvitations,
+    });
     return { ...invitation, token };
   },
 });

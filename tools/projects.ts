@@ -57,7 +57,8 @@ const createProjectTool = defineTool({
   output: projectSchema,
   rest: { method: 'POST', path: '/api/projects', status: 201 },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
-  handler: (input, ctx) => createProject(ctx.services.store, { organizationId: requirePrincipal(ctx).organizationId, ...input }),
+  handler: (input, ctx) =>
+    createProject(ctx.services.store, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.services.config.quotas.projects }),
 });
 
 const updateProjectTool = defineTool({

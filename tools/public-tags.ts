@@ -45,9 +45,11 @@ const createPublicTagTool = defineTool({
   }),
   output: publicTagSchema,
   rest: { method: 'POST', path: '/api/public-tags', status: 201 },
+  rateLimit: 'objectWritesPerOrganization',
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   // mcp:write guarantees an authenticated principal here.
-  handler: ({ name }, ctx) => createPublicTag(ctx.services.store, { name, organizationId: requirePrincipal(ctx).organizationId }),
+  handler: ({ name }, ctx) =>
+    createPublicTag(ctx.services.store, { name, organizationId: requirePrincipal(ctx).organizationId, quota: ctx.services.config.quotas.publicTags }),
 });
 
 export const publicTagTools = [listPublicTagsTool, createPublicTagTool];

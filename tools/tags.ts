@@ -58,7 +58,12 @@ const createTagTool = defineTool({
   rest: { method: 'POST', path: '/api/tags', status: 201 },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   handler: (input, ctx) =>
-    createTag(ctx.services.store, { organizationId: requirePrincipal(ctx).organizationId, userId: requirePrincipal(ctx).userId, ...input }),
+    createTag(ctx.services.store, {
+      organizationId: requirePrincipal(ctx).organizationId,
+      userId: requirePrincipal(ctx).userId,
+      ...input,
+      quota: ctx.services.config.quotas.tags,
+    }),
 });
 
 const updateTagTool = defineTool({

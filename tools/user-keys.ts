@@ -35,10 +35,11 @@ const createWebhookKey = defineTool({
   }),
   output: keyListing.omit({ lastUsedAt: true }).extend({ key: z.string().describe('The full key, shown once') }),
   rest: { method: 'POST', path: '/api/api-keys', status: 201 },
+  rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   async handler({ name }, ctx) {
     const { organizationId, userId } = requirePrincipal(ctx);
-    const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name });
+    const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name, quota: ctx.services.config.quotas.webhookKeys });
     return { ...record, key };
   },
 });
@@ -63,6 +64,7 @@ const deleteWebhookKey = defineTool({
   input: z.object({ keyId: z.string().min(1).max(100).describe('Key id from GET /api/api-keys') }),
   output: z.object({ success: z.literal(true), id: z.string() }),
   rest: { method: 'DELETE', path: '/api/api-keys/:keyId' },
+  rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   async handler({ keyId }, ctx) {
     await revokeUserKey(ctx.services.store, requirePrincipal(ctx).organizationId, keyId);

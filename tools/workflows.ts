@@ -38,7 +38,7 @@ import {
 const owner = (principal: Principal, ctx: ToolContext): WorkflowOwner => ({
   organizationId: principal.organizationId,
   userId: principal.userId,
-  maxWorkflows: ctx.services.config.maxWorkflowsPerOrg,
+  maxWorkflows: ctx.services.config.quotas.workflows,
 });
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };

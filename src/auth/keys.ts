@@ -1,10 +1,12 @@
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/db.ts';
+import { assertRoom } from '../org/quotas.ts';
 import type { KeyScope, Principal } from './principal.ts';
 import { newId, nowIso } from '../ids.ts';
 import { matchSecret, mintSecret, secretDigest } from './secret-keys.ts';
 import { RecentPrincipals } from './recent-principals.ts';
 import { first, prepared } from '../store/prepared.ts';
-import type { ApiKeysTable } from '../store/schema.ts';
+import type { ApiKeysTable, Database } from '../store/schema.ts';
 
 /**
  * Organization API keys (`svc_`). Only the SHA-256 of a key is stored; the
@@ -38,6 +40,10 @@ const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) =>
     ),
 );
 
+/** The organization's live keys, the rows its key quota counts. */
+export const liveKeysOf = (db: Store | Transaction<Database>, organizationId: string) =>
+  db.selectFrom('api_keys').where('organization_id', '=', organizationId).where('revoked_at', 'is', null);
+
 export interface ApiKeyRecord {
   id: string;
   name: string;
@@ -51,7 +57,14 @@ export interface ApiKeyRecord {
 }
 
 export interface KeyService {
-  create(input: { organizationId: string; userId: string; name: string; scope: KeyScope | null }): Promise<{ record: ApiKeyRecord; key: string }>;
+  /** `quota`: how many live keys the organization may hold (config.quotas.apiKeys); unset (the operator's CLI, first start): no bound. */
+  create(input: {
+    organizationId: string;
+    userId: string;
+    name: string;
+    scope: KeyScope | null;
+    quota?: number;
+  }): Promise<{ record: ApiKeyRecord; key: string }>;
   /** The principal for a bearer token, or null when it is not a live organization key. */
   authenticate(bearer: string): Promise<Principal | null>;
   /** Live keys, oldest first; `includeRevoked` adds revoked ones (with `revokedAt`). */
@@ -93,7 +106,7 @@ export function createKeyService(store: Store): KeyService {
   });
 
   return {
-    async create({ organizationId, userId, name, scope }) {
+    async create({ organizationId, userId, name, scope, quota }) {
       const { key, prefix, hash } = mintSecret(ORG_KEY_PREFIX);
       const row = {
         id: newId(),
@@ -107,7 +120,10 @@ export function createKeyService(store: Store): KeyService {
         last_used_at: null,
         revoked_at: null,
       };
-      await store.insertInto('api_keys').values(row).execute();
+      await store.transaction().execute(async (trx) => {
+        await assertRoom(trx, 'apiKeys', quota, liveKeysOf(trx, organizationId));
+        await trx.insertInto('api_keys').values(row).execute();
+      });
       return { record: toRecord(row), key };
     },
 

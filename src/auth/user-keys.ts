@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.ts';
+import { assertRoom } from '../org/quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import { notFound } from '../errors.ts';
 import { matchSecret, mintSecret } from './secret-keys.ts';
@@ -51,7 +52,12 @@ const toRecord = (row: {
 /** Mints a key for `userId` in `organizationId`; the returned `key` is the only copy. */
 export async function createUserKey(
   store: Store,
-  input: { organizationId: string; userId: string; name: string },
+  input: {
+    organizationId: string;
+    userId: string;
+    name: string;
+    /** Live keys the organization may hold (config.quotas.webhookKeys); unset: no bound. */ quota?: number;
+  },
 ): Promise<{ record: UserKeyRecord; key: string }> {
   const { key, prefix, hash } = mintSecret(USER_KEY_PREFIX);
   const row = {
@@ -65,7 +71,15 @@ export async function createUserKey(
     last_used_at: null,
     revoked_at: null,
   };
-  await store.insertInto('user_api_keys').values(row).execute();
+  await store.transaction().execute(async (trx) => {
+    await assertRoom(
+      trx,
+      'webhookKeys',
+      input.quota,
+      trx.selectFrom('user_api_keys').where('organization_id', '=', input.organizationId).where('revoked_at', 'is', null),
+    );
+    await trx.insertInto('user_api_keys').values(row).execute();
+  });
   return { record: toRecord(row), key };
 }
 

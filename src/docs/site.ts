@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { AnyTool } from '../../tools/define.ts';
 import { describeDeprecations } from '../../tools/deprecations.ts';
 import type { ToolFamily } from '../../tools/families.ts';
-import { RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
+import { QUOTA_VARIABLES, RATE_LIMIT_VARIABLES, type Config, type QuotaName } from '../config.ts';
 import { deriveSkills } from '../discovery/skills.ts';
 import { discoveryUrls, LONG_DESCRIPTION, PRODUCT_NAME, SHORT_DESCRIPTION } from '../discovery/identity.ts';
 import { actionReferenceMarkdown } from './action-reference.ts';
@@ -68,7 +68,7 @@ function toPage(slug: string, markdown: string): DocPage {
 }
 
 interface SiteInputs {
-  config: Pick<Config, 'baseUrl' | 'rateLimits' | 'rateLimitsEnabled'>;
+  config: Pick<Config, 'baseUrl' | 'rateLimits' | 'rateLimitsEnabled' | 'quotas'>;
   registry: readonly AnyTool[];
   families: readonly ToolFamily[];
   docsDir?: string;
@@ -109,6 +109,14 @@ function generatedSections({ config, registry, families }: SiteInputs): Record<s
         ...Object.entries(RATE_LIMIT_VARIABLES).map(
           ([name, spec]) =>
             `| ${spec.describes} | ${config.rateLimits[name as keyof typeof RATE_LIMIT_VARIABLES].limit} | ${spec.windowSeconds} s | \`${spec.variable}\` |`,
+        ),
+      ].join('\n'),
+    quotas: () =>
+      [
+        '| Stored objects | Value here | Variable | To make room |',
+        '|---|---|---|---|',
+        ...(Object.entries(QUOTA_VARIABLES) as [QuotaName, (typeof QUOTA_VARIABLES)[QuotaName]][]).map(
+          ([name, spec]) => `| ${spec.describes} | ${config.quotas[name]} | \`${spec.variable}\` | ${spec.remedy} |`,
         ),
       ].join('\n'),
     'error-codes': () =>

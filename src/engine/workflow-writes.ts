@@ -1,7 +1,8 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
+import { assertRoom } from '../org/quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { matchSecret } from '../auth/secret-keys.ts';
@@ -22,27 +23,9 @@ export interface WorkflowOwner {
   maxWorkflows?: number;
 }
 
-/**
- * Refuses a new workflow in an organization that already holds its bound. Each
- * workflow is up to a request body of stored graph: without a bound one key
- * could fill the shared database's disk. Counted inside the write's
- * transaction (writes are serialized), up to the bound.
- */
-async function assertWorkflowRoom(db: Db, owner: WorkflowOwner): Promise<void> {
-  const max = owner.maxWorkflows;
-  if (max === undefined) return;
-  const { held } = await db
-    .selectFrom((d) => d.selectFrom('workflows').select(sql.lit(1).as('one')).where('organization_id', '=', owner.organizationId).limit(max).as('w'))
-    .select((eb) => eb.fn.countAll().as('held'))
-    .executeTakeFirstOrThrow();
-  if (Number(held) < max) return;
-  throw new ServiceError(
-    409,
-    'quota_exceeded',
-    `This organization already holds ${max} workflows (FLOWGATE_MAX_WORKFLOWS_PER_ORG); delete some (delete_workflow, DELETE /api/workflows/{id}) before creating, duplicating or claiming another.`,
-    { limit: max, resource: 'workflows' },
-  );
-}
+/** A new workflow must fit the organization's bound: each is up to a request body of stored graph. */
+const assertWorkflowRoom = (db: Db, owner: WorkflowOwner) =>
+  assertRoom(db, 'workflows', owner.maxWorkflows, db.selectFrom('workflows').where('organization_id', '=', owner.organizationId));
 
 /** projectId / tagId must name a project or tag of the same organization. */
 async function assertReference(db: Db, table: 'projects' | 'tags', field: 'projectId' | 'tagId', organizationId: string, id: string | null | undefined) {

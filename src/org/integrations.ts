@@ -3,6 +3,7 @@ import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
 import type { Store } from '../store/db.ts';
+import { assertRoom } from './quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import { badRequest, notFound, ServiceError } from '../errors.ts';
 import { suggest } from '../text/suggest.ts';
@@ -318,7 +319,13 @@ export async function getIntegration(
 
 export async function createIntegration(
   services: Pick<Services, 'store' | 'secrets' | 'config'>,
-  input: { organizationId: string; name: string; type: string; config: Config },
+  input: {
+    organizationId: string;
+    name: string;
+    type: string;
+    config: Config;
+    /** Integrations the organization may hold (config.quotas.integrations); unset: no bound. */ quota?: number;
+  },
 ): Promise<IntegrationDetails> {
   const config = validateConfig(input.type, input.config);
   checkDatabasePath(services, input.type, config);
@@ -336,7 +343,10 @@ export async function createIntegration(
     created_at: now,
     updated_at: now,
   };
-  await services.store.insertInto('integrations').values(row).execute();
+  await services.store.transaction().execute(async (trx) => {
+    await assertRoom(trx, 'integrations', input.quota, trx.selectFrom('integrations').where('organization_id', '=', input.organizationId));
+    await trx.insertInto('integrations').values(row).execute();
+  });
   return toDetails(services, row);
 }
 

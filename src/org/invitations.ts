@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.ts';
+import { assertRoom } from './quotas.ts';
 import type { Principal, Role } from '../auth/principal.ts';
 import type { InvitationsTable } from '../store/schema.ts';
 import { notFound, ServiceError } from '../errors.ts';
@@ -55,7 +56,12 @@ const granting = (role: Role): 'owner' | 'admin' => (role === 'owner' ? 'owner' 
 export async function createInvitation(
   store: Store,
   actor: Actor,
-  input: { role: Role; email?: string; ip: string },
+  input: {
+    role: Role;
+    email?: string;
+    ip: string;
+    /** Pending invitations the organization may hold (config.quotas.pendingInvitations); unset: no bound. */ quota?: number;
+  },
 ): Promise<{ invitation: Invitation; token: string }> {
   await requireRole(store, actor, granting(input.role));
   const token = TOKEN_PREFIX + newToken();
@@ -73,6 +79,17 @@ export async function createInvitation(
     revoked_at: null,
   };
   await store.transaction().execute(async (trx) => {
+    await assertRoom(
+      trx,
+      'pendingInvitations',
+      input.quota,
+      trx
+        .selectFrom('invitations')
+        .where('organization_id', '=', actor.organizationId)
+        .where('accepted_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', row.created_at),
+    );
     await trx.insertInto('invitations').values(row).execute();
     await recordAudit(trx, {
       organizationId: actor.organizationId,

@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.ts';
+import { assertRoom } from './quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import { notFound } from '../errors.ts';
 import { paletteColor } from './colors.ts';
@@ -68,9 +69,16 @@ export async function getProject(store: Store, organizationId: string, projectId
 /** Without a color, the project takes the palette color after the organization's last one (by count). */
 export async function createProject(
   store: Store,
-  input: { organizationId: string; name: string; description?: string | null; color?: string },
+  input: {
+    organizationId: string;
+    name: string;
+    description?: string | null;
+    color?: string;
+    /** Projects the organization may hold (config.quotas.projects); unset: no bound. */ quota?: number;
+  },
 ): Promise<Project> {
   return store.transaction().execute(async (trx) => {
+    await assertRoom(trx, 'projects', input.quota, trx.selectFrom('projects').where('organization_id', '=', input.organizationId));
     let color = input.color;
     if (color === undefined) {
       const { n } = await trx

@@ -1,5 +1,6 @@
 import { slugify } from '../text/slug.ts';
 import type { Store } from '../store/db.ts';
+import { assertRoom } from './quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 
@@ -54,7 +55,10 @@ export async function listPublicTags(store: Store): Promise<PublicTag[]> {
  * Creates a public tag. A name whose slug is taken answers 409 with the
  * existing tag under `existing`, so a caller can use its id without a second call.
  */
-export async function createPublicTag(store: Store, input: { name: string; organizationId: string }): Promise<PublicTag> {
+export async function createPublicTag(
+  store: Store,
+  input: { name: string; organizationId: string; /** Public tags the organization may create (config.quotas.publicTags); unset: no bound. */ quota?: number },
+): Promise<PublicTag> {
   const slug = slugify(input.name);
   if (!slug) {
     throw badRequest(
@@ -78,6 +82,7 @@ export async function createPublicTag(store: Store, input: { name: string; organ
         },
       );
     }
+    await assertRoom(trx, 'publicTags', input.quota, trx.selectFrom('public_tags').where('created_by_organization_id', '=', input.organizationId));
     const row = { id: newId(), name: input.name, slug, created_by_organization_id: input.organizationId, created_at: nowIso() };
     await trx.insertInto('public_tags').values(row).execute();
     return toPublicTag({ ...row, workflow_count: 0 });

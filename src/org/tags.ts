@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.ts';
+import { assertRoom } from './quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import { notFound, ServiceError } from '../errors.ts';
 
@@ -83,10 +84,20 @@ async function assertNameFree(db: Store, organizationId: string, name: string, e
   }
 }
 
-export async function createTag(store: Store, input: { organizationId: string; userId: string; name: string; color: string }): Promise<Tag> {
+export async function createTag(
+  store: Store,
+  input: {
+    organizationId: string;
+    userId: string;
+    name: string;
+    color: string;
+    /** Tags the organization may hold (config.quotas.tags); unset: no bound. */ quota?: number;
+  },
+): Promise<Tag> {
   // Check and insert in one transaction, so two concurrent creates cannot both pass the check.
   return store.transaction().execute(async (trx) => {
     await assertNameFree(trx, input.organizationId, input.name);
+    await assertRoom(trx, 'tags', input.quota, trx.selectFrom('tags').where('organization_id', '=', input.organizationId));
     const now = nowIso();
     const row = {
       id: newId(),

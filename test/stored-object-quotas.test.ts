@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool, connectMcp } from './helpers/mcp.ts';
+import { fetchJson, rawGet, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { newSignedInUser, type SignedInUser } from './helpers/members.ts';
+
+/**
+ * Every stored object a tenant can create is bounded per organization
+ * (QUOTA_VARIABLES; 2 of each here, workflows in test/workflow-quota.test.ts).
+ * Without a bound one key could fill the shared database, or (public tags)
+ * the list every client reads. One more is 409 quota_exceeded naming the
+ * resource, its variable and how to make room, with nothing written; another
+ * organization is not held back; removing one makes room again.
+ */
+
+const LIMIT = 2;
+let gw: TestGateway;
+let keyB: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    env: {
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_MAX_PROJECTS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_TAGS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_INTEGRATIONS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_WEBHOOK_KEYS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_API_KEYS_PER_ORG: String(LIMIT),
+    },
+  });
+  keyB = await gw.createKey({ org: 'tenant-b' });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+type Answer = { status: number; body: any };
+
+/** Fills the organization up to the bound, checks the refusal, that nothing was written and that the other organization is not affected. */
+async function expectBound(
+  resource: string,
+  variable: string,
+  o: { create: (i: number) => Promise<Answer>; count: () => Promise<number>; other: () => Promise<Answer> },
+) {
+  for (let i = await o.count(); i < LIMIT; i++) {
+    const made = await o.create(i);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+  }
+  const before = await o.count();
+  const refused = await o.create(99);
+  expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+  expect(refused.body).toMatchObject({ code: 'quota_exceeded', resource, limit: LIMIT });
+  expect(refused.body.error).toContain(`(${variable})`);
+  expect(refused.body.error).toMatch(/to add another, (delete|revoke|use)/);
+  expect(await o.count()).toBe(before);
+  const other = await o.other();
+  expect(other.status, JSON.stringify(other.body)).toBe(201);
+}
+
+const api = (path: string, init: { method?: string; key?: string; json?: unknown } = {}) =>
+  fetchJson(`${gw.url}${path}`, {
+    method: init.method ?? 'GET',
+    key: init.key ?? gw.ownerKey,
+    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+  });
+/** A list's length; the integration list is wrapped as `{data}`. */
+const listOf = async (path: string): Promise<{ id: string }[]> => {
+  const { body } = await api(path);
+  return Array.isArray(body) ? body : body.data;
+};
+const countOf = async (path: string) => (await listOf(path)).length;
+
+describe('stored objects per organization', () => {
+  it('projects: the next one is refused over REST and MCP; deleting one makes room', async () => {
+    await expectBound('projects', 'FLOWGATE_MAX_PROJECTS_PER_ORG', {
+      create: (i) => api('/api/projects', { method: 'POST', json: { name: `p${i}` } }),
+      count: () => countOf('/api/projects'),
+      other: () => api('/api/projects', { method: 'POST', key: keyB, json: { name: 'b' } }),
+    });
+    const mcp = await connectMcp(gw.url, gw.ownerKey);
+    try {
+      const result = await callTool(mcp, 'create_project', { name: 'over mcp' });
+      expect(result.isError).toBe(true);
+      expect(result.body).toMatchObject({ code: 'quota_exceeded', resource: 'projects', limit: LIMIT });
+    } finally {
+      await mcp.close();
+    }
+    const [first] = (await api('/api/projects')).body as { id: string }[];
+    expect((await api(`/api/projects/${first!.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await api('/api/projects', { method: 'POST', json: { name: 'after delete' } })).status).toBe(201);
+  });
+
+  it('tags: the next one is refused; deleting one makes room', async () => {
+    await expectBound('tags', 'FLOWGATE_MAX_TAGS_PER_ORG', {
+      create: (i) => api('/api/tags', { method: 'POST', json: { name: `t${i}`, color: '#123456' } }),
+      count: () => countOf('/api/tags'),
+      other: () => api('/api/tags', { method: 'POST', key: keyB, json: { name: 'b', color: '#123456' } }),
+    });
+    const [first] = (await api('/api/tags')).body as { id: string }[];
+    expect((await api(`/api/tags/${first!.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await api('/api/tags', { method: 'POST', json: { name: 'after delete', color: '#123456' } })).status).toBe(201);
+  });
+
+  it('integrations: the next one is refused and its credentials are not stored; deleting one makes room', async () => {
+    const discord = (name: string) => ({ name, type: 'discord', config: { webhookUrl: `https://discord.com/api/webhooks/1/${name}-secret` } });
+    await expectBound('integrations', 'FLOWGATE_MAX_INTEGRATIONS_PER_ORG', {
+      create: (i) => api('/api/integrations', { method: 'POST', json: discord(`i${i}`) }),
+      count: () => countOf('/api/integrations'),
+      other: () => api('/api/integrations', { method: 'POST', key: keyB, json: discord('b') }),
+    });
+    const stored = await gw.gateway.services.store.selectFrom('integrations').select('name').execute();
+    expect(stored.map((r) => r.name)).not.toContain('i99');
+    const [first] = await listOf('/api/integrations');
+    expect((await api(`/api/integrations/${first!.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await api('/api/integrations', { method: 'POST', json: discord('after-delete') })).status).toBe(201);
+  });
+
+  it('webhook keys: the next one is refused and no key is shown; revoking one makes room', async () => {
+    await expectBound('webhookKeys', 'FLOWGATE_MAX_WEBHOOK_KEYS_PER_ORG', {
+      create: (i) => api('/api/api-keys', { method: 'POST', json: { name: `k${i}` } }),
+      count: () => countOf('/api/api-keys'),
+      other: () => api('/api/api-keys', { method: 'POST', key: keyB, json: { name: 'b' } }),
+    });
+    const refused = await api('/api/api-keys', { method: 'POST', json: { name: 'again' } });
+    expect(JSON.stringify(refused.body)).not.toMatch(/wfb_/);
+    const [first] = (await api('/api/api-keys')).body as { id: string }[];
+    expect((await api(`/api/api-keys/${first!.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await api('/api/api-keys', { method: 'POST', json: { name: 'after revoke' } })).status).toBe(201);
+  });
+
+  it('public tags: an organization creates at most its bound of the shared vocabulary; others still can', async () => {
+    const all = async () => ((await api('/api/public-tags')).body as { name: string }[]).map((t) => t.name);
+    await expectBound('publicTags', 'FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG', {
+      create: (i) => api('/api/public-tags', { method: 'POST', json: { name: `Squatted ${i}` } }),
+      count: async () => (await all()).filter((n) => n.startsWith('Squatted')).length,
+      other: () => api('/api/public-tags', { method: 'POST', key: keyB, json: { name: 'Other tenant tag' } }),
+    });
+    expect(await all()).not.toContain('Squatted 99');
+    // A taken slug still answers 409 conflict with the existing tag, which the full organization can use.
+    const taken = await api('/api/public-tags', { method: 'POST', json: { name: 'Other tenant tag' } });
+    expect(taken.status).toBe(409);
+    expect(taken.body.existing.name).toBe('Other tenant tag');
+  });
+
+  describe('session-made objects', () => {
+    let owner: SignedInUser;
+    beforeAll(async () => {
+      owner = await newSignedInUser(gw);
+    });
+
+    it('pending invitations: the next one is refused; a revoked or expired one no longer counts', async () => {
+      const invite = (i: number) =>
+        owner.client.fetch('/api/organization/invitations', { method: 'POST', json: { role: 'member', email: `i${i}@example.com` } });
+      const pending = async () =>
+        ((await owner.client.fetch('/api/organization/invitations')).body as { revokedAt: string | null; acceptedAt: string | null }[]).filter(
+          (i) => !i.revokedAt && !i.acceptedAt,
+        ).length;
+      const other = await newSignedInUser(gw);
+      await expectBound('pendingInvitations', 'FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG', {
+        create: invite,
+        count: pending,
+        other: () => other.client.fetch('/api/organization/invitations', { method: 'POST', json: { role: 'member' } }),
+      });
+      const [first, second] = (await owner.client.fetch('/api/organization/invitations')).body as { id: string }[];
+      expect((await owner.client.fetch(`/api/organization/invitations/${first!.id}`, { method: 'DELETE' })).status).toBe(200);
+      expect((await invite(100)).status).toBe(201);
+      expect((await invite(101)).status).toBe(409);
+      // Seven days later the invitation has expired: the clock is the store's expiry date.
+      await gw.gateway.services.store
+        .updateTable('invitations')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', second!.id)
+        .execute();
+      expect((await invite(102)).status).toBe(201);
+    });
+
+    it('API keys: a full organization is refused before the step-up challenge, so nobody signs for nothing; revoking one makes room', async () => {
+      const withStepUp = async (path: string, method: 'POST' | 'DELETE', json: Record<string, unknown>) => {
+        const first = await owner.client.fetch(path, { method, json });
+        if (first.status !== 401 || first.body.code !== 'signature_required') return first;
+        return owner.client.fetch(path, { method, json: { ...json, signature: await owner.account.signMessage({ message: first.body.challenge }) } });
+      };
+      const live = async () => ((await owner.client.fetch('/api/keys/list')).body as { revokedAt: string | null }[]).filter((k) => !k.revokedAt).length;
+      const other = await newSignedInUser(gw);
+      await expectBound('apiKeys', 'FLOWGATE_MAX_API_KEYS_PER_ORG', {
+        create: (i) => withStepUp('/api/keys', 'POST', { name: `k${i}` }),
+        count: live,
+        other: async () => {
+          const first = await other.client.fetch('/api/keys', { method: 'POST', json: { name: 'b' } });
+          return other.client.fetch('/api/keys', {
+            method: 'POST',
+            json: { name: 'b', signature: await other.account.signMessage({ message: first.body.challenge }) },
+          });
+        },
+      });
+      const unsigned = await owner.client.fetch('/api/keys', { method: 'POST', json: { name: 'no challenge' } });
+      expect(unsigned.status).toBe(409);
+      expect(unsigned.body.challenge).toBeUndefined();
+      const [first] = (await owner.client.fetch('/api/keys/list')).body as { id: string }[];
+      expect((await withStepUp(`/api/keys/${first!.id}`, 'DELETE', {})).status).toBe(200);
+      expect((await withStepUp('/api/keys', 'POST', { name: 'after revoke' })).status).toBe(201);
+    });
+  });
+
+  it('/docs/limits lists every bound with the value this deployment enforces', async () => {
+    const page = (await rawGet(`${gw.url}/docs/limits.md`)).body;
+    for (const variable of [
+      'FLOWGATE_MAX_WORKFLOWS_PER_ORG',
+      'FLOWGATE_MAX_PROJECTS_PER_ORG',
+      'FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG',
+      'FLOWGATE_MAX_API_KEYS_PER_ORG',
+    ]) {
+      expect(page).toContain(`\`${variable}\``);
+    }
+    expect(page).toMatch(/\| Projects per organization \| 2 \| `FLOWGATE_MAX_PROJECTS_PER_ORG` \|/);
+    expect(page).toMatch(/\| Workflows per organization[^|]*\| 10000 \|/);
+  });
+});
