@@ -99,4 +99,24 @@ describe("an organization's daily run data", () => {
     expect(again.status).toBe(200);
     expect(await finished(gw.ownerKey, again.body.executionId)).toBe('success');
   }, 60_000);
+
+  it('counts the copy of the graph each run keeps: a large graph whose steps log little spends the budget too', async () => {
+    const keyC = await gw.createKey({ org: 'tenant-c' });
+    // About 240,000 characters of graph (a field of the trigger's config, under a node config's 256 KiB, that no step
+    // logs); the runs take no input.
+    const large = graph({ triggerType: 'Manual', note: 'n'.repeat(240_000) });
+    const { id } = await createWorkflowViaApi(gw.url, keyC, { name: 'large graph', ...large });
+    let finishedRuns = 0;
+    let started = await api(keyC, `/api/workflows/${id}/execute`, { method: 'POST', body: '{}' });
+    while (started.status === 200) {
+      expect(await finished(keyC, started.body.executionId)).toBe('success');
+      finishedRuns++;
+      expect(finishedRuns).toBeLessThan(10);
+      started = await api(keyC, `/api/workflows/${id}/execute`, { method: 'POST', body: '{}' });
+    }
+    // About 240,000 a run: the fifth crosses 1 MiB (1,048,576), the sixth is refused.
+    expect(finishedRuns).toBe(5);
+    expect(started.status).toBe(429);
+    expect(started.body.code).toBe('rate_limited');
+  }, 60_000);
 });

@@ -3,11 +3,13 @@ import { ServiceError } from '../errors.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
 import type { SkippedRun } from './executions.ts';
+import type { WorkflowExecutionsTable } from '../store/schema.ts';
 
 /**
  * How much run data one organization may write per UTC day
  * (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES): every step's input and output as
- * JSON text, as a run's own data limit counts them. Each run is bounded on its
+ * JSON text, as a run's own data limit counts them, plus what each run stores
+ * beside its steps (runDataChars). Each run is bounded on its
  * own, but runs are not: one tenant starting runs that each log their limit
  * wrote gigabytes a minute into the database every tenant shares. A run's
  * data is added in the commit that ends it; a run is refused (or, started by
@@ -15,6 +17,15 @@ import type { SkippedRun } from './executions.ts';
  * budget. Runs already going when the budget runs out finish, so a day may end
  * a few runs' data over it.
  */
+
+/**
+ * The characters a finished run stored: its steps' data, and the copy of the
+ * graph it ran and its input that each run keeps. Those two are up to a
+ * request body each (1 MiB by default) and the caller chooses them, so a
+ * large graph whose steps log little must not run free of the budget.
+ */
+export const runDataChars = (row: Pick<WorkflowExecutionsTable, 'graph' | 'input'>, stepChars: number): number =>
+  stepChars + (row.graph?.length ?? 0) + (row.input?.length ?? 0);
 
 /** The UTC day of `ms`, as the budget's rows key it. */
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);

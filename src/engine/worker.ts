@@ -18,7 +18,7 @@ import { runExecution } from './executor.ts';
 import { reverifyUnconfirmed, verifyEntries } from './verify-transactions.ts';
 import type { RunEvents, RunOutcome } from './run-events.ts';
 import { RunDataLimit } from './run-data-limit.ts';
-import { pruneRunData, recordRunData } from './run-data-budget.ts';
+import { pruneRunData, recordRunData, runDataChars } from './run-data-budget.ts';
 import { RunLog } from './run-log.ts';
 import type { NodeRunner } from './runners/types.ts';
 
@@ -260,7 +260,7 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       // The run's data joins its organization's day (run-data-budget.ts): on SQLite in the same group commit; on
       // PostgreSQL after it, one upsert of its own, so the store-wide writer lock is not held for another round trip.
       const recordData = (via?: Store) =>
-        recordRunData(services.store, row.organization_id, log.limit.usedChars, services.config.engine.runDataPerOrgPerDayBytes, via);
+        recordRunData(services.store, row.organization_id, runDataChars(row, log.limit.usedChars), services.config.engine.runDataPerOrgPerDayBytes, via);
       const inCommit = !isPostgres(services.store);
       const recorded = await log.flush(async (trx) => {
         const completed = await completeExecution(services.store, executionId, owner, written, trx);
