@@ -86,6 +86,14 @@ describe("an organization's daily run data", () => {
     expect(skipped.body.status).toBe('error');
     const [skippedRun] = (await api(gw.ownerKey, `/api/workflows/${scheduled}/executions`)).body;
     expect(skippedRun.error).toContain("Skipped: this organization's runs had written their day's budget");
+    // A skipped run keeps no copy of the graph (it never runs), so skipped occurrences do not pile up data either;
+    // its status (with progress), logs and details still answer.
+    const kept = await store.selectFrom('workflow_executions').select('graph').where('id', '=', skippedId!).executeTakeFirstOrThrow();
+    expect(kept.graph).toBeNull();
+    const skippedLogs = await api(gw.ownerKey, `/api/workflows/executions/${skippedId}/logs`);
+    expect(skippedLogs.status).toBe(200);
+    const details = await api(gw.ownerKey, `/api/workflows/executions/${skippedId}/details`);
+    expect(details.status, JSON.stringify(details.body)).toBe(200);
 
     // Another organization is not held back.
     const other = await execute(keyB, await create(keyB), 1_000);

@@ -283,7 +283,9 @@ async function insertExecution(store: Store, input: NewExecution, via: Store): P
     created_at: createdAt,
     started_at: claim ? createdAt : null,
     completed_at: input.skipped ? createdAt : null,
-    graph: JSON.stringify(input.graph),
+    // A skipped run never runs: no copy of the graph (up to a request body), which would otherwise pile up uncounted
+    // at every occurrence of a trigger whose organization is over its bounds.
+    graph: input.skipped ? null : JSON.stringify(input.graph),
     trigger_type: input.triggerType,
     lease_owner: claim?.owner ?? null,
     lease_expires_at: claim ? now + claim.leaseMs : null,
