@@ -23,6 +23,11 @@ export class ConfigError extends Error {
 const decimalInteger = z.string().trim().regex(/^\d+$/, 'must be a non-negative whole number in decimal digits');
 const positiveInt = decimalInteger.transform(Number).refine((n) => Number.isSafeInteger(n) && n > 0, 'must be a whole number greater than 0');
 const onOff = z.enum(['on', 'off']);
+const daysOrOff = z
+  .string()
+  .trim()
+  .refine((v) => v === 'off' || (/^\d+$/.test(v) && Number(v) > 0 && Number(v) <= 36_500), 'must be a whole number of days from 1 to 36500, or off')
+  .transform((v) => (v === 'off' ? undefined : Number(v)));
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
 /**
@@ -253,6 +258,8 @@ export interface Config {
     maxQueuedPerOrg: number;
     /** Run data (JSON characters of step inputs and outputs) one organization's runs may write per UTC day. */
     runDataPerOrgPerDayBytes: number;
+    /** Days a finished run keeps its data (step logs, input, output, graph copy); its record stays. Undefined: forever. */
+    runDataRetentionDays: number | undefined;
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
     leaseMs: number;
     schedulerTickMs: number;
@@ -546,6 +553,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         positiveInt.refine((n) => n >= 1_048_576, 'must be at least 1048576 (1 MiB)'),
         '2147483648',
       ),
+      runDataRetentionDays: read(env, 'FLOWGATE_RUN_DATA_RETENTION_DAYS', daysOrOff, '30'),
       leaseMs: read(
         env,
         'FLOWGATE_ENGINE_LEASE_MS',

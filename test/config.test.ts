@@ -70,6 +70,14 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: 'lots' })).toContain('FLOWGATE_MAX_EVENT_STREAMS_PER_ORG');
   });
 
+  it('keeps run data 30 days by default; takes a number of days or off, and refuses anything else by name', () => {
+    expect(loadConfig({}).engine.runDataRetentionDays).toBe(30);
+    expect(loadConfig({ FLOWGATE_RUN_DATA_RETENTION_DAYS: '7' }).engine.runDataRetentionDays).toBe(7);
+    expect(loadConfig({ FLOWGATE_RUN_DATA_RETENTION_DAYS: 'off' }).engine.runDataRetentionDays).toBeUndefined();
+    expect(errorFor({ FLOWGATE_RUN_DATA_RETENTION_DAYS: '0' })).toMatch(/FLOWGATE_RUN_DATA_RETENTION_DAYS.*1 to 36500, or off/);
+    expect(errorFor({ FLOWGATE_RUN_DATA_RETENTION_DAYS: 'forever' })).toContain('FLOWGATE_RUN_DATA_RETENTION_DAYS');
+  });
+
   it('believes no proxy by default; takes a hop count or addresses, and refuses believing every hop, by name', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ FLOWGATE_TRUST_PROXY: 'off' }).trustProxy).toBe(false);

@@ -58,6 +58,10 @@ const executionSchema = z.object({
   gasUsedWei: z.string().nullable(),
   transactionHashes: z.array(txSchema),
   createdAt: z.string(),
+  dataPrunedAt: z
+    .string()
+    .optional()
+    .describe("Present once the deployment's retention removed this run's logs, input, output and graph copy; its status, times, error and transactions stay"),
 });
 const logSchema = z.object({
   id: z.string(),

@@ -50,6 +50,8 @@ export interface ExecutionRecord {
   gasUsedWei: string | null;
   transactionHashes: TransactionHashEntry[];
   createdAt: string;
+  /** Present once retention removed the run's logs, input, output and graph copy (FLOWGATE_RUN_DATA_RETENTION_DAYS). */
+  dataPrunedAt?: string;
 }
 
 const parseJson = <T>(text: string | null, fallback: T): T => {
@@ -81,6 +83,7 @@ export function toExecutionRecord(row: WorkflowExecutionsTable): ExecutionRecord
     gasUsedWei: row.gas_used_wei,
     transactionHashes: parseJson(row.transaction_hashes, []),
     createdAt: row.created_at,
+    ...(row.data_pruned_at ? { dataPrunedAt: row.data_pruned_at } : {}),
   };
 }
 
@@ -263,6 +266,7 @@ const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
   scheduled_for: true,
   current_node_id: true,
   trigger_occurrence: true,
+  data_pruned_at: true,
 };
 const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) => db.insertInto('workflow_executions').values(row), EXECUTION_COLUMNS);
 
@@ -299,6 +303,7 @@ async function insertExecution(store: Store, input: NewExecution, via: Store): P
     scheduled_for: input.scheduledFor ?? null,
     current_node_id: null,
     trigger_occurrence: input.triggerOccurrence ?? null,
+    data_pruned_at: null,
   };
   await insertExecutionRow(store, row, via);
   return { id, replayed: false, status: row.status, row };

@@ -20,6 +20,7 @@ import type { RunEvents, RunOutcome } from './run-events.ts';
 import { RunDataLimit } from './run-data-limit.ts';
 import { pruneRunData, recordRunData, runDataChars } from './run-data-budget.ts';
 import { RunLog } from './run-log.ts';
+import { pruneOldRunData } from './run-retention.ts';
 import type { NodeRunner } from './runners/types.ts';
 
 const CHECKPOINT_RENEW_MS = 1_000;
@@ -286,16 +287,25 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   }
 
   let nextRunDataPrune = 0;
+  let pruning: Promise<unknown> | undefined;
   async function sweep() {
     // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
     for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
     if (options.shared) pull();
     else for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
     for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
-    // The daily run-data sums are read for today only: older days are dropped about once an hour.
+    // About once an hour: the daily run-data sums are read for today only, so older days are dropped; and runs past
+    // the retention lose their data (run-retention.ts).
     if (Date.now() >= nextRunDataPrune) {
       nextRunDataPrune = Date.now() + RUN_DATA_PRUNE_MS;
       await pruneRunData(services.store);
+      const retentionDays = services.config.engine.runDataRetentionDays;
+      // In the background: a first prune of a long history must not hold up start or the sweep's other work.
+      if (retentionDays !== undefined && !pruning && !stopped) {
+        pruning = pruneOldRunData(services.store, retentionDays, () => !stopped)
+          .catch((error) => console.error('[flowgate] pruning old run data failed:', error))
+          .finally(() => (pruning = undefined));
+      }
     }
   }
 
@@ -350,6 +360,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
       await Promise.race([Promise.all(running.map((r) => r.done)), timeout]);
       // Runs still going keep their rows as `running`; their leases lapse and the next start reaps them.
       for (const r of active.values()) r.abort.abort();
+      // A prune ends at its next batch boundary once stopped: each batch is one short transaction.
+      await pruning;
     },
   };
   return worker;

@@ -163,6 +163,8 @@ export interface WorkflowExecutionsTable {
   current_node_id: string | null;
   /** Chain triggers: the block, log or transfer this run is for; unique per workflow. */
   trigger_occurrence: string | null;
+  /** When retention removed the run's data (logs, input, output, graph copy); null while it is kept. */
+  data_pruned_at: string | null;
 }
 
 export interface WorkflowSchedulesTable {

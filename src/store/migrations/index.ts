@@ -22,6 +22,7 @@ import * as spendTotals from './020_spend_totals.ts';
 import * as schedulesByOrganization from './021_schedules_by_organization.ts';
 import * as pendingRunsByOrganization from './022_pending_runs_by_organization.ts';
 import * as organizationRunData from './023_organization_run_data.ts';
+import * as runDataRetention from './024_run_data_retention.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ export const migrations: Record<string, Migration> = {
   '021_schedules_by_organization': schedulesByOrganization,
   '022_pending_runs_by_organization': pendingRunsByOrganization,
   '023_organization_run_data': organizationRunData,
+  '024_run_data_retention': runDataRetention,
 };
 
 export const migrationProvider: MigrationProvider = {
