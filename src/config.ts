@@ -31,7 +31,8 @@ const daysOrOff = z
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
 /**
- * Each request-rate limit the gateway enforces, with its own variable. Only
+ * Each request-rate limit the gateway enforces, with its own variable; `byIp`
+ * marks those counted per client address (an IPv6 client per /64). Only
  * enforced limits belong here: /openapi.json (`x-rate-limits`) and
  * /docs/limits are generated from this table. SPEC.md's sign-in and step-up
  * limits join it with the routes they guard.
@@ -39,6 +40,7 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 export const RATE_LIMIT_VARIABLES = {
   mcpPerOrganization: { variable: 'FLOWGATE_RATE_LIMIT_MCP_PER_ORG', default: 120, windowSeconds: 60, describes: 'MCP requests per organization per minute' },
   mcpPublicCallsPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_MCP_PUBLIC_CALLS_PER_IP',
     default: 10,
     windowSeconds: 60,
@@ -58,24 +60,28 @@ export const RATE_LIMIT_VARIABLES = {
       'writes of stored objects (workflows, projects, tags, integrations, invitations, public tags, webhook keys: create, update, delete) per organization per minute',
   },
   anonymousWorkflowsPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP',
     default: 20,
     windowSeconds: 3600,
     describes: 'anonymous (unclaimed) workflow creations per IP per hour',
   },
   siweNoncePerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP',
     default: 20,
     windowSeconds: 3600,
     describes: 'wallet sign-in nonce requests per IP per hour',
   },
   siweVerifyPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP',
     default: 10,
     windowSeconds: 3600,
     describes: 'wallet sign-in verifications per IP per hour',
   },
   emailSignUpPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_IP',
     default: 10,
     windowSeconds: 3600,
@@ -88,6 +94,7 @@ export const RATE_LIMIT_VARIABLES = {
     describes: 'e-mail sign-ups (verification or notice mails) per e-mail address per hour',
   },
   emailSignInPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_EMAIL_SIGN_IN_PER_IP',
     default: 10,
     windowSeconds: 3600,
@@ -100,12 +107,14 @@ export const RATE_LIMIT_VARIABLES = {
     describes: 'requests to a step-up gated operation per user and action per 15 minutes',
   },
   oauthRegisterPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_OAUTH_REGISTER_PER_IP',
     default: 20,
     windowSeconds: 3600,
     describes: 'OAuth dynamic client registrations per IP per hour',
   },
   oauthTokenPerIp: {
+    byIp: true,
     variable: 'FLOWGATE_RATE_LIMIT_OAUTH_TOKEN_PER_IP',
     default: 60,
     windowSeconds: 60,

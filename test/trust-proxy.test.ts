@@ -79,4 +79,16 @@ describe('the client address behind proxies', () => {
     expect([await nonce(trusted, '203.0.113.1'), await nonce(trusted, '203.0.113.2'), await nonce(trusted, '203.0.113.3')]).toEqual([200, 200, 200]);
     expect([await nonce(trusted, '203.0.113.1'), await nonce(trusted, '203.0.113.1')]).toEqual([200, 429]);
   }, 60_000);
+
+  it('counts an IPv6 client by its /64, so rotating addresses inside it earns no fresh budget; IPv4 written IPv4-mapped is the same client', async () => {
+    const gw = await gatewayWith({ FLOWGATE_TRUST_PROXY: '1' });
+    expect([await nonce(gw, '2001:db8:1:2::1'), await nonce(gw, '2001:db8:1:2:aaaa:bbbb:cccc:dddd')]).toEqual([200, 200]);
+    expect(await nonce(gw, '2001:0db8:0001:0002::ffff')).toBe(429);
+    // The next /64 is another subscriber.
+    expect(await nonce(gw, '2001:db8:1:3::1')).toBe(200);
+    // One IPv4 client, however its address is written.
+    expect([await nonce(gw, '192.0.2.44'), await nonce(gw, '::ffff:192.0.2.44')]).toEqual([200, 200]);
+    expect(await nonce(gw, '192.0.2.44')).toBe(429);
+    expect(await nonce(gw, '192.0.2.45')).toBe(200);
+  }, 60_000);
 });

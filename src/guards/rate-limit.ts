@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes, RateLimiterSQLite, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 import { RATE_LIMIT_VARIABLES, type Config, type RateLimitName } from '../config.ts';
 import { ServiceError } from '../errors.ts';
@@ -27,6 +28,25 @@ export interface RateLimiter {
   reset(name: RateLimitName, key: string): Promise<void>;
 }
 
+/**
+ * The key a client address is counted under: an IPv4 address (also written
+ * IPv4-mapped, `::ffff:a.b.c.d`) as itself, an IPv6 address as its /64. One
+ * subscriber is routinely given a whole /64, so counting single IPv6
+ * addresses let a client take a fresh budget with every request.
+ */
+export function addressBucket(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  let address = ipaddr.parse(ip);
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+  if (address.kind() === 'ipv4') return address.toString();
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
+}
+
+const byIp = (name: RateLimitName) => 'byIp' in RATE_LIMIT_VARIABLES[name];
+
 export function createRateLimiter(config: Config, opened: OpenedStore): RateLimiter {
   const limiters = new Map<RateLimitName, RateLimiterStoreAbstract>();
   const limiterFor = (name: RateLimitName) => {
@@ -50,7 +70,7 @@ export function createRateLimiter(config: Config, opened: OpenedStore): RateLimi
       const { limit } = config.rateLimits[name];
       if (!config.rateLimitsEnabled) return { allowed: true, limit, remaining: limit, resetSeconds: 0 };
       try {
-        const res = await limiterFor(name).consume(key);
+        const res = await limiterFor(name).consume(byIp(name) ? addressBucket(key) : key);
         return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
@@ -67,7 +87,7 @@ export function createRateLimiter(config: Config, opened: OpenedStore): RateLimi
     },
     async reset(name, key) {
       if (!config.rateLimitsEnabled) return;
-      await limiterFor(name).delete(key);
+      await limiterFor(name).delete(byIp(name) ? addressBucket(key) : key);
     },
   };
 }
