@@ -22,6 +22,7 @@ import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
 import { checkpointInBackground } from './store/checkpointer.ts';
+import { sweepExpiredRows } from './store/expired-rows.ts';
 import { createPgBus } from './store/pg-bus.ts';
 import { tryHoldSessionLock } from './store/postgres.ts';
 import { DEVNET_CHAIN_ID } from './chains/devnet/test-usdc.ts';
@@ -174,10 +175,12 @@ export async function openServingRuntime(config: Config, options: ServingOptions
   // A long-lived process: its SQLite checkpoints move off the event loop (src/store/checkpointer.ts).
   const { opened } = storeOutcome.value;
   const checkpointer = opened.kind === 'sqlite' ? checkpointInBackground(opened.sqlite) : undefined;
+  const expiredRows = sweepExpiredRows(opened.store);
   return {
     ...runtime,
     firstStart,
     async close() {
+      await expiredRows.close();
       await checkpointer?.close();
       await runtime.close();
       await devnet?.stop();

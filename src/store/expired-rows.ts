@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { Store } from './db.ts';
+import type { Database } from './schema.ts';
+
+/**
+ * Rows that are of no use once they expire: sessions, one-time tokens and
+ * challenges, OAuth codes and tokens, idempotency records and rate-limit
+ * counters. Each was checked against its expiry when read, but only some were
+ * ever deleted, so anonymous traffic (a nonce per request, a counter per
+ * address) and every key's idempotent requests added rows for good. They go a
+ * day after they expire (so for a day an old link still reads as expired
+ * rather than unknown), in batches of BATCH rows with the event loop free
+ * between them; an instance sweeps at start (in the background) and hourly.
+ * Deletes are idempotent, so instances sharing a database may sweep at once.
+ */
+
+const GRACE_MS = 24 * 60 * 60 * 1000;
+const SWEEP_MS = 60 * 60 * 1000;
+const BATCH = 1_000;
+
+interface Expiring {
+  table: keyof Database;
+  /** The primary key's columns (a batch is chosen by them). */
+  key: string[];
+  column: string;
+  /** The column holds epoch milliseconds (rate-limiter-flexible's layout) rather than an ISO date. */
+  epochMs?: boolean;
+}
+
+export const EXPIRING_TABLES: readonly Expiring[] = [
+  { table: 'sessions', key: ['id'], column: 'expires_at' },
+  { table: 'siwe_nonces', key: ['nonce_hash'], column: 'expires_at' },
+  { table: 'step_up_challenges', key: ['id'], column: 'expires_at' },
+  { table: 'email_tokens', key: ['token_hash'], column: 'expires_at' },
+  { table: 'sign_in_links', key: ['token_hash'], column: 'expires_at' },
+  { table: 'oauth_requests', key: ['id_hash'], column: 'expires_at' },
+  { table: 'oauth_codes', key: ['code_hash'], column: 'expires_at' },
+  { table: 'oauth_tokens', key: ['token_hash'], column: 'expires_at' },
+  { table: 'idempotency_records', key: ['organization_id', 'endpoint', 'key'], column: 'expires_at' },
+  // A null `expire` is a counter without a window (none is made so); it is kept.
+  { table: 'rate_limits', key: ['key'], column: 'expire', epochMs: true },
+];
+
+/** Deletes every row that expired more than a day before `now`; returns how many went, per table. */
+export async function deleteExpiredRows(store: Store, now = Date.now(), keepGoing: () => boolean = () => true): Promise<Record<string, number>> {
+  const deleted: Record<string, number> = {};
+  for (const { table, key, column, epochMs } of EXPIRING_TABLES) {
+    const cutoff = epochMs ? now - GRACE_MS : new Date(now - GRACE_MS).toISOString();
+    const keys = sql.join(key.map((k) => sql.ref(k)));
+    deleted[table] = 0;
+    for (;;) {
+      const result = await sql`delete from ${sql.table(table)} where (${keys}) in (
+        select ${keys} from ${sql.table(table)} where ${sql.ref(column)} < ${cutoff} limit ${BATCH}
+      )`.execute(store);
+      const count = Number(result.numAffectedRows ?? 0);
+      deleted[table] += count;
+      if (count < BATCH || !keepGoing()) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (!keepGoing()) break;
+  }
+  return deleted;
+}
+
+/** Sweeps at once (in the background) and then hourly until closed; close() waits for a sweep under way. */
+export function sweepExpiredRows(store: Store): { close(): Promise<void> } {
+  let closed = false;
+  let running: Promise<unknown> | undefined;
+  const sweep = () => {
+    if (running) return; // the last sweep is still going: this hour's rows wait for the next
+    running = deleteExpiredRows(store, Date.now(), () => !closed)
+      .catch((error) => {
+        if (!closed) console.error('[flowgate] deleting expired rows failed:', error);
+      })
+      .finally(() => (running = undefined));
+  };
+  sweep();
+  const timer = setInterval(sweep, SWEEP_MS);
+  timer.unref();
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
