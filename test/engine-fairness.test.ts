@@ -172,14 +172,24 @@ describe('one tenant cannot stall another', () => {
       .values(row('late-b', workflowB, b.organizationId, new Date(old + 10_000).toISOString()))
       .execute();
     try {
-      const batch = await pendingExecutionIds(store, 100);
+      const { runs: batch, resumeAfter } = await pendingExecutionIds(store, 100);
       expect(batch).toHaveLength(100);
+      expect(resumeAfter).toBe('');
       expect(
         batch
           .slice(0, 2)
           .map((r) => r.id)
           .sort(),
       ).toEqual(['backlog-a-000', 'late-b']);
+      // More organizations waiting than a batch takes: each sweep starts after the last one seen, so none is always left out.
+      const [firstOrg, secondOrg] = [a.organizationId, b.organizationId].sort();
+      const one = await pendingExecutionIds(store, 1);
+      expect(one.runs.map((r) => r.organizationId)).toEqual([firstOrg]);
+      expect(one.resumeAfter).toBe(firstOrg);
+      const two = await pendingExecutionIds(store, 1, one.resumeAfter);
+      expect(two.runs.map((r) => r.organizationId)).toEqual([secondOrg]);
+      const three = await pendingExecutionIds(store, 1, two.resumeAfter);
+      expect(three.runs.map((r) => r.organizationId)).toEqual([firstOrg]);
     } finally {
       await store.deleteFrom('workflow_executions').where('id', 'like', 'backlog-a-%').execute();
       await store.deleteFrom('workflow_executions').where('id', '=', 'late-b').execute();

@@ -574,25 +574,63 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
 }
 
 /**
+ * Organizations with pending runs, in id order after `after` (wrapping round),
+ * at most `limit`: each is one seek in the partial index of pending runs
+ * (migration 022), so the cost is per organization found, not per pending run.
+ */
+async function organizationsWithPending(store: Store, after: string, limit: number): Promise<string[]> {
+  // SQLite's planner, without statistics, prefers the (status, lease) index, which reads every pending run per seek.
+  const pending = isPostgres(store) ? sql`workflow_executions` : sql`workflow_executions indexed by workflow_executions_pending_org`;
+  const walk = async (from: string, n: number) =>
+    (
+      await sql<{ org: string | null }>`
+        with recursive orgs(org, n) as (
+          select (select min(organization_id) from ${pending} where status = 'pending' and organization_id > ${from}), 1
+          union all
+          select (select min(organization_id) from ${pending} where status = 'pending' and organization_id > orgs.org), orgs.n + 1
+          from orgs where orgs.org is not null and orgs.n < ${n}
+        )
+        select org from orgs where org is not null`.execute(store)
+    ).rows.map((r) => r.org!);
+  const found = await walk(after, limit);
+  if (found.length >= limit || after === '') return found;
+  const wrapped = (await walk('', limit - found.length)).filter((org) => org <= after && !found.includes(org));
+  return [...found, ...wrapped];
+}
+
+/**
  * Pending runs for the sweep to queue, interleaved across organizations (each
  * one's oldest first, then each one's second, ...), so one organization's
- * backlog cannot fill the batch and starve the others.
+ * backlog cannot fill the batch and starve the others. It reads at most
+ * `limit` organizations and `limit` runs of each through the pending index,
+ * however many runs wait; the next sweep starts after `resumeAfter`, so with
+ * more than `limit` organizations waiting none is always left out.
  */
-export async function pendingExecutionIds(store: Store, limit = 100): Promise<{ id: string; organizationId: string }[]> {
-  const rows = await store
-    .selectFrom((db) =>
-      db
-        .selectFrom('workflow_executions')
-        .select(['id', 'organization_id', 'created_at', sql<number>`row_number() over (partition by organization_id order by created_at, id)`.as('turn')])
-        .where('status', '=', 'pending')
-        .as('p'),
-    )
-    .select(['p.id', 'p.organization_id'])
-    .orderBy('p.turn')
-    .orderBy('p.created_at')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
+export async function pendingExecutionIds(
+  store: Store,
+  limit = 100,
+  after = '',
+): Promise<{ runs: { id: string; organizationId: string }[]; resumeAfter: string }> {
+  const organizations = await organizationsWithPending(store, after, limit);
+  if (organizations.length === 0) return { runs: [], resumeAfter: '' };
+  const oldest = (organizationId: string) =>
+    store
+      .selectFrom('workflow_executions')
+      .select(['id', 'organization_id', 'created_at'])
+      .where('status', '=', 'pending')
+      .where('organization_id', '=', organizationId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit);
+  const perOrganization = await Promise.all(organizations.map((organizationId) => oldest(organizationId).execute()));
+  const runs: { id: string; organizationId: string }[] = [];
+  for (let turn = 0; runs.length < limit; turn++) {
+    const due = perOrganization.flatMap((rows) => (rows[turn] ? [rows[turn]] : []));
+    if (due.length === 0) break;
+    due.sort((x, y) => (x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : 0));
+    for (const row of due.slice(0, limit - runs.length)) runs.push({ id: row.id, organizationId: row.organization_id });
+  }
+  return { runs, resumeAfter: organizations.length < limit ? '' : organizations.at(-1)! };
 }
 
 /** Asks a run to stop at its next node boundary; a run that has not started is cancelled at once. */

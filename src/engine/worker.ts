@@ -287,12 +287,18 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   }
 
   let nextRunDataPrune = 0;
+  /** Where the next sweep's look for pending runs starts (organization ids), so none is always last. */
+  let pendingCursor = '';
   let pruning: Promise<unknown> | undefined;
   async function sweep() {
     // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
     for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
     if (options.shared) pull();
-    else for (const { id, organizationId } of await pendingExecutionIds(services.store)) worker.enqueue(id, organizationId);
+    else {
+      const { runs, resumeAfter } = await pendingExecutionIds(services.store, 100, pendingCursor);
+      pendingCursor = resumeAfter;
+      for (const { id, organizationId } of runs) worker.enqueue(id, organizationId);
+    }
     for (const { id, status } of await reverifyUnconfirmed(services)) events.finished(id, status);
     // About once an hour: the daily run-data sums are read for today only, so older days are dropped; and runs past
     // the retention lose their data (run-retention.ts).
