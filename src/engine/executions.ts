@@ -6,7 +6,7 @@ import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
 import { groupCommit } from '../store/group-commit.ts';
-import { isPostgres } from '../store/dialect.ts';
+import { isPostgres, readVia } from '../store/dialect.ts';
 import type { RunOutcome } from './run-events.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
@@ -579,8 +579,7 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
  * (migration 022), so the cost is per organization found, not per pending run.
  */
 async function organizationsWithPending(store: Store, after: string, limit: number): Promise<string[]> {
-  // SQLite's planner, without statistics, prefers the (status, lease) index, which reads every pending run per seek.
-  const pending = isPostgres(store) ? sql`workflow_executions` : sql`workflow_executions indexed by workflow_executions_pending_org`;
+  const pending = readVia(store, 'workflow_executions', 'workflow_executions_pending_org');
   const walk = async (from: string, n: number) =>
     (
       await sql<{ org: string | null }>`

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Store } from '../store/db.ts';
+import { readVia } from '../store/dialect.ts';
 import { TERMINAL_STATUSES } from './executions.ts';
 
 /**
@@ -26,18 +28,11 @@ export async function pruneOldRunData(store: Store, retentionDays: number, keepG
   const prunedAt = new Date(now).toISOString();
   let pruned = 0;
   for (;;) {
-    const ids = (
-      await store
-        .selectFrom('workflow_executions')
-        .select('id')
-        .where('data_pruned_at', 'is', null)
-        .where('created_at', '<', cutoff)
-        .where('status', 'in', TERMINAL_STATUSES)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(BATCH)
-        .execute()
-    ).map((r) => r.id);
+    const { rows } = await sql<{ id: string }>`
+      select id from ${readVia(store, 'workflow_executions', 'workflow_executions_unpruned')}
+      where data_pruned_at is null and created_at < ${cutoff} and status in (${sql.join(TERMINAL_STATUSES)})
+      order by created_at, id limit ${BATCH}`.execute(store);
+    const ids = rows.map((r) => r.id);
     if (ids.length === 0) return pruned;
     await store.transaction().execute(async (trx) => {
       await trx.deleteFrom('workflow_execution_logs').where('execution_id', 'in', ids).execute();

@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 
 /**
  * SQL fragments that SQLite and PostgreSQL spell differently, for the
@@ -25,6 +25,15 @@ export interface SqlDialect {
 }
 
 export const isPostgres = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
+
+/**
+ * `table` as a from-item that reads through `index` on SQLite (INDEXED BY).
+ * SQLite plans without statistics and prefers the (status, lease) index of
+ * runs for any filter on status, which reads every run of that status where a
+ * partial index reads a handful. PostgreSQL plans by its own statistics.
+ */
+export const readVia = (db: Kysely<any>, table: string, index: string): RawBuilder<unknown> =>
+  isPostgres(db) ? sql`${sql.table(table)}` : sql`${sql.table(table)} indexed by ${sql.ref(index)}`;
 
 const sqlite: SqlDialect = {
   postgres: false,
