@@ -57,7 +57,7 @@ export const RATE_LIMIT_VARIABLES = {
     default: 300,
     windowSeconds: 60,
     describes:
-      'writes of stored objects (workflows, projects, tags, integrations, invitations, public tags, webhook keys: create, update, delete) per organization per minute',
+      'writes of stored objects (workflows, projects, tags, integrations, invitations, public tags, webhook keys: create, update, delete; member role changes and removals; organization switches, each also an audit row) per organization per minute',
   },
   anonymousWorkflowsPerIp: {
     byIp: true,
@@ -249,6 +249,8 @@ export interface Config {
   quotas: Record<QuotaName, number>;
   /** Server-sent-event streams (the analytics stream) one organization may hold open on this process at once. */
   maxEventStreamsPerOrg: number;
+  /** Days audit rows are kept; undefined: forever. */
+  auditLogRetentionDays: number | undefined;
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
@@ -546,6 +548,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       Object.entries(QUOTA_VARIABLES).map(([name, spec]) => [name, read(env, spec.variable, positiveInt, String(spec.default))]),
     ) as Record<QuotaName, number>,
     maxEventStreamsPerOrg: read(env, 'FLOWGATE_MAX_EVENT_STREAMS_PER_ORG', positiveInt, '20'),
+    auditLogRetentionDays: read(env, 'FLOWGATE_AUDIT_LOG_RETENTION_DAYS', daysOrOff, '365'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
     httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),

@@ -175,7 +175,7 @@ export async function openServingRuntime(config: Config, options: ServingOptions
   // A long-lived process: its SQLite checkpoints move off the event loop (src/store/checkpointer.ts).
   const { opened } = storeOutcome.value;
   const checkpointer = opened.kind === 'sqlite' ? checkpointInBackground(opened.sqlite) : undefined;
-  const expiredRows = sweepExpiredRows(opened.store);
+  const expiredRows = sweepExpiredRows(opened.store, { auditLogRetentionDays: config.auditLogRetentionDays });
   return {
     ...runtime,
     firstStart,

@@ -70,12 +70,15 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: 'lots' })).toContain('FLOWGATE_MAX_EVENT_STREAMS_PER_ORG');
   });
 
-  it('keeps run data 30 days by default; takes a number of days or off, and refuses anything else by name', () => {
+  it('keeps run data 30 days and audit rows 365 by default; takes a number of days or off, and refuses anything else by name', () => {
     expect(loadConfig({}).engine.runDataRetentionDays).toBe(30);
     expect(loadConfig({ FLOWGATE_RUN_DATA_RETENTION_DAYS: '7' }).engine.runDataRetentionDays).toBe(7);
     expect(loadConfig({ FLOWGATE_RUN_DATA_RETENTION_DAYS: 'off' }).engine.runDataRetentionDays).toBeUndefined();
     expect(errorFor({ FLOWGATE_RUN_DATA_RETENTION_DAYS: '0' })).toMatch(/FLOWGATE_RUN_DATA_RETENTION_DAYS.*1 to 36500, or off/);
     expect(errorFor({ FLOWGATE_RUN_DATA_RETENTION_DAYS: 'forever' })).toContain('FLOWGATE_RUN_DATA_RETENTION_DAYS');
+    expect(loadConfig({}).auditLogRetentionDays).toBe(365);
+    expect(loadConfig({ FLOWGATE_AUDIT_LOG_RETENTION_DAYS: 'off' }).auditLogRetentionDays).toBeUndefined();
+    expect(errorFor({ FLOWGATE_AUDIT_LOG_RETENTION_DAYS: '-1' })).toContain('FLOWGATE_AUDIT_LOG_RETENTION_DAYS');
   });
 
   it('believes no proxy by default; takes a hop count or addresses, and refuses believing every hop, by name', () => {

@@ -22,7 +22,8 @@ const isoAgo = (ms: number) => new Date(Date.now() - ms).toISOString();
 
 describe('expired rows', () => {
   it('are deleted a day after they expire, at the next sweep; live and recently expired rows stay', async () => {
-    const first = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP: '1000' } });
+    const env = { FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP: '1000', FLOWGATE_AUDIT_LOG_RETENTION_DAYS: '30' };
+    const first = await startTestGateway({ env });
     gateways.push(first);
     const live = await newSignedInUser(first);
     const old = await newSignedInUser(first);
@@ -30,6 +31,10 @@ describe('expired rows', () => {
     // An unused nonce and a step-up challenge nobody answered.
     expect((await live.client.fetch('/api/auth/siwe/nonce', { method: 'POST', json: { walletAddress: live.account.address, chainId: 1 } })).status).toBe(200);
     expect((await live.client.fetch('/api/keys', { method: 'POST', json: { name: 'never signed' } })).body.code).toBe('signature_required');
+    // Two audit rows (organization switches); one will be older than the 30 days audit rows are kept here.
+    for (let i = 0; i < 2; i++) {
+      expect((await live.client.fetch('/api/auth/organization/switch', { method: 'POST', json: { organizationId: live.ownOrganizationId } })).status).toBe(200);
+    }
 
     const store = first.gateway.services.store;
     const sessionOf = async (userId: string) => (await store.selectFrom('sessions').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow()).id;
@@ -52,6 +57,13 @@ describe('expired rows', () => {
       .updateTable('step_up_challenges')
       .set({ expires_at: isoAgo(2 * DAY) })
       .execute();
+    const switches = await store.selectFrom('audit_log').select('id').where('action', '=', 'organization_switched').orderBy('created_at').execute();
+    expect(switches).toHaveLength(2);
+    await store
+      .updateTable('audit_log')
+      .set({ created_at: isoAgo(31 * DAY) })
+      .where('id', '=', switches[0]!.id)
+      .execute();
     const counters = await store.selectFrom('rate_limits').select('key').where('key', 'like', 'siweNoncePerIp%').execute();
     expect(counters.length).toBeGreaterThan(0);
     await store
@@ -63,7 +75,7 @@ describe('expired rows', () => {
     expect((await store.selectFrom('step_up_challenges').select('id').execute()).length).toBeGreaterThan(0);
     await first.close();
 
-    const second = await startTestGateway({ dataDir: first.dataDir });
+    const second = await startTestGateway({ dataDir: first.dataDir, env });
     gateways.push(second);
     const after = second.gateway.services.store;
     const sessions = async () => (await after.selectFrom('sessions').select('id').execute()).map((r) => r.id);
@@ -72,8 +84,8 @@ describe('expired rows', () => {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    // The sweep goes table by table: wait for its last one.
-    while ((await after.selectFrom('rate_limits').select('key').where('key', 'like', 'siweNoncePerIp%').execute()).length > 0) {
+    // The sweep goes table by table: wait for its last one, the audit log.
+    while ((await after.selectFrom('audit_log').select('id').where('id', '=', switches[0]!.id).execute()).length > 0) {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -82,6 +94,9 @@ describe('expired rows', () => {
     expect(await sessions()).not.toContain(oldSession);
     expect(await after.selectFrom('siwe_nonces').select('nonce_hash').execute()).toEqual([]);
     expect(await after.selectFrom('step_up_challenges').select('id').execute()).toEqual([]);
+    expect(await after.selectFrom('rate_limits').select('key').where('key', 'like', 'siweNoncePerIp%').execute()).toEqual([]);
+    const audited = await after.selectFrom('audit_log').select('id').where('action', '=', 'organization_switched').execute();
+    expect(audited.map((r) => r.id)).toEqual([switches[1]!.id]);
     // The live session still signs its user in.
     const me = await fetch(`${second.url}/api/auth/session`, {
       headers: { cookie: (await live.client.jar.getCookieString(first.url)).toString(), origin: second.url },

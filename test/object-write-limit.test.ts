@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { newSignedInUser } from './helpers/members.ts';
 
 /**
  * Writes of stored objects (workflows, projects, tags, integrations,
@@ -83,5 +84,21 @@ describe('stored-object writes per organization', () => {
     expect(tags).toContain('Tenant C tag');
     expect(tags).not.toContain('Tenant C second tag');
     expect((await post(keyC, '/api/api-keys', { name: 'second hook' })).status).toBe(429);
+  }, 60_000);
+
+  it('counts organization switches too: each writes the session and an audit row, so a member cannot flood an audit log', async () => {
+    const user = await newSignedInUser(gw);
+    const switchTo = () => user.client.fetch('/api/auth/organization/switch', { method: 'POST', json: { organizationId: user.ownOrganizationId } });
+    expect([(await switchTo()).status, (await switchTo()).status, (await switchTo()).status]).toEqual([200, 200, 200]);
+    const refused = await switchTo();
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    const audited = await gw.gateway.services.store
+      .selectFrom('audit_log')
+      .select('id')
+      .where('organization_id', '=', user.ownOrganizationId)
+      .where('action', '=', 'organization_switched')
+      .execute();
+    expect(audited).toHaveLength(3);
   }, 60_000);
 });

@@ -59,6 +59,7 @@ const changeMemberRoleTool = defineTool({
   input: z.object({ userId, role }),
   output: memberSchema,
   rest: { method: 'PATCH', path: '/api/organization/members/:userId' },
+  rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   handler: (input, ctx) => changeMemberRole(ctx.services.store, requirePrincipal(ctx), { ...input, ip: ctx.ip }),
 });
@@ -79,6 +80,7 @@ const removeMemberTool = defineTool({
     keysRevoked: z.number().int().describe('Organization API keys the member created, revoked with the membership'),
   }),
   rest: { method: 'DELETE', path: '/api/organization/members/:userId' },
+  rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   handler: (input, ctx) => removeMember(ctx.services.store, ctx.services.keys, requirePrincipal(ctx), { ...input, ip: ctx.ip }),
 });
@@ -160,6 +162,7 @@ const switchOrganizationTool = defineTool({
   input: z.object({ organizationId: z.string().min(1).max(100).describe('An organization id from GET /api/auth/session (organizations)') }),
   output: z.object({ organization: organizationView }),
   rest: { method: 'POST', path: '/api/auth/organization/switch' },
+  rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   async handler({ organizationId }, ctx) {
     const organization = await switchOrganization(ctx.services.store, ctx.services.sessions, requirePrincipal(ctx), { organizationId, ip: ctx.ip });

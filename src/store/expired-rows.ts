@@ -11,7 +11,9 @@ import type { Database } from './schema.ts';
  * day after they expire (so for a day an old link still reads as expired
  * rather than unknown), in batches of BATCH rows with the event loop free
  * between them; an instance sweeps at start (in the background) and hourly.
- * Deletes are idempotent, so instances sharing a database may sweep at once.
+ * Audit rows go too once they are older than the deployment's audit
+ * retention. Deletes are idempotent, so instances sharing a database may sweep
+ * at once.
  */
 
 const GRACE_MS = 24 * 60 * 60 * 1000;
@@ -41,11 +43,26 @@ export const EXPIRING_TABLES: readonly Expiring[] = [
   { table: 'rate_limits', key: ['key'], column: 'expire', epochMs: true },
 ];
 
-/** Deletes every row that expired more than a day before `now`; returns how many went, per table. */
-export async function deleteExpiredRows(store: Store, now = Date.now(), keepGoing: () => boolean = () => true): Promise<Record<string, number>> {
+export interface ExpiryOptions {
+  /** Days audit rows are kept (FLOWGATE_AUDIT_LOG_RETENTION_DAYS); undefined: forever. */
+  auditLogRetentionDays?: number;
+}
+
+/** Deletes every row that expired more than a day before `now`, and audit rows past their retention; returns how many went, per table. */
+export async function deleteExpiredRows(
+  store: Store,
+  options: ExpiryOptions = {},
+  now = Date.now(),
+  keepGoing: () => boolean = () => true,
+): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
-  for (const { table, key, column, epochMs } of EXPIRING_TABLES) {
-    const cutoff = epochMs ? now - GRACE_MS : new Date(now - GRACE_MS).toISOString();
+  const sweeps: (Omit<Expiring, 'epochMs'> & { cutoff: string | number })[] = EXPIRING_TABLES.map(({ epochMs, ...rows }) => ({
+    ...rows,
+    cutoff: epochMs ? now - GRACE_MS : new Date(now - GRACE_MS).toISOString(),
+  }));
+  const { auditLogRetentionDays: days } = options;
+  if (days !== undefined) sweeps.push({ table: 'audit_log', key: ['id'], column: 'created_at', cutoff: new Date(now - days * 86_400_000).toISOString() });
+  for (const { table, key, column, cutoff } of sweeps) {
     const keys = sql.join(key.map((k) => sql.ref(k)));
     deleted[table] = 0;
     for (;;) {
@@ -63,12 +80,12 @@ export async function deleteExpiredRows(store: Store, now = Date.now(), keepGoin
 }
 
 /** Sweeps at once (in the background) and then hourly until closed; close() waits for a sweep under way. */
-export function sweepExpiredRows(store: Store): { close(): Promise<void> } {
+export function sweepExpiredRows(store: Store, options: ExpiryOptions = {}): { close(): Promise<void> } {
   let closed = false;
   let running: Promise<unknown> | undefined;
   const sweep = () => {
     if (running) return; // the last sweep is still going: this hour's rows wait for the next
-    running = deleteExpiredRows(store, Date.now(), () => !closed)
+    running = deleteExpiredRows(store, options, Date.now(), () => !closed)
       .catch((error) => {
         if (!closed) console.error('[flowgate] deleting expired rows failed:', error);
       })

@@ -23,7 +23,7 @@ import * as schedulesByOrganization from './021_schedules_by_organization.ts';
 import * as pendingRunsByOrganization from './022_pending_runs_by_organization.ts';
 import * as organizationRunData from './023_organization_run_data.ts';
 import * as runDataRetention from './024_run_data_retention.ts';
-import * as quotaIndexes from './025_quota_indexes.ts';
+import * as housekeepingIndexes from './025_housekeeping_indexes.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -51,7 +51,7 @@ export const migrations: Record<string, Migration> = {
   '022_pending_runs_by_organization': pendingRunsByOrganization,
   '023_organization_run_data': organizationRunData,
   '024_run_data_retention': runDataRetention,
-  '025_quota_indexes': quotaIndexes,
+  '025_housekeeping_indexes': housekeepingIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
