@@ -7,6 +7,7 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { browserClient, signIn } from './helpers/session.ts';
 import { openLink } from './helpers/cli.ts';
+import { pruneOldRunData } from '../src/engine/run-retention.ts';
 
 /**
  * The dashboard in a real browser: Debian's Chromium, headless, driven by
@@ -179,6 +180,28 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     expect(await step.locator('.status').textContent()).toBe('success');
     expect(await step.locator('pre').nth(1).textContent()).toContain('balance');
     expect(await step.textContent()).toMatch(/took \d/);
+    await page.context().close();
+  });
+
+  it('says so when retention has removed a run’s steps, instead of “no steps logged yet”', async () => {
+    const executionId = await startRun();
+    expect((await api(`/api/workflows/executions/${executionId}/wait?timeoutMs=20000`)).body.status).toBe('success');
+    // Forty days pass; the retention (30 days by default) removes the run's data at the next sweep.
+    const store = gw.gateway.services.store;
+    await store
+      .updateTable('workflow_executions')
+      .set({ created_at: new Date(Date.now() - 40 * 86_400_000).toISOString() })
+      .where('id', '=', executionId)
+      .execute();
+    expect(await pruneOldRunData(store, 30)).toBeGreaterThanOrEqual(1);
+    const page = await signedInPage();
+    await page.goto(`/app/runs/${executionId}`);
+    const note = page.getByRole('note').filter({ hasText: 'steps were removed' });
+    await note.waitFor();
+    expect(await note.textContent()).toContain('keeps run data for a set number of days');
+    expect(await page.locator('li.step').count()).toBe(0);
+    expect(await page.getByText('no steps logged yet').count()).toBe(0);
+    expect(await page.locator('.run-summary').textContent()).toContain(workflowId);
     await page.context().close();
   });
 

@@ -24,7 +24,10 @@ export const stepSchema = z.object({
   timestamp: z.string().nullable(),
   error: z.string().nullable(),
 });
-export const stepsSchema = z.object({ steps: z.array(stepSchema) });
+export const stepsSchema = z.object({
+  steps: z.array(stepSchema),
+  dataPrunedAt: z.string().optional().describe("Present when the deployment's retention removed this run's steps (FLOWGATE_RUN_DATA_RETENTION_DAYS)"),
+});
 
 const parse = (text: string | null): unknown => {
   if (text === null) return null;
@@ -38,7 +41,7 @@ const parse = (text: string | null): unknown => {
 export async function runSteps(store: Store, organizationId: string, executionId: string): Promise<z.output<typeof stepsSchema>> {
   const run = await store
     .selectFrom('workflow_executions')
-    .select('id')
+    .select(['id', 'data_pruned_at'])
     .where('id', '=', executionId)
     .where('organization_id', '=', organizationId)
     .executeTakeFirst();
@@ -61,6 +64,7 @@ export async function runSteps(store: Store, organizationId: string, executionId
         timestamp: log.started_at ?? log.completed_at,
         error: log.error,
       })),
+      ...(run.data_pruned_at ? { dataPrunedAt: run.data_pruned_at } : {}),
     };
   }
   const direct = await store

@@ -101,12 +101,12 @@ function RunSummary({ run }: { run: RunInfo }) {
 export function RunDetail({ id }: { id: string }) {
   const data = useLoad(async () => {
     const [steps, chains, run] = await Promise.all([
-      api<{ steps: Step[] }>(`/api/analytics/runs/${encodeURIComponent(id)}/steps`),
+      api<{ steps: Step[]; dataPrunedAt?: string }>(`/api/analytics/runs/${encodeURIComponent(id)}/steps`),
       api<Chain[]>('/api/chains').catch(() => [] as Chain[]),
       // The summary is a nicety: the steps alone still make the page.
       runInfo(id).catch(() => undefined),
     ]);
-    return { steps: steps.steps, chains, run };
+    return { steps: steps.steps, dataPrunedAt: steps.dataPrunedAt, chains, run };
   }, [id]);
   return (
     <section aria-busy={data.loading}>
@@ -118,7 +118,13 @@ export function RunDetail({ id }: { id: string }) {
       </PageHeading>
       <ErrorNote error={data.error} />
       {data.data?.run && <RunSummary run={data.data.run} />}
-      {data.data && data.data.steps.length === 0 && <p>This run has no steps logged yet.</p>}
+      {data.data?.dataPrunedAt && (
+        <p role="note">
+          This run's steps were removed on {when(data.data.dataPrunedAt)}: this gateway keeps run data for a set number of days. Its outcome and transactions
+          are above.
+        </p>
+      )}
+      {data.data && !data.data.dataPrunedAt && data.data.steps.length === 0 && <p>This run has no steps logged yet.</p>}
       {data.data && (
         <ol class="steps" aria-label="Steps">
           {data.data.steps.map((step, i) => (
