@@ -18,6 +18,7 @@ import { executeTools } from './execute.ts';
 import { executeNodeTools } from './execute-node.ts';
 import { workflowCallTools } from './workflow-calls.ts';
 import { analyticsTools } from './analytics.ts';
+import { usageTools } from './usage.ts';
 
 /**
  * How the registry's families read to a person or agent deciding whether to
@@ -103,8 +104,8 @@ export const TOOL_FAMILIES: readonly ToolFamily[] = [
     id: 'organization',
     name: 'Organization resources',
     description:
-      'Projects, tags, integrations (notification and service credentials), the feature snapshot, API keys (list; revoke behind a wallet-signed step-up), connected OAuth clients and the organization wallet.',
+      'Projects, tags, integrations (notification and service credentials), the feature snapshot, API keys (list; revoke behind a wallet-signed step-up), connected OAuth clients, the organization wallet, and usage against the deployment’s limits.',
     tags: ['organization', 'projects', 'tags', 'integrations', 'wallet', 'api-keys', 'oauth'],
-    tools: [...projectTools, ...tagTools, ...integrationTools, ...featureTools, ...accountTools, ...keyTools, ...oauthClientTools],
+    tools: [...projectTools, ...tagTools, ...integrationTools, ...featureTools, ...accountTools, ...keyTools, ...oauthClientTools, ...usageTools],
   },
 ];

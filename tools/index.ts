@@ -31,6 +31,7 @@ import { executeTools } from './execute.ts';
 import { executeNodeTools } from './execute-node.ts';
 import { workflowCallTools } from './workflow-calls.ts';
 import { analyticsTools } from './analytics.ts';
+import { usageTools } from './usage.ts';
 
 /** The registry: every operation of the gateway, once. Add new families here. */
 export const registry: readonly AnyTool[] = [
@@ -51,6 +52,7 @@ export const registry: readonly AnyTool[] = [
   ...memberTools,
   ...auditLogTools,
   ...spendCapTools,
+  ...usageTools,
   ...walletExportTools,
   ...walletWithdrawTools,
   ...workflowTools,

@@ -3,7 +3,7 @@ import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { requireRole } from '../src/org/roles.ts';
 import { requireStepUp, STEP_UP_PROOF_FIELDS, stepUpProofFields } from '../src/auth/step-up.ts';
-import { KEY_SCOPES, liveKeysOf, type ApiKeyRecord } from '../src/auth/keys.ts';
+import { KEY_SCOPES, type ApiKeyRecord } from '../src/auth/keys.ts';
 import { assertRoom } from '../src/org/quotas.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { ServiceError } from '../src/errors.ts';
@@ -53,7 +53,7 @@ export const createApiKey = defineTool({
     const { services } = ctx;
     await requireRole(services.store, principal, 'admin');
     // Checked before the step-up too, so nobody signs for a key that cannot be made (create checks again, in its transaction).
-    await assertRoom(services.store, 'apiKeys', services.config.quotas.apiKeys, liveKeysOf(services.store, principal.organizationId));
+    await assertRoom(services.store, 'apiKeys', services.config.quotas.apiKeys, principal.organizationId);
     await requireStepUp(services, principal, 'org_api_key_manage', input, ctx.ip);
     const { record, key } = await services.keys.create({
       organizationId: principal.organizationId,

@@ -1,4 +1,3 @@
-import type { Transaction } from 'kysely';
 import type { Store } from '../store/db.ts';
 import { assertRoom } from '../org/quotas.ts';
 import type { KeyScope, Principal } from './principal.ts';
@@ -6,7 +5,7 @@ import { newId, nowIso } from '../ids.ts';
 import { matchSecret, mintSecret, secretDigest } from './secret-keys.ts';
 import { RecentPrincipals } from './recent-principals.ts';
 import { first, prepared } from '../store/prepared.ts';
-import type { ApiKeysTable, Database } from '../store/schema.ts';
+import type { ApiKeysTable } from '../store/schema.ts';
 
 /**
  * Organization API keys (`svc_`). Only the SHA-256 of a key is stored; the
@@ -39,10 +38,6 @@ const liveKeyByHash = prepared<{ hash: string }, ApiKeysTable>((db: Store, a) =>
       ),
     ),
 );
-
-/** The organization's live keys, the rows its key quota counts. */
-export const liveKeysOf = (db: Store | Transaction<Database>, organizationId: string) =>
-  db.selectFrom('api_keys').where('organization_id', '=', organizationId).where('revoked_at', 'is', null);
 
 export interface ApiKeyRecord {
   id: string;
@@ -121,7 +116,7 @@ export function createKeyService(store: Store): KeyService {
         revoked_at: null,
       };
       await store.transaction().execute(async (trx) => {
-        await assertRoom(trx, 'apiKeys', quota, liveKeysOf(trx, organizationId));
+        await assertRoom(trx, 'apiKeys', quota, organizationId);
         await trx.insertInto('api_keys').values(row).execute();
       });
       return { record: toRecord(row), key };

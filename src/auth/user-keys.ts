@@ -72,12 +72,7 @@ export async function createUserKey(
     revoked_at: null,
   };
   await store.transaction().execute(async (trx) => {
-    await assertRoom(
-      trx,
-      'webhookKeys',
-      input.quota,
-      trx.selectFrom('user_api_keys').where('organization_id', '=', input.organizationId).where('revoked_at', 'is', null),
-    );
+    await assertRoom(trx, 'webhookKeys', input.quota, input.organizationId);
     await trx.insertInto('user_api_keys').values(row).execute();
   });
   return { record: toRecord(row), key };

@@ -30,8 +30,12 @@ export const runDataChars = (row: Pick<WorkflowExecutionsTable, 'graph' | 'input
 /** The UTC day of `ms`, as the budget's rows key it. */
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-const secondsToNextDay = (ms: number) =>
-  Math.max(1, Math.ceil((Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000));
+const nextUtcMidnight = (ms: number) => {
+  const day = new Date(ms);
+  return Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 1);
+};
+
+const secondsToNextDay = (ms: number) => Math.max(1, Math.ceil((nextUtcMidnight(ms) - ms) / 1000));
 
 const megabytes = (chars: number) => `${(chars / (1024 * 1024)).toFixed(1)} MB`;
 
@@ -62,12 +66,18 @@ export async function recordRunData(store: Store, organizationId: string, chars:
   if (total >= max) underBudgetUntil.get(store)?.delete(organizationId);
 }
 
+/** The run data the organization's runs have written today (UTC), and when the day's budget starts again. */
+export async function runDataToday(store: Store, organizationId: string, now = Date.now()): Promise<{ used: number; resetsAt: string }> {
+  const used = Number((await first(selectUsed, store, { organizationId, day: utcDay(now) }))?.chars ?? 0);
+  return { used, resetsAt: new Date(nextUtcMidnight(now)).toISOString() };
+}
+
 /** What the organization's day leaves: undefined when it has room, else the refusal's facts. */
 async function spent(store: Store, organizationId: string, max: number, now: number): Promise<{ used: number; retryAfterSeconds: number } | undefined> {
   let known = underBudgetUntil.get(store);
   if (!known) underBudgetUntil.set(store, (known = new Map()));
   if ((known.get(organizationId) ?? 0) > now) return undefined;
-  const used = Number((await first(selectUsed, store, { organizationId, day: utcDay(now) }))?.chars ?? 0);
+  const { used } = await runDataToday(store, organizationId, now);
   if (used < max) {
     if (known.size > 10_000) known.clear();
     known.set(organizationId, now + RECHECK_MS);
@@ -83,7 +93,7 @@ export async function assertRunDataBudget(store: Store, organizationId: string, 
   throw new ServiceError(
     429,
     'rate_limited',
-    `This organization's runs have written ${megabytes(over.used)} of step data today (UTC), its budget of ${megabytes(max)} (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES); runs start again at 00:00 UTC, in ${over.retryAfterSeconds} s. Steps that pass less data along (select fields, use smaller pages) stretch the budget.`,
+    `This organization's runs have written ${megabytes(over.used)} of run data today (UTC), its budget of ${megabytes(max)} (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES); runs start again at 00:00 UTC, in ${over.retryAfterSeconds} s. Steps that pass less data along (select fields, use smaller pages) stretch the budget.`,
     { limit: max, retryAfterSeconds: over.retryAfterSeconds },
     { 'Retry-After': String(over.retryAfterSeconds) },
   );
@@ -93,7 +103,7 @@ export async function assertRunDataBudget(store: Store, organizationId: string, 
 export async function skipForRunDataBudget(store: Store, organizationId: string, max: number): Promise<SkippedRun | undefined> {
   if (!(await spent(store, organizationId, max, Date.now()))) return undefined;
   return {
-    error: `Skipped: this organization's runs had written their day's budget of ${megabytes(max)} of step data (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES), so this triggered run was not started. Triggers run again from 00:00 UTC.`,
+    error: `Skipped: this organization's runs had written their day's budget of ${megabytes(max)} of run data (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES), so this triggered run was not started. Triggers run again from 00:00 UTC.`,
     context: { reason: 'run_data_budget', limit: max },
   };
 }

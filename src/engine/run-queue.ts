@@ -32,10 +32,14 @@ const countWaiting = prepared<{ organizationId: string; max: number }, { waiting
     .select((eb) => eb.fn.countAll().as('waiting')),
 );
 
-/** Whether `organizationId` already has `max` runs waiting for a slot. */
-export async function queueIsFull(store: Store, organizationId: string, max: number): Promise<boolean> {
-  return Number((await first(countWaiting, store, { organizationId, max }))?.waiting ?? 0) >= max;
+/** How many runs `organizationId` has waiting for a slot, counted up to `max`. */
+export async function waitingRuns(store: Store, organizationId: string, max: number): Promise<number> {
+  return Number((await first(countWaiting, store, { organizationId, max }))?.waiting ?? 0);
 }
+
+/** Whether `organizationId` already has `max` runs waiting for a slot. */
+export const queueIsFull = async (store: Store, organizationId: string, max: number): Promise<boolean> =>
+  (await waitingRuns(store, organizationId, max)) >= max;
 
 /** Throws 429 rate_limited when `organizationId` already has `max` runs waiting for a slot. */
 export async function assertQueueRoom(store: Store, organizationId: string, max: number): Promise<void> {

@@ -24,8 +24,7 @@ export interface WorkflowOwner {
 }
 
 /** A new workflow must fit the organization's bound: each is up to a request body of stored graph. */
-const assertWorkflowRoom = (db: Db, owner: WorkflowOwner) =>
-  assertRoom(db, 'workflows', owner.maxWorkflows, db.selectFrom('workflows').where('organization_id', '=', owner.organizationId));
+const assertWorkflowRoom = (db: Db, owner: WorkflowOwner) => assertRoom(db, 'workflows', owner.maxWorkflows, owner.organizationId);
 
 /** projectId / tagId must name a project or tag of the same organization. */
 async function assertReference(db: Db, table: 'projects' | 'tags', field: 'projectId' | 'tagId', organizationId: string, id: string | null | undefined) {

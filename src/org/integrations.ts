@@ -344,7 +344,7 @@ export async function createIntegration(
     updated_at: now,
   };
   await services.store.transaction().execute(async (trx) => {
-    await assertRoom(trx, 'integrations', input.quota, trx.selectFrom('integrations').where('organization_id', '=', input.organizationId));
+    await assertRoom(trx, 'integrations', input.quota, input.organizationId);
     await trx.insertInto('integrations').values(row).execute();
   });
   return toDetails(services, row);

@@ -78,7 +78,7 @@ export async function createProject(
   },
 ): Promise<Project> {
   return store.transaction().execute(async (trx) => {
-    await assertRoom(trx, 'projects', input.quota, trx.selectFrom('projects').where('organization_id', '=', input.organizationId));
+    await assertRoom(trx, 'projects', input.quota, input.organizationId);
     let color = input.color;
     if (color === undefined) {
       const { n } = await trx

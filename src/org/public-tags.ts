@@ -82,7 +82,7 @@ export async function createPublicTag(
         },
       );
     }
-    await assertRoom(trx, 'publicTags', input.quota, trx.selectFrom('public_tags').where('created_by_organization_id', '=', input.organizationId));
+    await assertRoom(trx, 'publicTags', input.quota, input.organizationId);
     const row = { id: newId(), name: input.name, slug, created_by_organization_id: input.organizationId, created_at: nowIso() };
     await trx.insertInto('public_tags').values(row).execute();
     return toPublicTag({ ...row, workflow_count: 0 });

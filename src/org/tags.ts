@@ -97,7 +97,7 @@ export async function createTag(
   // Check and insert in one transaction, so two concurrent creates cannot both pass the check.
   return store.transaction().execute(async (trx) => {
     await assertNameFree(trx, input.organizationId, input.name);
-    await assertRoom(trx, 'tags', input.quota, trx.selectFrom('tags').where('organization_id', '=', input.organizationId));
+    await assertRoom(trx, 'tags', input.quota, input.organizationId);
     const now = nowIso();
     const row = {
       id: newId(),
