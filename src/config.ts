@@ -162,7 +162,7 @@ export const QUOTA_VARIABLES = {
     noun: 'live organization API keys',
     default: 100,
     describes: 'Live (unrevoked) organization API keys (`svc_`) per organization',
-    remedy: 'revoke one (DELETE /api/keys/{keyId})',
+    remedy: 'revoke one (revoke_api_key, DELETE /api/keys/{keyId})',
   },
   webhookKeys: {
     variable: 'FLOWGATE_MAX_WEBHOOK_KEYS_PER_ORG',
@@ -267,7 +267,7 @@ export interface Config {
     concurrencyPerOrg: number;
     /** Runs one organization may have waiting for a slot; the next is refused with 429 until some have run. */
     maxQueuedPerOrg: number;
-    /** Run data (JSON characters of step inputs and outputs) one organization's runs may write per UTC day. */
+    /** Run data (JSON characters of step inputs and outputs, and each run's copy of its graph and input) one organization's runs may write per UTC day. */
     runDataPerOrgPerDayBytes: number;
     /** Days a finished run keeps its data (step logs, input, output, graph copy); its record stays. Undefined: forever. */
     runDataRetentionDays: number | undefined;
