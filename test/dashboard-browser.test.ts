@@ -335,6 +335,18 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await page.getByRole('heading', { level: 1, name: 'Spend' }).waitFor();
     await page.locator('table', { hasText: 'All EVM chains' }).waitFor();
     expect(await page.locator('meter').count()).toBeGreaterThanOrEqual(2);
+    // The organization's use of the deployment's limits: a row per quota, the day's run data, waiting runs, retention.
+    const limits = page.locator('table', { hasText: "the organization's use" });
+    await limits.waitFor();
+    const usage = (await api('/api/organization/usage')).body;
+    const workflows = usage.quotas.find((q: { resource: string }) => q.resource === 'workflows');
+    const row = limits.locator('tr[data-limit="FLOWGATE_MAX_WORKFLOWS_PER_ORG"]');
+    expect(await row.locator('th').textContent()).toBe('Workflows');
+    expect(await row.locator('td').nth(0).textContent()).toBe(String(workflows.used));
+    expect(await row.locator('td').nth(1).textContent()).toBe('10,000');
+    expect(await limits.locator('tr[data-limit="FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES"] th').textContent()).toMatch(/^Run data today/);
+    expect(await limits.locator('tbody tr').count()).toBe(usage.quotas.length + 2);
+    expect(await page.getByText('Finished runs keep their steps 30 days; audit rows are kept 365 days.').count()).toBe(1);
     await context.close();
   });
 

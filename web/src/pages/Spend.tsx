@@ -1,6 +1,16 @@
 import { api, type Chain, type SpendCap } from '../api.ts';
 import { ErrorNote, PageHeading, useLoad } from '../components.tsx';
-import { ether } from '../format.ts';
+import { count, ether, when } from '../format.ts';
+
+/** A share of a limit: a meter that turns amber at 70 % and red at 90 %, and the figure. */
+function Share({ percent, label }: { percent: number; label: string }) {
+  return (
+    <td>
+      <meter min={0} max={100} value={Math.min(100, percent)} low={70} high={90} optimum={0} aria-label={`${label}: ${percent.toFixed(1)} % used`} />{' '}
+      {percent.toFixed(1)} %
+    </td>
+  );
+}
 
 function Usage({ used, cap, unit, label, decimals = 18 }: { used: string; cap: string; unit: string; label: string; decimals?: number }) {
   const usedN = BigInt(used);
@@ -10,26 +20,81 @@ function Usage({ used, cap, unit, label, decimals = 18 }: { used: string; cap: s
     <>
       <td>{ether(used, unit, decimals)}</td>
       <td>{ether(cap, unit, decimals)}</td>
-      <td>
-        <meter
-          min={0}
-          max={100}
-          value={Math.min(100, percent)}
-          low={70}
-          high={90}
-          optimum={0}
-          aria-label={`${label}: ${percent.toFixed(1)} % of today's cap used`}
-        />{' '}
-        {percent.toFixed(1)} %
-      </td>
+      <Share percent={percent} label={`${label}, today's cap`} />
+    </>
+  );
+}
+
+interface Bound {
+  used: number;
+  limit: number;
+  variable: string;
+}
+interface OrganizationUsage {
+  quotas: Array<Bound & { resource: string }>;
+  runData: Bound & { resetsAt: string };
+  waitingRuns: Bound;
+  retention: { runDataDays: number | null; auditLogDays: number | null };
+}
+
+const RESOURCES: Record<string, string> = {
+  workflows: 'Workflows',
+  projects: 'Projects',
+  tags: 'Tags',
+  integrations: 'Integrations',
+  apiKeys: 'API keys (live)',
+  webhookKeys: 'Webhook keys (live)',
+  pendingInvitations: 'Pending invitations',
+  publicTags: 'Public tags created',
+};
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+const days = (n: number | null) => (n === null ? 'for ever' : `${count(n)} days`);
+
+/** What the organization holds and has used against the deployment's limits (GET /api/organization/usage). */
+function Limits({ usage }: { usage: OrganizationUsage }) {
+  const row = (label: string, bound: Bound, show: (n: number) => string = count) => (
+    <tr key={label} data-limit={bound.variable}>
+      <th scope="row">{label}</th>
+      <td>{show(bound.used)}</td>
+      <td>{show(bound.limit)}</td>
+      <Share percent={bound.limit > 0 ? (bound.used * 100) / bound.limit : 0} label={label} />
+    </tr>
+  );
+  return (
+    <>
+      <table>
+        <caption>Limits of this deployment and the organization's use</caption>
+        <thead>
+          <tr>
+            <th scope="col">Limit</th>
+            <th scope="col">Used</th>
+            <th scope="col">Limit</th>
+            <th scope="col">Share used</th>
+          </tr>
+        </thead>
+        <tbody>
+          {usage.quotas.map((q) => row(RESOURCES[q.resource] ?? q.resource, q))}
+          {row(`Run data today (starts again ${when(usage.runData.resetsAt)})`, usage.runData, megabytes)}
+          {row('Runs waiting for a slot', usage.waitingRuns)}
+        </tbody>
+      </table>
+      <p>
+        Finished runs keep their steps {days(usage.retention.runDataDays)}; audit rows are kept {days(usage.retention.auditLogDays)}.
+      </p>
     </>
   );
 }
 
 export function Spend() {
   const data = useLoad(async () => {
-    const [caps, chains] = await Promise.all([api<SpendCap>('/api/analytics/spend-cap'), api<Chain[]>('/api/chains').catch(() => [] as Chain[])]);
-    return { caps, chains };
+    const [caps, chains, usage] = await Promise.all([
+      api<SpendCap>('/api/analytics/spend-cap'),
+      api<Chain[]>('/api/chains').catch(() => [] as Chain[]),
+      // The limits are a second table: the caps alone still make the page.
+      api<OrganizationUsage>('/api/organization/usage').catch(() => undefined),
+    ]);
+    return { caps, chains, usage };
   }, []);
   const caps = data.data?.caps;
   const chainName = (id: number) => data.data?.chains.find((c) => c.chainId === id)?.name ?? `Chain ${id}`;
@@ -70,6 +135,12 @@ export function Spend() {
         </table>
       )}
       {caps && caps.chainCaps.length === 0 && <p>No per-chain caps are set: only the organization-wide cap applies.</p>}
+      {data.data?.usage && (
+        <>
+          <h2>Limits</h2>
+          <Limits usage={data.data.usage} />
+        </>
+      )}
     </section>
   );
 }
