@@ -24,6 +24,7 @@ import * as pendingRunsByOrganization from './022_pending_runs_by_organization.t
 import * as organizationRunData from './023_organization_run_data.ts';
 import * as runDataRetention from './024_run_data_retention.ts';
 import * as housekeepingIndexes from './025_housekeeping_indexes.ts';
+import * as pendingRunsByAge from './026_pending_runs_by_age.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   '023_organization_run_data': organizationRunData,
   '024_run_data_retention': runDataRetention,
   '025_housekeeping_indexes': housekeepingIndexes,
+  '026_pending_runs_by_age': pendingRunsByAge,
 };
 
 export const migrationProvider: MigrationProvider = {
