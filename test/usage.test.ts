@@ -34,7 +34,7 @@ const usage = async (key: string) => {
 describe('usage against limits', () => {
   it('counts what the organization creates and its runs write, with the deployment’s limits; another organization is not counted', async () => {
     const before = await usage(gw.ownerKey);
-    expect(before.quotas.projects).toEqual({ used: expect.any(Number), limit: 7, variable: 'FLOWGATE_MAX_PROJECTS_PER_ORG' });
+    expect(before.quotas.projects).toEqual({ label: 'Projects', used: expect.any(Number), limit: 7, variable: 'FLOWGATE_MAX_PROJECTS_PER_ORG' });
     expect(before.quotas.workflows.limit).toBe(10_000);
     expect(before.retention).toEqual({ runDataDays: 9, auditLogDays: null });
     expect(before.waitingRuns).toMatchObject({ used: 0, limit: 10_000 });

@@ -23,7 +23,9 @@ const getUsage = defineTool({
   scope: 'mcp:read',
   input: z.object({}),
   output: z.object({
-    quotas: z.array(bound.extend({ resource: z.enum(Object.keys(QUOTA_VARIABLES) as [QuotaName, ...QuotaName[]]) })).describe('Stored objects'),
+    quotas: z
+      .array(bound.extend({ resource: z.enum(Object.keys(QUOTA_VARIABLES) as [QuotaName, ...QuotaName[]]), label: z.string() }))
+      .describe('Stored objects'),
     runData: bound.extend({ resetsAt: z.string() }).describe('Bytes written today (UTC); the budget starts again at resetsAt'),
     waitingRuns: bound.describe('Runs waiting for a slot, counted up to the limit'),
     retention: z.object({ runDataDays: z.number().int().nullable(), auditLogDays: z.number().int().nullable() }).describe('Days kept; null: for ever'),

@@ -65,5 +65,8 @@ export async function assertRoom(db: Db, name: QuotaName, limit: number | undefi
 export async function quotaUsage(db: Db, organizationId: string, limits: Record<QuotaName, number>) {
   const names = Object.keys(QUOTA_VARIABLES) as QuotaName[];
   const used = await Promise.all(names.map((name) => held(db, name, organizationId)));
-  return names.map((resource, i) => ({ resource, used: used[i]!, limit: limits[resource], variable: QUOTA_VARIABLES[resource].variable }));
+  return names.map((resource, i) => {
+    const { noun, variable } = QUOTA_VARIABLES[resource];
+    return { resource, label: noun[0]!.toUpperCase() + noun.slice(1), used: used[i]!, limit: limits[resource], variable };
+  });
 }

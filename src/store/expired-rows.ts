@@ -16,7 +16,8 @@ import type { Database } from './schema.ts';
  * at once.
  */
 
-const GRACE_MS = 24 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+const GRACE_MS = DAY_MS;
 const SWEEP_MS = 60 * 60 * 1000;
 const BATCH = 1_000;
 
@@ -61,7 +62,7 @@ export async function deleteExpiredRows(
     cutoff: epochMs ? now - GRACE_MS : new Date(now - GRACE_MS).toISOString(),
   }));
   const { auditLogRetentionDays: days } = options;
-  if (days !== undefined) sweeps.push({ table: 'audit_log', key: ['id'], column: 'created_at', cutoff: new Date(now - days * 86_400_000).toISOString() });
+  if (days !== undefined) sweeps.push({ table: 'audit_log', key: ['id'], column: 'created_at', cutoff: new Date(now - days * DAY_MS).toISOString() });
   for (const { table, key, column, cutoff } of sweeps) {
     const keys = sql.join(key.map((k) => sql.ref(k)));
     deleted[table] = 0;

@@ -31,22 +31,11 @@ interface Bound {
   variable: string;
 }
 interface OrganizationUsage {
-  quotas: Array<Bound & { resource: string }>;
+  quotas: Array<Bound & { resource: string; label: string }>;
   runData: Bound & { resetsAt: string };
   waitingRuns: Bound;
   retention: { runDataDays: number | null; auditLogDays: number | null };
 }
-
-const RESOURCES: Record<string, string> = {
-  workflows: 'Workflows',
-  projects: 'Projects',
-  tags: 'Tags',
-  integrations: 'Integrations',
-  apiKeys: 'API keys (live)',
-  webhookKeys: 'Webhook keys (live)',
-  pendingInvitations: 'Pending invitations',
-  publicTags: 'Public tags created',
-};
 
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
 const days = (n: number | null) => (n === null ? 'for ever' : `${count(n)} days`);
@@ -74,7 +63,7 @@ function Limits({ usage }: { usage: OrganizationUsage }) {
           </tr>
         </thead>
         <tbody>
-          {usage.quotas.map((q) => row(RESOURCES[q.resource] ?? q.resource, q))}
+          {usage.quotas.map((q) => row(q.label, q))}
           {row(`Run data today (starts again ${when(usage.runData.resetsAt)})`, usage.runData, megabytes)}
           {row('Runs waiting for a slot', usage.waitingRuns)}
         </tbody>
