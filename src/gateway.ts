@@ -90,7 +90,13 @@ function assembleRuntime(config: Config, { opened, masterKey, box }: Awaited<Ret
   };
   createEngine(base, { ...engineOptionsFrom(config), bus: opened.kind === 'postgres' ? createPgBus(config.databaseUrl!, opened.pool) : undefined });
   const services = base as Services;
-  return { services, close: () => store.destroy() };
+  return {
+    services,
+    close: () => {
+      nonces.close?.();
+      return store.destroy();
+    },
+  };
 }
 
 function engineOptionsFrom(config: Config) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { parseEther, type Address, type Hex, type PublicClient } from 'viem';
+import { createWalletClient, http, parseEther, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createSharedNonceManager } from '../src/chains/shared-nonces.ts';
 import { signAndBroadcast, verifyTransaction } from '../src/chains/transactions.ts';
@@ -7,7 +7,7 @@ import { migrate, openStore, type Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { tempDir } from './helpers/gateway.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
-import { randomAddress } from './helpers/web3.ts';
+import { minedTransaction, randomAddress } from './helpers/web3.ts';
 
 /**
  * The PostgreSQL nonce manager (src/chains/shared-nonces.ts) with two
@@ -45,19 +45,9 @@ async function fundedAccount(): Promise<PrivateKeyAccount> {
 }
 
 const count = (address: Address, blockTag: 'latest' | 'pending') => client.getTransactionCount({ address, blockTag });
+const minedAt = (address: Address, nonce: number) => minedTransaction(client, address, nonce);
 const rows = (address: Address) =>
   stores[0]!.selectFrom('chain_nonces').select(['nonce', 'state']).where('address', '=', address.toLowerCase()).orderBy('nonce').execute();
-
-/** The mined transaction from `address` with `nonce`, looked up through the latest blocks. */
-async function minedAt(address: Address, nonce: number) {
-  const latest = await client.getBlockNumber({ cacheTime: 0 });
-  for (let n = latest; n > latest - 5n && n >= 0n; n--) {
-    const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
-    const tx = block.transactions.find((t) => t.from.toLowerCase() === address.toLowerCase() && t.nonce === nonce);
-    if (tx) return tx;
-  }
-  return undefined;
-}
 
 /**
  * Instance A allocates a nonce and is held before its broadcast; instance B then sends the next nonce,
@@ -149,5 +139,55 @@ describe('shared nonces: a nonce given up behind a later send', () => {
     const hash: Hex = await signAndBroadcast({ client, account, nonces: b! }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
     expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
     expect((await client.getTransaction({ hash })).nonce).toBe(start);
+  });
+});
+
+describe('shared nonces: an instance that died between allocating and broadcasting', () => {
+  /** What such an instance leaves behind: a row `allocated` at the wallet's next nonce, never answered. */
+  const abandon = (account: PrivateKeyAccount, nonce: number, at = Date.now()) =>
+    stores[0]!
+      .insertInto('chain_nonces')
+      .values({ chain_id: client.chain!.id, address: account.address.toLowerCase(), nonce, state: 'allocated', at })
+      .execute();
+
+  test('with no further send, the instance whose send waits behind the gap fills it after the grace, and its send is mined', async () => {
+    const account = await fundedAccount();
+    const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
+    const start = await count(account.address, 'pending');
+    await abandon(account, start);
+    const recipient = randomAddress();
+    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: recipient, value: parseEther('0.01') }, { onSigned: async () => {} });
+    expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
+    // Held behind the gap at first.
+    expect(await count(account.address, 'latest')).toBe(start);
+
+    // Nothing else is sent: the survivor's own timer fills the gap, and its transfer is mined.
+    expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+    expect(await client.getBalance({ address: recipient })).toBe(parseEther('0.01'));
+    expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
+    expect(await count(account.address, 'latest')).toBe(start + 2);
+    await expect.poll(async () => (await rows(account.address)).filter((r) => r.state !== 'sent')).toEqual([]);
+    survivor.close?.();
+  });
+
+  test('a nonce its instance did broadcast before dying (the node has it) is left alone: no fill is spent on it', async () => {
+    const account = await fundedAccount();
+    const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
+    const start = await count(account.address, 'pending');
+    await abandon(account, start);
+    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+    expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
+    // The other instance's broadcast lands only now; it dies before marking its row sent.
+    const walletClient = createWalletClient({ account, chain: chain.chain, transport: http(chain.url) });
+    const theirs = await walletClient.sendTransaction({ to: randomAddress(), value: 1n, nonce: start });
+    expect((await verifyTransaction(client, theirs, 20_000)).receiptStatus).toBe('success');
+    expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+    // Well past the grace: the survivor's check found the nonce at the node, sent nothing for it and did not
+    // hand it out again (a fill would have been refused, or on a slower chain replaced their transfer).
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await count(account.address, 'latest')).toBe(start + 2);
+    expect(await count(account.address, 'pending')).toBe(start + 2);
+    expect((await rows(account.address)).find((r) => r.nonce === start)).toEqual({ nonce: start, state: 'allocated' });
+    survivor.close?.();
   });
 });

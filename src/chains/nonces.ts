@@ -56,6 +56,8 @@ export interface NonceManager {
   send<S>(client: PublicClient, address: Address, op: NonceSend<S>): Promise<{ signed: S; result: BroadcastResult; nonce: number }>;
   /** A sent transaction was not found or not mined in time (the node may have dropped it): the next send re-reads the pending count. */
   resync(client: PublicClient, address: Address): void;
+  /** Stops background work (the shared manager's gap fills) before the store closes. */
+  close?(): void;
 }
 
 interface WalletNonces {

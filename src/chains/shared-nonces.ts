@@ -24,7 +24,11 @@ import type { BroadcastResult, NonceManager, NonceSend } from './nonces.ts';
  * are already allocated: those may be out already and would wait behind the
  * gap until some send comes, so the gap is filled at once with a transaction
  * that moves nothing (NonceSend.fill; it costs the wallet the gas of a plain
- * transfer). Only when that too is refused is the nonce freed.
+ * transfer). Only when that too is refused is the nonce freed. An instance
+ * that dies between allocating and broadcasting leaves such a gap with nobody
+ * to fill it: an instance whose send went out above it fills it once the grace
+ * has passed (`scheduleHeal`), so the sends behind it are mined without
+ * waiting for another send to come.
  *
  * In the process, a wallet's sends still go one at a time in arrival order:
  * allocate, sign and store, broadcast, note the node's answer. (Unlike the
@@ -40,10 +44,17 @@ export const NONCE_GRACE_MS = 10_000;
 /** The node's count is re-read at least this often per wallet (pruning, gap detection). */
 const REFRESH_MS = 15_000;
 
+/** A gap is filled this long after its allocation's grace ran out (so an answer arriving at the last moment is seen first). */
+const HEAL_MARGIN_MS = 500;
+
 /** Instances' clocks and the count's round trip: a `sent` row this much older than the count request was visible to the node. */
 const CLOCK_MARGIN_MS = 1_000;
 
-type Allocation = { nonce: number } | { needCount: true };
+/**
+ * `watch`: the latest time another instance allocated a nonce below this one and has not yet marked it
+ * sent. Should that instance have died, this send waits behind the gap; see `scheduleHeal`.
+ */
+type Allocation = { nonce: number; watch?: number } | { needCount: true };
 /** The node's pending count, and when it was asked for. */
 type Counted = { pending: number; askedAt: number };
 
@@ -105,8 +116,108 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
         .values({ chain_id: chainId, address, nonce, state: 'allocated', at: now })
         .onConflict((oc) => oc.columns(['chain_id', 'address', 'nonce']).doUpdateSet({ state: 'allocated', at: now }))
         .execute();
-      return { nonce };
+      const { watch } = await rows
+        .select((eb) => eb.fn.max('at').as('watch'))
+        .where('state', '=', 'allocated')
+        .where('nonce', '<', nonce)
+        .executeTakeFirstOrThrow();
+      return watch === null || watch === undefined ? { nonce } : { nonce, watch: Number(watch) };
     });
+  }
+
+  /**
+   * In one store transaction: takes over the nonces below `below` still `allocated` past the grace that
+   * the node does not hold (at or above its pending count), so no other instance fills them too.
+   */
+  const claimAbandoned = (chainId: number, address: string, below: number, pending: number) =>
+    store.transaction().execute(async (trx) => {
+      const now = Date.now();
+      const abandoned = await trx
+        .selectFrom('chain_nonces')
+        .select('nonce')
+        .where('chain_id', '=', chainId)
+        .where('address', '=', address)
+        .where('state', '=', 'allocated')
+        .where('at', '<', now - graceMs)
+        .where('nonce', '>=', pending)
+        .where('nonce', '<', below)
+        .orderBy('nonce')
+        .execute();
+      const nonces = abandoned.map((r) => Number(r.nonce));
+      if (nonces.length > 0) {
+        await trx
+          .updateTable('chain_nonces')
+          .set({ at: now })
+          .where('chain_id', '=', chainId)
+          .where('address', '=', address)
+          .where('nonce', 'in', nonces)
+          .execute();
+      }
+      return nonces;
+    });
+
+  /** One heal timer per wallet (a later send moves it later and raises its bound); cleared when the gateway stops. */
+  const heals = new Map<string, { due: number; below: number; timer: NodeJS.Timeout }>();
+  let closed = false;
+
+  /**
+   * A send just went out above nonces another instance allocated and has not marked sent. Were that
+   * instance dead, the node would hold this send (and every later one) behind the gap until some other
+   * send came past the grace and took the abandoned nonce over: a wallet that goes quiet would wait for
+   * good, and these sends' receipts would time out. So once the grace has passed, this instance fills
+   * each such nonce the node still lacks with a transaction that moves nothing (NonceSend.fill), as a
+   * send that gives up its own nonce does. A nonce whose instance was only slow has its bytes refused
+   * or replaced, as with any takeover (see above).
+   */
+  function scheduleHeal(
+    wallet: WalletState,
+    key: string,
+    client: PublicClient,
+    from: Address,
+    sent: { nonce: number; watch: number; fill: (nonce: number) => Promise<BroadcastResult> },
+  ) {
+    if (closed) return;
+    const due = sent.watch + graceMs + HEAL_MARGIN_MS;
+    const scheduled = heals.get(key);
+    const below = Math.max(sent.nonce, scheduled?.below ?? 0);
+    if (scheduled && scheduled.due >= due) {
+      scheduled.below = below;
+      return;
+    }
+    if (scheduled) clearTimeout(scheduled.timer);
+    const chainId = client.chain!.id;
+    const address = from.toLowerCase();
+    const heal = async () => {
+      const entry = heals.get(key);
+      heals.delete(key);
+      const pending = await client.getTransactionCount({ address: from, blockTag: 'pending' });
+      for (const nonce of await claimAbandoned(chainId, address, entry?.below ?? below, pending)) {
+        if (closed) return;
+        const filled = await sent.fill(nonce).catch((): BroadcastResult => 'rejected');
+        if (filled === 'rejected') {
+          // Freed: the next send re-reads the count and takes it.
+          wallet.stale = true;
+          await mark(chainId, address, nonce, 'free');
+          continue;
+        }
+        console.error(
+          `[flowgate] nonce ${nonce} of ${from} on chain ${chainId} filled with a zero-value transfer to itself: the instance that allocated it had not broadcast it ${graceMs} ms later, and later nonces waited behind it`,
+        );
+        await mark(chainId, address, nonce, 'sent');
+      }
+    };
+    const timer = setTimeout(
+      () => {
+        heal().catch((error: unknown) => {
+          // The node or the store failed: the next send past the grace takes the abandoned nonce over instead.
+          wallet.stale = true;
+          if (!closed) console.error(`[flowgate] could not fill abandoned nonces of ${from} on chain ${chainId}: ${(error as Error).message}`);
+        });
+      },
+      Math.max(0, due - Date.now()),
+    );
+    timer.unref();
+    heals.set(key, { due, below, timer });
   }
 
   const mark = (chainId: number, address: string, nonce: number, state: 'sent' | 'free') =>
@@ -134,6 +245,11 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
     });
 
   return {
+    close() {
+      closed = true;
+      for (const { timer } of heals.values()) clearTimeout(timer);
+      heals.clear();
+    },
     resync(client, address) {
       const wallet = wallets.get(keyOf(client.chain!.id, address.toLowerCase()));
       if (wallet) wallet.stale = true;
@@ -156,11 +272,15 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
         wallet.readAt = Date.now();
         return { pending, askedAt };
       };
+      let watch: number | undefined;
       const next = async (forceCount: boolean) => {
         let counted = forceCount || wallet.stale || Date.now() - wallet.readAt > REFRESH_MS ? await count() : undefined;
         for (;;) {
           const allocation = await allocate(chainId, address, counted);
-          if ('nonce' in allocation) return allocation.nonce;
+          if ('nonce' in allocation) {
+            watch = allocation.watch;
+            return allocation.nonce;
+          }
           counted = await count();
         }
       };
@@ -198,6 +318,7 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
           () => false,
         );
         if (!noted || result === 'uncertain' || result === 'nonce_conflict') wallet.stale = true;
+        if (watch !== undefined && op.fill && result !== 'nonce_conflict') scheduleHeal(wallet, key, client, from, { nonce, watch, fill: op.fill });
       };
 
       try {

@@ -10,6 +10,17 @@ import { fetchJson, type TestGateway } from './gateway.ts';
 export const randomAddress = (): Address =>
   getAddress(`0x${[...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
 
+/** The mined transaction from `address` with `nonce`, looked up through the latest ten blocks. */
+export async function minedTransaction(client: Pick<TestChain['publicClient'], 'getBlockNumber' | 'getBlock'>, address: Address, nonce: number) {
+  const latest = await client.getBlockNumber({ cacheTime: 0 });
+  for (let n = latest; n > latest - 10n && n >= 0n; n--) {
+    const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+    const tx = block.transactions.find((t) => t.from.toLowerCase() === address.toLowerCase() && t.nonce === nonce);
+    if (tx) return tx;
+  }
+  return undefined;
+}
+
 export const trigger = () => ({ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } });
 export const action = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
 export const edges = (...pairs: [string, string][]) => pairs.map(([source, target], i) => ({ id: `e${i}`, source, target }));
