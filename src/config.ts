@@ -171,6 +171,13 @@ export const QUOTA_VARIABLES = {
     describes: 'Live webhook keys (`wfb_`) per organization',
     remedy: 'revoke one (DELETE /api/api-keys/{keyId})',
   },
+  members: {
+    variable: 'FLOWGATE_MAX_MEMBERS_PER_ORG',
+    noun: 'members',
+    default: 1_000,
+    describes: 'Members per organization (inviting one more, or accepting an invitation, is refused)',
+    remedy: 'an admin removes one (remove_member, DELETE /api/organization/members/{userId})',
+  },
   pendingInvitations: {
     variable: 'FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG',
     noun: 'pending invitations',

@@ -58,6 +58,7 @@ describe('configuration', () => {
       integrations: 500,
       apiKeys: 100,
       webhookKeys: 100,
+      members: 1_000,
       pendingInvitations: 200,
       publicTags: 50,
     });

@@ -27,6 +27,7 @@ beforeAll(async () => {
       FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG: String(LIMIT),
       FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG: String(LIMIT),
       FLOWGATE_MAX_API_KEYS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_MEMBERS_PER_ORG: String(LIMIT),
     },
   });
   keyB = await gw.createKey({ org: 'tenant-b' });
@@ -174,6 +175,36 @@ describe('stored objects per organization', () => {
         .where('id', '=', second!.id)
         .execute();
       expect((await invite(102)).status).toBe(201);
+    });
+
+    it('members: accepting into a full organization is refused and the invitation stays usable; a full organization invites nobody; removing a member makes room', async () => {
+      const team = await newSignedInUser(gw);
+      const [b, c] = [await newSignedInUser(gw), await newSignedInUser(gw)];
+      const invite = () => team.client.fetch('/api/organization/invitations', { method: 'POST', json: { role: 'member' } });
+      const accept = (user: SignedInUser, token: string) => user.client.fetch('/api/invitations/accept', { method: 'POST', json: { token } });
+      const members = async () => ((await team.client.fetch('/api/organization/members')).body as unknown[]).length;
+      // Two invitations while the owner is the only member; the first accepted fills the organization (LIMIT = 2).
+      const [forB, forC] = [(await invite()).body.token as string, (await invite()).body.token as string];
+      expect((await accept(b, forB)).status).toBe(200);
+      expect(await members()).toBe(LIMIT);
+
+      const refused = await accept(c, forC);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'quota_exceeded', resource: 'members', limit: LIMIT });
+      expect(refused.body.error).toContain('(FLOWGATE_MAX_MEMBERS_PER_ORG)');
+      expect(refused.body.error).toMatch(/to add another, an admin removes one/);
+      expect(await members()).toBe(LIMIT);
+      const pendingForC = ((await team.client.fetch('/api/organization/invitations')).body as { acceptedAt: string | null }[]).filter((i) => !i.acceptedAt);
+      expect(pendingForC).toHaveLength(1);
+      // Inviting a third person into a full organization is refused at once.
+      expect((await invite()).body).toMatchObject({ code: 'quota_exceeded', resource: 'members' });
+      // Another organization is not held back.
+      expect((await c.client.fetch('/api/organization/invitations', { method: 'POST', json: { role: 'member' } })).status).toBe(201);
+
+      expect((await team.client.fetch(`/api/organization/members/${b.userId}`, { method: 'DELETE' })).status).toBe(200);
+      const joined = await accept(c, forC);
+      expect(joined.status, JSON.stringify(joined.body)).toBe(200);
+      expect(joined.body.organization.id).toBe(team.ownOrganizationId);
     });
 
     it('API keys: a full organization is refused before the step-up challenge, so nobody signs for nothing; revoking one makes room', async () => {

@@ -106,6 +106,7 @@ const createInvitationTool = defineTool({
       ...input,
       ip: ctx.ip,
       quota: ctx.services.config.quotas.pendingInvitations,
+      members: ctx.services.config.quotas.members,
     });
     return { ...invitation, token };
   },
@@ -140,7 +141,7 @@ const acceptInvitationTool = defineTool({
   name: 'accept_invitation',
   title: 'Accept an invitation',
   description: [
-    'Adds the signed-in user to the organization of the invitation, with its role. An unknown, expired, used or revoked token answers 400 invitation_invalid.',
+    'Adds the signed-in user to the organization of the invitation, with its role. An unknown, expired, used or revoked token answers 400 invitation_invalid; an organization already at its member bound answers 409 quota_exceeded and the invitation stays usable.',
     'The session stays in its current organization; switch with POST /api/auth/organization/switch.',
   ].join(' '),
   scope: 'session',
@@ -149,7 +150,11 @@ const acceptInvitationTool = defineTool({
   rest: { method: 'POST', path: '/api/invitations/accept' },
   mcp: false,
   async handler({ token }, ctx) {
-    const { organization, role } = await acceptInvitation(ctx.services.store, requirePrincipal(ctx), { token, ip: ctx.ip });
+    const { organization, role } = await acceptInvitation(ctx.services.store, requirePrincipal(ctx), {
+      token,
+      ip: ctx.ip,
+      members: ctx.services.config.quotas.members,
+    });
     return { organization: { ...organization, role } };
   },
 });

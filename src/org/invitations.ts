@@ -61,6 +61,7 @@ export async function createInvitation(
     email?: string;
     ip: string;
     /** Pending invitations the organization may hold (config.quotas.pendingInvitations); unset: no bound. */ quota?: number;
+    /** Members the organization may hold (config.quotas.members): a full one invites nobody. */ members?: number;
   },
 ): Promise<{ invitation: Invitation; token: string }> {
   await requireRole(store, actor, granting(input.role));
@@ -79,6 +80,7 @@ export async function createInvitation(
     revoked_at: null,
   };
   await store.transaction().execute(async (trx) => {
+    await assertRoom(trx, 'members', input.members, actor.organizationId);
     await assertRoom(trx, 'pendingInvitations', input.quota, actor.organizationId);
     await trx.insertInto('invitations').values(row).execute();
     await recordAudit(trx, {
@@ -139,7 +141,7 @@ const invalid = (why: string) =>
 export async function acceptInvitation(
   store: Store,
   actor: Pick<Principal, 'userId' | 'kind' | 'keyId'>,
-  input: { token: string; ip: string },
+  input: { token: string; ip: string; /** Members the organization may hold (config.quotas.members); unset: no bound. */ members?: number },
 ): Promise<{ organization: { id: string; slug: string; name: string }; role: Role }> {
   const row = await store.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash(input.token)).executeTakeFirst();
   if (!row) throw invalid('no such invitation (check that the whole token was copied)');
@@ -175,6 +177,8 @@ export async function acceptInvitation(
       .where('expires_at', '>', now)
       .executeTakeFirst();
     if (Number(consumed.numUpdatedRows) !== 1) throw invalid('it was used or revoked a moment ago');
+    // Refused, the whole transaction rolls back: the invitation stays usable once there is room.
+    await assertRoom(trx, 'members', input.members, row.organization_id);
     const joined = await trx
       .insertInto('memberships')
       .values({ organization_id: row.organization_id, user_id: actor.userId, role: row.role, created_at: now })

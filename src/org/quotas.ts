@@ -21,6 +21,7 @@ const COUNTED: Record<QuotaName, (db: Db, organizationId: string) => SelectQuery
   integrations: (db, o) => db.selectFrom('integrations').where('organization_id', '=', o),
   apiKeys: (db, o) => db.selectFrom('api_keys').where('organization_id', '=', o).where('revoked_at', 'is', null),
   webhookKeys: (db, o) => db.selectFrom('user_api_keys').where('organization_id', '=', o).where('revoked_at', 'is', null),
+  members: (db, o) => db.selectFrom('memberships').where('organization_id', '=', o),
   pendingInvitations: (db, o) =>
     db
       .selectFrom('invitations')
