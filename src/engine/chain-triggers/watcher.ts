@@ -26,9 +26,17 @@ import type { ChainTriggerSpec } from './trigger-spec.ts';
  * MAX_BLOCKS_PER_POLL, so a long outage is worked off over several polls.
  * A chain whose RPC fails is logged and retried next poll; the other chains
  * go on.
+ *
+ * Fair share: every watch costs RPC reads of the shared node and a poll's
+ * time, so one organization's watches on a chain are polled at most
+ * WATCHES_PER_ORG_PER_POLL at a time, those furthest behind first, and the
+ * organizations' turns are interleaved. An organization with more watches
+ * than that has each polled less often (and catches up over later polls)
+ * instead of delaying every other tenant's triggers.
  */
 
 export const MAX_BLOCKS_PER_POLL = 200;
+export const WATCHES_PER_ORG_PER_POLL = 20;
 
 export interface ChainTriggerWatcher {
   /** One poll of every watched chain; returns the executions it created. */
@@ -42,9 +50,6 @@ interface Watch {
   workflowId: string;
   organizationId: string;
   userId: string | null;
-  /** The stored graph, parsed only when an occurrence fires (most polls find none). */
-  nodes: string;
-  edges: string;
   spec: ChainTriggerSpec;
   specText: string;
   lastBlock: number | null;
@@ -69,7 +74,7 @@ export function createChainTriggerWatcher(
     const rows = await store
       .selectFrom('chain_trigger_cursors as c')
       .innerJoin('workflows as w', 'w.id', 'c.workflow_id')
-      .select(['c.workflow_id', 'c.organization_id', 'c.chain_id', 'c.spec', 'c.last_block', 'w.user_id', 'w.nodes', 'w.edges'])
+      .select(['c.workflow_id', 'c.organization_id', 'c.chain_id', 'c.spec', 'c.last_block', 'w.user_id'])
       .where('w.enabled', '=', 1)
       .execute();
     const byChain = new Map<number, Watch[]>();
@@ -78,8 +83,6 @@ export function createChainTriggerWatcher(
         workflowId: row.workflow_id,
         organizationId: row.organization_id,
         userId: row.user_id,
-        nodes: row.nodes,
-        edges: row.edges,
         spec: JSON.parse(row.spec) as ChainTriggerSpec,
         specText: row.spec,
         lastBlock: row.last_block,
@@ -108,7 +111,10 @@ export function createChainTriggerWatcher(
   async function fire(watch: Watch, found: Occurrence[], skipIfOverBounds: TriggerCheck): Promise<string[]> {
     const created: string[] = [];
     if (found.length === 0) return created;
-    const graph = { nodes: JSON.parse(watch.nodes), edges: JSON.parse(watch.edges) } as WorkflowGraph;
+    // The graph is read only when an occurrence fires (most polls find none): a poll never loads every watched workflow.
+    const stored = await store.selectFrom('workflows').select(['nodes', 'edges']).where('id', '=', watch.workflowId).executeTakeFirst();
+    if (!stored) return created; // deleted since this poll began
+    const graph = { nodes: JSON.parse(stored.nodes), edges: JSON.parse(stored.edges) } as WorkflowGraph;
     const skipped = await skipIfOverBounds(watch.organizationId);
     for (const occurrence of found) {
       if (stopped) break;
@@ -134,6 +140,21 @@ export function createChainTriggerWatcher(
 
   type TriggerCheck = ReturnType<typeof triggerAdmission>;
 
+  /** This poll's watches of one chain: per organization the WATCHES_PER_ORG_PER_POLL furthest behind, the organizations interleaved. */
+  function fairShare(list: Watch[]): Watch[] {
+    const byOrganization = new Map<string, Watch[]>();
+    for (const watch of list) {
+      const own = byOrganization.get(watch.organizationId);
+      if (own) own.push(watch);
+      else byOrganization.set(watch.organizationId, [watch]);
+    }
+    const behindFirst = (a: Watch, b: Watch) => (a.lastBlock ?? -1) - (b.lastBlock ?? -1) || a.workflowId.localeCompare(b.workflowId);
+    const shares = [...byOrganization.values()].map((own) => own.sort(behindFirst).slice(0, WATCHES_PER_ORG_PER_POLL));
+    const order: Watch[] = [];
+    for (let i = 0; i < WATCHES_PER_ORG_PER_POLL; i++) for (const share of shares) if (share[i]) order.push(share[i]!);
+    return order;
+  }
+
   async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch, skipIfOverBounds: TriggerCheck): Promise<string[]> {
     const cursor = { workflowId: watch.workflowId, spec: watch.specText, from: watch.lastBlock };
     // The head could not be read when the trigger was saved: start here.
@@ -155,7 +176,7 @@ export function createChainTriggerWatcher(
     const head = await chainHead(client);
     const reader = createBlockReader(client);
     const created: string[] = [];
-    for (const watch of list) {
+    for (const watch of fairShare(list)) {
       if (stopped) break;
       try {
         created.push(...(await pollWatch(client, reader, head, watch, skipIfOverBounds)));
