@@ -64,16 +64,14 @@ describe('chain triggers: fair share of each poll', () => {
     for (let i = 0; i < many; i++) flooding.push(await watchTransfers(gw.ownerKey, `A ${i}`));
     const quiet = await watchTransfers(keyB, 'B');
 
-    const hash = await chain
-      .walletClient(1)
-      .writeContract({
-        address: token,
-        abi: testUsdcAbi,
-        functionName: 'transfer',
-        args: [randomAddress(), 1n],
-        account: chain.account(1),
-        chain: chain.chain,
-      });
+    const hash = await chain.walletClient(1).writeContract({
+      address: token,
+      abi: testUsdcAbi,
+      functionName: 'transfer',
+      args: [randomAddress(), 1n],
+      account: chain.account(1),
+      chain: chain.chain,
+    });
     await chain.publicClient.waitForTransactionReceipt({ hash });
 
     const { chainTriggers } = gw.gateway.services.engine;
