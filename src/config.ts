@@ -276,6 +276,8 @@ export interface Config {
     maxQueuedPerOrg: number;
     /** Run data (JSON characters of step inputs and outputs, and each run's copy of its graph and input) one organization's runs may write per UTC day. */
     runDataPerOrgPerDayBytes: number;
+    /** Triggered runs one organization may have written skipped (past the two bounds above) per UTC day; later skipped occurrences leave no row. */
+    maxSkippedRunsPerOrgPerDay: number;
     /** Days a finished run keeps its data (step logs, input, output, graph copy); its record stays. Undefined: forever. */
     runDataRetentionDays: number | undefined;
     /** A claimed run's lease; a run whose worker stops heart-beating for this long is reaped to system_error. */
@@ -572,6 +574,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         positiveInt.refine((n) => n >= 1_048_576, 'must be at least 1048576 (1 MiB)'),
         '2147483648',
       ),
+      maxSkippedRunsPerOrgPerDay: read(env, 'FLOWGATE_MAX_SKIPPED_RUNS_PER_ORG_PER_DAY', positiveInt, '1000'),
       runDataRetentionDays: read(env, 'FLOWGATE_RUN_DATA_RETENTION_DAYS', daysOrOff, '30'),
       leaseMs: read(
         env,

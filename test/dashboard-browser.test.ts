@@ -345,7 +345,7 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     expect(await row.locator('td').nth(0).textContent()).toBe(String(workflows.used));
     expect(await row.locator('td').nth(1).textContent()).toBe('10,000');
     expect(await limits.locator('tr[data-limit="FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES"] th').textContent()).toMatch(/^Run data today/);
-    expect(await limits.locator('tbody tr').count()).toBe(usage.quotas.length + 2);
+    expect(await limits.locator('tbody tr').count()).toBe(usage.quotas.length + 3);
     expect(await page.getByText('Finished runs keep their steps 30 days; audit rows are kept 365 days.').count()).toBe(1);
     await context.close();
   });

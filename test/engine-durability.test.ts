@@ -151,7 +151,7 @@ describe('schedules', () => {
 
     // A second process's scheduler ticking the same due schedule at the same moment creates nothing extra.
     const row = await store().selectFrom('workflow_schedules').selectAll().where('workflow_id', '=', workflowId).executeTakeFirstOrThrow();
-    const other = createScheduler(store(), () => {}, { maxQueuedPerOrg: 10_000, runDataPerOrgPerDayBytes: 2 ** 31 });
+    const other = createScheduler(store(), () => {}, gw.gateway.services.config.engine);
     const at = new Date(row.next_run_at + 10);
     const [a, b] = await Promise.all([gw.gateway.services.engine.scheduler.tick(at), other.tick(at)]);
     expect(a.length + b.length).toBeLessThanOrEqual(1);

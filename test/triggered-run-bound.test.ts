@@ -19,6 +19,8 @@ let chain: TestChain;
 let gw: TestGateway;
 let target: Awaited<ReturnType<typeof startHttpTarget>>;
 let keyB: string;
+/** Skipped runs an organization's day may hold here (the first test writes four of A's). */
+const SKIPPED_PER_DAY = 5;
 
 beforeAll(async () => {
   [chain, target] = await Promise.all([startTestChain(31337), startHttpTarget()]);
@@ -31,6 +33,7 @@ beforeAll(async () => {
       FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: '2',
       FLOWGATE_SCHEDULER_TICK_MS: '3600000',
       FLOWGATE_CHAIN_TRIGGER_POLL_MS: '3600000',
+      FLOWGATE_MAX_SKIPPED_RUNS_PER_ORG_PER_DAY: String(SKIPPED_PER_DAY),
       FLOWGATE_RPC_URL_31337: chain.url,
     },
   });
@@ -140,5 +143,47 @@ describe('triggered runs and the bound on waiting runs', () => {
     const [blockRun] = await chainTriggers.tick();
     expect((await waitFor(gw.ownerKey, blockRun)).status).toBe('success');
     expect((await runsOf(gw.ownerKey, blocksA)).filter((r) => r.status === 'success')).toHaveLength(1);
+  }, 90_000);
+
+  it('an organization whose triggers keep being skipped writes at most its day’s bound of skipped runs; later occurrences leave no row, and other tenants are unaffected', async () => {
+    const { chainTriggers } = gw.gateway.services.engine;
+    const keyC = await gw.createKey({ org: 'tenant-c' });
+    const slow = await create(
+      keyC,
+      linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
+    );
+    const blocksC = await create(keyC, triggered(everyBlock));
+    const blocksB = await create(keyB, triggered(everyBlock));
+    await chainTriggers.tick(); // the cursors start at the head
+    const started = [];
+    for (const ms of [3000, 1, 1]) started.push(await api(keyC, `/api/workflows/${slow}/execute`, { method: 'POST', body: JSON.stringify({ input: { ms } }) }));
+    expect(started.map((r) => r.status)).toEqual([200, 200, 200]);
+
+    // C's queue is full for eight blocks: five skipped runs are written (its bound), the other three leave nothing.
+    await chain.testClient.mine({ blocks: 8 });
+    await chainTriggers.tick();
+    const skipped = await runsOf(keyC, blocksC);
+    expect(skipped).toHaveLength(SKIPPED_PER_DAY);
+    expect(skipped.every((r) => r.status === 'error' && r.error?.startsWith('Skipped:'))).toBe(true);
+    expect((await api(keyC, '/api/organization/usage')).body.skippedRuns).toEqual({
+      used: SKIPPED_PER_DAY,
+      limit: SKIPPED_PER_DAY,
+      variable: 'FLOWGATE_MAX_SKIPPED_RUNS_PER_ORG_PER_DAY',
+    });
+    // The cursor moved past all eight: polling again writes nothing more.
+    await chainTriggers.tick();
+    expect(await runsOf(keyC, blocksC)).toHaveLength(SKIPPED_PER_DAY);
+    // B's Block trigger ran for every one of the eight blocks.
+    const ranB = await runsOf(keyB, blocksB);
+    expect(ranB).toHaveLength(8);
+    for (const r of ranB) expect((await waitFor(keyB, r.id)).status).toBe('success');
+
+    // Once C's queue drains its triggers run again (the bound is on skipped runs, not on runs).
+    for (const r of started) expect((await waitFor(keyC, r.body.executionId)).status).toBe('success');
+    await chain.testClient.mine({ blocks: 1 });
+    await chainTriggers.tick();
+    const after = await runsOf(keyC, blocksC);
+    expect(after).toHaveLength(SKIPPED_PER_DAY + 1);
+    expect((await waitFor(keyC, after[0]!.id)).status).toBe('success');
   }, 90_000);
 });

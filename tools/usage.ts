@@ -19,7 +19,7 @@ const getUsage = defineTool({
   name: 'get_usage',
   title: 'Usage against limits',
   description:
-    "The organization's usage against this deployment's limits (stored objects, today's run data, waiting runs) and retention. Past a quota: 409 quota_exceeded; past run data or waiting runs: 429.",
+    "The organization's usage against this deployment's limits (stored objects, today's run data, waiting runs, skipped triggered runs) and retention. Past a quota: 409 quota_exceeded; past run data or waiting runs: 429.",
   scope: 'mcp:read',
   input: z.object({}),
   output: z.object({
@@ -28,6 +28,7 @@ const getUsage = defineTool({
       .describe('Stored objects'),
     runData: bound.extend({ resetsAt: z.string() }).describe('Bytes written today (UTC); the budget starts again at resetsAt'),
     waitingRuns: bound.describe('Runs waiting for a slot, counted up to the limit'),
+    skippedRuns: bound.describe('Triggered runs written skipped today (UTC); past the limit later ones leave no run'),
     retention: z.object({ runDataDays: z.number().int().nullable(), auditLogDays: z.number().int().nullable() }).describe('Days kept; null: for ever'),
   }),
   rest: { method: 'GET', path: '/api/organization/usage' },
@@ -51,6 +52,11 @@ const getUsage = defineTool({
         resetsAt: runData.resetsAt,
       },
       waitingRuns: { used: waiting, limit: config.engine.maxQueuedPerOrg, variable: 'FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG' },
+      skippedRuns: {
+        used: Math.min(runData.skippedRuns, config.engine.maxSkippedRunsPerOrgPerDay),
+        limit: config.engine.maxSkippedRunsPerOrgPerDay,
+        variable: 'FLOWGATE_MAX_SKIPPED_RUNS_PER_ORG_PER_DAY',
+      },
       retention: { runDataDays: config.engine.runDataRetentionDays ?? null, auditLogDays: config.auditLogRetentionDays ?? null },
     };
   },

@@ -36,6 +36,7 @@ export function createEngine(services: Omit<Services, 'engine'>, options: Engine
     tickMs: options.schedulerTickMs,
     maxQueuedPerOrg: services.config.engine.maxQueuedPerOrg,
     runDataPerOrgPerDayBytes: services.config.engine.runDataPerOrgPerDayBytes,
+    maxSkippedRunsPerOrgPerDay: services.config.engine.maxSkippedRunsPerOrgPerDay,
   });
   const chainTriggers = createChainTriggerWatcher(full, (id, organizationId) => worker.enqueue(id, organizationId), options.chainTriggerPollMs ?? 2000);
   const engine: Engine = {

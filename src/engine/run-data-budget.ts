@@ -28,7 +28,7 @@ export const runDataChars = (row: Pick<WorkflowExecutionsTable, 'graph' | 'input
   stepChars + (row.graph?.length ?? 0) + (row.input?.length ?? 0);
 
 /** The UTC day of `ms`, as the budget's rows key it. */
-const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 const nextUtcMidnight = (ms: number) => {
   const day = new Date(ms);
@@ -39,8 +39,8 @@ const secondsToNextDay = (ms: number) => Math.max(1, Math.ceil((nextUtcMidnight(
 
 const megabytes = (chars: number) => `${(chars / (1024 * 1024)).toFixed(1)} MB`;
 
-const selectUsed = prepared<{ organizationId: string; day: string }, { chars: number | string }>((db: Store, a) =>
-  db.selectFrom('organization_run_data').select('chars').where('organization_id', '=', a.organizationId).where('day', '=', a.day),
+const selectUsed = prepared<{ organizationId: string; day: string }, { chars: number | string; skipped_runs: number }>((db: Store, a) =>
+  db.selectFrom('organization_run_data').select(['chars', 'skipped_runs']).where('organization_id', '=', a.organizationId).where('day', '=', a.day),
 );
 
 const addUsed = prepared<{ organizationId: string; day: string; chars: number }, { chars: number | string }>((db: Store, a) =>
@@ -66,10 +66,13 @@ export async function recordRunData(store: Store, organizationId: string, chars:
   if (total >= max) underBudgetUntil.get(store)?.delete(organizationId);
 }
 
-/** The run data the organization's runs have written today (UTC), and when the day's budget starts again. */
-export async function runDataToday(store: Store, organizationId: string, now = Date.now()): Promise<{ used: number; resetsAt: string }> {
-  const used = Number((await first(selectUsed, store, { organizationId, day: utcDay(now) }))?.chars ?? 0);
-  return { used, resetsAt: new Date(nextUtcMidnight(now)).toISOString() };
+/**
+ * The run data the organization's runs have written today (UTC), the triggered runs skipped today (counted by
+ * skipped-runs.ts, also those past its bound), and when the day starts again.
+ */
+export async function runDataToday(store: Store, organizationId: string, now = Date.now()): Promise<{ used: number; skippedRuns: number; resetsAt: string }> {
+  const row = await first(selectUsed, store, { organizationId, day: utcDay(now) });
+  return { used: Number(row?.chars ?? 0), skippedRuns: Number(row?.skipped_runs ?? 0), resetsAt: new Date(nextUtcMidnight(now)).toISOString() };
 }
 
 /** What the organization's day leaves: undefined when it has room, else the refusal's facts. */

@@ -3,7 +3,7 @@ import { isUniqueViolation, type Store } from '../store/db.ts';
 import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';
 import { createExecution } from './executions.ts';
-import { triggerAdmission } from './trigger-admission.ts';
+import { DROPPED, triggerAdmission, type AdmissionLimits } from './trigger-admission.ts';
 import type { WorkflowGraph } from './graph.ts';
 import type { WorkflowRecord } from './workflows.ts';
 
@@ -122,7 +122,7 @@ export interface Scheduler {
 export function createScheduler(
   store: Store,
   enqueue: (executionId: string, organizationId: string) => void,
-  options: { tickMs?: number; maxQueuedPerOrg: number; runDataPerOrgPerDayBytes: number },
+  options: { tickMs?: number } & AdmissionLimits,
 ): Scheduler {
   const tickMs = options.tickMs ?? 1000;
   let timer: NodeJS.Timeout | undefined;
@@ -139,12 +139,14 @@ export function createScheduler(
         .where('id', '=', schedule.workflow_id)
         .executeTakeFirst();
       const occurrence = new Date(schedule.next_run_at).toISOString();
-      if (workflow && workflow.enabled === 1 && workflow.organization_id) {
+      const organizationId = workflow?.enabled === 1 ? workflow.organization_id : null;
+      // DROPPED: skipped past the day's bound on skipped runs, so it leaves no row; the schedule moves on either way.
+      const skipped = organizationId ? await skipIfOverBounds(organizationId) : undefined;
+      if (workflow && organizationId && skipped !== DROPPED) {
         try {
-          const skipped = await skipIfOverBounds(workflow.organization_id);
           const { id } = await createExecution(store, {
             workflowId: workflow.id,
-            organizationId: workflow.organization_id,
+            organizationId,
             userId: workflow.user_id,
             graph: { nodes: JSON.parse(workflow.nodes), edges: JSON.parse(workflow.edges) } as WorkflowGraph,
             input: { scheduledFor: occurrence },
@@ -153,7 +155,7 @@ export function createScheduler(
             skipped,
           });
           created.push(id);
-          if (!skipped) enqueue(id, workflow.organization_id);
+          if (!skipped) enqueue(id, organizationId);
         } catch (error) {
           // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
           if (!isUniqueViolation(error)) throw error;

@@ -297,6 +297,8 @@ export interface OrganizationRunDataTable {
   day: string;
   /** A string on PostgreSQL (bigint). */
   chars: number | string;
+  /** Triggered runs written skipped this day (src/engine/skipped-runs.ts). */
+  skipped_runs: Generated<number>;
 }
 
 export interface WorkflowListingsTable {

@@ -2,7 +2,7 @@ import { BaseError, type PublicClient } from 'viem';
 import type { Services } from '../../services.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { createExecution } from '../executions.ts';
-import { triggerAdmission } from '../trigger-admission.ts';
+import { DROPPED, triggerAdmission } from '../trigger-admission.ts';
 import type { WorkflowGraph } from '../graph.ts';
 import { createBlockReader, type BlockReader } from './block-reader.ts';
 import { blockOccurrences } from './block-occurrences.ts';
@@ -115,9 +115,11 @@ export function createChainTriggerWatcher(
     const stored = await store.selectFrom('workflows').select(['nodes', 'edges']).where('id', '=', watch.workflowId).executeTakeFirst();
     if (!stored) return created; // deleted since this poll began
     const graph = { nodes: JSON.parse(stored.nodes), edges: JSON.parse(stored.edges) } as WorkflowGraph;
-    const skipped = await skipIfOverBounds(watch.organizationId);
     for (const occurrence of found) {
       if (stopped) break;
+      const skipped = await skipIfOverBounds(watch.organizationId);
+      // Past the day's bound on skipped runs: no row, and the cursor moves past it all the same.
+      if (skipped === DROPPED) continue;
       try {
         const { id } = await createExecution(store, {
           workflowId: watch.workflowId,

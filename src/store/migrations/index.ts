@@ -25,6 +25,7 @@ import * as organizationRunData from './023_organization_run_data.ts';
 import * as runDataRetention from './024_run_data_retention.ts';
 import * as housekeepingIndexes from './025_housekeeping_indexes.ts';
 import * as pendingRunsByAge from './026_pending_runs_by_age.ts';
+import * as skippedRunsPerDay from './027_skipped_runs_per_day.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ export const migrations: Record<string, Migration> = {
   '024_run_data_retention': runDataRetention,
   '025_housekeeping_indexes': housekeepingIndexes,
   '026_pending_runs_by_age': pendingRunsByAge,
+  '027_skipped_runs_per_day': skippedRunsPerDay,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -34,6 +34,7 @@ interface OrganizationUsage {
   quotas: Array<Bound & { resource: string; label: string }>;
   runData: Bound & { resetsAt: string };
   waitingRuns: Bound;
+  skippedRuns: Bound;
   retention: { runDataDays: number | null; auditLogDays: number | null };
 }
 
@@ -66,6 +67,7 @@ function Limits({ usage }: { usage: OrganizationUsage }) {
           {usage.quotas.map((q) => row(q.label, q))}
           {row(`Run data today (starts again ${when(usage.runData.resetsAt)})`, usage.runData, megabytes)}
           {row('Runs waiting for a slot', usage.waitingRuns)}
+          {row('Triggered runs skipped today', usage.skippedRuns)}
         </tbody>
       </table>
       <p>
