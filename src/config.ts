@@ -120,6 +120,18 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 60,
     describes: 'OAuth token and revocation requests per IP per minute',
   },
+  catalogEmailPerRecipient: {
+    variable: 'FLOWGATE_RATE_LIMIT_CATALOG_EMAIL_PER_RECIPIENT',
+    default: 5,
+    windowSeconds: 86_400,
+    describes: "e-mails the catalog's email-send listing (the operator's Resend account) sends to one address per day",
+  },
+  catalogEmailPerDay: {
+    variable: 'FLOWGATE_RATE_LIMIT_CATALOG_EMAIL_PER_DAY',
+    default: 500,
+    windowSeconds: 86_400,
+    describes: "e-mails the catalog's email-send listing sends in all per day",
+  },
 } as const;
 
 /**

@@ -1,6 +1,7 @@
 import type { Services } from '../services.ts';
 import { createIntegration, updateIntegration } from '../org/integrations.ts';
 import type { GraphInput } from '../engine/graph.ts';
+import { CATALOG_EMAIL_INTEGRATION } from './names.ts';
 
 /**
  * Integrations of catalog workflows. A catalog file cannot know an
@@ -10,7 +11,7 @@ import type { GraphInput } from '../engine/graph.ts';
  * one is provisioned from the operator's settings (config.catalogEmail).
  */
 
-export const CATALOG_EMAIL_INTEGRATION = 'catalog-email';
+export { CATALOG_EMAIL_INTEGRATION };
 
 /** Creates or updates the catalog organization's `catalog-email` Resend integration from the configuration. */
 export async function provisionCatalogEmail(services: Pick<Services, 'store' | 'secrets' | 'config'>, organizationId: string): Promise<void> {

@@ -8,6 +8,7 @@ import { ServiceError } from '../errors.ts';
 import type { CatalogEntry } from './entry.ts';
 import { CatalogError } from './load.ts';
 import { provisionCatalogEmail, resolveIntegrationNames } from './integrations.ts';
+import { CATALOG_ORGANIZATION_SLUG } from './names.ts';
 
 /**
  * Makes the database match workflows-catalog/: each file is a public,
@@ -19,7 +20,7 @@ import { provisionCatalogEmail, resolveIntegrationNames } from './integrations.t
  * calling it answers 404 `listing_unavailable` (see listings.ts).
  */
 
-export const CATALOG_ORGANIZATION_SLUG = 'flowgate-catalog';
+export { CATALOG_ORGANIZATION_SLUG };
 
 export async function syncCatalog(
   services: Pick<Services, 'store' | 'organizations' | 'secrets' | 'config'>,

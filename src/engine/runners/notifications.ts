@@ -5,6 +5,7 @@ import { bodyParts, sendEmail, type EmailProvider } from '../../notify/email.ts'
 import { sendSlackMessage } from '../../notify/slack.ts';
 import { sendTelegramMessage } from '../../notify/telegram.ts';
 import { getIntegrationForRun } from '../../org/integrations.ts';
+import { assertCatalogEmailBudget } from './catalog-email-budget.ts';
 import { allowListFor } from './http-request.ts';
 import { NodeError, type NodeResult, type NodeRunContext, type NodeRunner } from './types.ts';
 
@@ -21,6 +22,10 @@ import { NodeError, type NodeResult, type NodeRunContext, type NodeRunner } from
 type Config = Record<string, unknown>;
 
 async function integrationOf(ctx: NodeRunContext, config: Config, type: string): Promise<Config> {
+  return (await integrationRowOf(ctx, config, type)).config;
+}
+
+async function integrationRowOf(ctx: NodeRunContext, config: Config, type: string): Promise<{ name: string; config: Config }> {
   const id = config.integrationId;
   if (typeof id !== 'string' || !id.trim()) throw new NodeError(`integrationId is required: the id of a ${type} integration (list_integrations).`);
   const integration = await getIntegrationForRun(ctx.services, ctx.organizationId, id.trim()).catch((error: unknown) => {
@@ -29,7 +34,7 @@ async function integrationOf(ctx: NodeRunContext, config: Config, type: string):
   if (integration.type !== type) {
     throw new NodeError(`Integration ${integration.id} is a ${integration.type} integration; ${ctx.node.actionType} needs a ${type} integration.`);
   }
-  return integration.config;
+  return integration;
 }
 
 const text = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
@@ -104,10 +109,11 @@ export const telegramRunner: NodeRunner = async (config, ctx) => {
 
 function emailRunner(provider: EmailProvider): NodeRunner {
   return async (config, ctx) => {
-    const integration = await integrationOf(ctx, config, provider);
+    const { name, config: integration } = await integrationRowOf(ctx, config, provider);
     const to = required(config, 'emailTo', 'the recipient address (comma-separated for several)');
     const subject = required(config, 'emailSubject', 'the subject line');
     const body = required(config, 'emailBody', 'the body text or HTML');
+    await assertCatalogEmailBudget(ctx, { name }, to);
     return outcome(() =>
       sendEmail({
         provider,
