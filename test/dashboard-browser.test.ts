@@ -419,4 +419,31 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     expect(foreignRequests).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
+
+  // Last: it adds fifty workflows, which would push the one above off the first page.
+  it('reads the workflow list in pages of fifty, newest first, and shows the rest on request', async () => {
+    for (let i = 0; i < 50; i++) {
+      const made = await api('/api/workflows/create', {
+        method: 'POST',
+        body: JSON.stringify({ name: `Paged ${i}`, nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] }),
+      });
+      expect(made.status).toBe(200);
+    }
+    const page = await signedInPage();
+    const asked: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/workflows') asked.push(new URL(r.url()).search);
+    });
+    await page.goto('/app/workflows');
+    const more = page.getByRole('button', { name: 'Show 50 more workflows' });
+    await more.waitFor();
+    expect(await page.locator('article[data-workflow-id]').count()).toBe(50);
+    expect(await page.locator(`article[data-workflow-id="${workflowId}"]`).count()).toBe(0);
+    await more.click();
+    await page.locator(`article[data-workflow-id="${workflowId}"]`).waitFor();
+    expect(await page.locator('article[data-workflow-id]').count()).toBe(51);
+    expect(await more.count()).toBe(0);
+    expect(asked.every((search) => /^\?limit=50&offset=\d+$/.test(search))).toBe(true);
+    await page.context().close();
+  });
 });

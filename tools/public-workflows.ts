@@ -3,7 +3,7 @@ import { describeGraph, listPublicWorkflows, markFeatured, type PublicWorkflow }
 import { unavailableSteps } from '../src/engine/availability.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
-import { publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
+import { decimalWholeNumber, publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
 
 /** The public side of workflows: the published listing, featuring, and search. */
 
@@ -20,13 +20,17 @@ export const listPublicWorkflowsTool = defineTool({
   name: 'list_public_workflows',
   title: 'List public workflows',
   description:
-    'Published workflows of every organization with their public tags; filter by featured, featuredProtocol or a public tag slug (tag). Featured ones come first.',
+    'Published workflows of every organization with their public tags; filter by featured, featuredProtocol or a public tag slug (tag). Featured ones come first. Without limit, all (refused when they are too large to answer whole); with limit (1-200) and offset, a page.',
   scope: 'public',
-  input: z.object({
-    featured: booleanish.optional(),
-    featuredProtocol: z.string().trim().min(1).max(100).optional(),
-    tag: z.string().trim().min(1).max(100).optional(),
-  }),
+  input: z
+    .object({
+      featured: booleanish.optional(),
+      featuredProtocol: z.string().trim().min(1).max(100).optional(),
+      tag: z.string().trim().min(1).max(100).optional(),
+      limit: decimalWholeNumber('limit', 1, 200).optional(),
+      offset: decimalWholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
+    })
+    .refine((q) => q.offset === undefined || q.limit !== undefined, { message: 'offset requires limit', path: ['offset'] }),
   output: z.array(publicWorkflowSchema),
   rest: { method: 'GET', path: '/api/workflows/public' },
   mcp: false,

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { Store } from '../store/db.ts';
+import type { WorkflowsTable } from '../store/schema.ts';
+import { readWholeList } from './whole-list.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { isWriteAction } from '../actions/index.ts';
@@ -133,6 +135,9 @@ export interface PublicListFilters {
   featured?: boolean;
   featuredProtocol?: string;
   tag?: string;
+  /** Omitted: the whole list (refused past MAX_WHOLE_LIST_CHARS of graphs: whole-list.ts). */
+  limit?: number;
+  offset?: number;
 }
 
 export interface PublicWorkflow extends WorkflowRecord {
@@ -166,12 +171,33 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
       ),
     );
   }
-  const rows = await query
+  const ordered = query
     .orderBy('workflows.featured', 'desc')
     .orderBy(sql`coalesce(workflows.featured_order, 2147483647)`)
     .orderBy('workflows.published_at', 'desc')
-    .orderBy('workflows.id')
-    .execute();
+    .orderBy('workflows.id');
+  let rows: WorkflowsTable[];
+  if (filters.limit !== undefined)
+    rows = await ordered
+      .limit(filters.limit)
+      .offset(filters.offset ?? 0)
+      .execute();
+  else {
+    // Pages by offset (the order has no single key to seek by); a workflow published meanwhile may repeat one, dropped here.
+    let offset = 0;
+    const seen = new Set<string>();
+    rows = (
+      await readWholeList<WorkflowsTable>(
+        async (limit) => {
+          const batch = await ordered.limit(limit).offset(offset).execute();
+          offset += batch.length;
+          return batch;
+        },
+        (row) => row.nodes.length + row.edges.length,
+        { what: 'The public workflows', example: 'GET /api/workflows/public?limit=200&offset=0' },
+      )
+    ).filter((row) => !seen.has(row.id) && seen.add(row.id));
+  }
   const tags = await publicTagsOf(
     store,
     rows.map((r) => r.id),

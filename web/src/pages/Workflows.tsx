@@ -82,8 +82,26 @@ function WorkflowCard({ workflow, onChanged }: { workflow: Workflow; onChanged: 
   );
 }
 
+/** Workflows shown per page: the list is read in pages (an organization may hold thousands), newest first. */
+const PAGE = 50;
+
+/** The first `pages` pages of the organization's workflows, and whether there are more. */
+async function firstPages(pages: number): Promise<{ rows: Workflow[]; more: boolean }> {
+  const rows: Workflow[] = [];
+  for (let p = 0; p < pages; p++) {
+    const page = await api<Workflow[]>(`/api/workflows?limit=${PAGE}&offset=${p * PAGE}`);
+    rows.push(...page);
+    if (page.length < PAGE) return { rows, more: false };
+  }
+  return { rows, more: true };
+}
+
 export function Workflows({ id }: { id?: string }) {
-  const list = useLoad(() => (id ? api<Workflow>(`/api/workflows/${encodeURIComponent(id)}`).then((w) => [w]) : api<Workflow[]>('/api/workflows')), [id]);
+  const [pages, setPages] = useState(1);
+  const list = useLoad(
+    () => (id ? api<Workflow>(`/api/workflows/${encodeURIComponent(id)}`).then((w) => ({ rows: [w], more: false })) : firstPages(pages)),
+    [id, pages],
+  );
   return (
     <section aria-busy={list.loading}>
       {id && (
@@ -91,16 +109,21 @@ export function Workflows({ id }: { id?: string }) {
           <Link to="/workflows">← All workflows</Link>
         </p>
       )}
-      <PageHeading>{id ? (list.data?.[0]?.name ?? 'Workflow') : 'Workflows'}</PageHeading>
+      <PageHeading>{id ? (list.data?.rows[0]?.name ?? 'Workflow') : 'Workflows'}</PageHeading>
       <ErrorNote error={list.error} />
-      {list.data?.length === 0 && (
+      {list.data?.rows.length === 0 && (
         <p>
           No workflows yet. Create one through MCP (<code>create_workflow</code>) or <code>POST /api/workflows/create</code>. <a href="/docs">Documentation</a>
         </p>
       )}
-      {list.data?.map((w) => (
+      {list.data?.rows.map((w) => (
         <WorkflowCard key={w.id} workflow={w} onChanged={() => void list.reload()} />
       ))}
+      {list.data?.more && (
+        <button type="button" onClick={() => setPages(pages + 1)}>
+          Show {PAGE} more workflows
+        </button>
+      )}
       {id && list.error ? (
         <button type="button" onClick={() => navigate('/workflows')}>
           Back to the list
