@@ -425,7 +425,11 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     for (let i = 0; i < 50; i++) {
       const made = await api('/api/workflows/create', {
         method: 'POST',
-        body: JSON.stringify({ name: `Paged ${i}`, nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] }),
+        body: JSON.stringify({
+          name: `Paged ${i}`,
+          nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }],
+          edges: [],
+        }),
       });
       expect(made.status).toBe(200);
     }
