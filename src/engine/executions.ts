@@ -63,7 +63,26 @@ const parseJson = <T>(text: string | null, fallback: T): T => {
   }
 };
 
-export function toExecutionRecord(row: WorkflowExecutionsTable): ExecutionRecord {
+/** The columns an execution record is made of (not the graph copy, which no answer shows). */
+const RECORD_COLUMNS = [
+  'id',
+  'workflow_id',
+  'user_id',
+  'status',
+  'input',
+  'output',
+  'error',
+  'error_context',
+  'trigger_type',
+  'started_at',
+  'completed_at',
+  'gas_used_wei',
+  'transaction_hashes',
+  'created_at',
+  'data_pruned_at',
+] as const;
+
+export function toExecutionRecord(row: Pick<WorkflowExecutionsTable, (typeof RECORD_COLUMNS)[number]>): ExecutionRecord {
   const started = row.started_at ? Date.parse(row.started_at) : undefined;
   const ended = row.completed_at ? Date.parse(row.completed_at) : undefined;
   return {
@@ -675,17 +694,40 @@ export async function listLogStatuses(store: Store, executionId: string): Promis
   return rows.map((r) => ({ nodeId: r.node_id, status: r.status, iterationIndex: r.iteration_index }));
 }
 
+/**
+ * Input and output the run list carries in all: each run's are up to a request body and its run data (16 MiB),
+ * so a hundred of them could be gigabytes read into the shared process by one request. Past it the list ends
+ * early (it always holds the newest run); each run's full record is GET .../executions/{id}/details.
+ */
+export const LIST_DATA_CHARS = 16 * 1024 * 1024;
+const LIST_PAGE = 20;
+
 export async function listExecutions(store: Store, organizationId: string, workflowId: string, limit = 100): Promise<ExecutionRecord[]> {
-  const rows = await store
+  const base = store
     .selectFrom('workflow_executions')
-    .selectAll()
+    .select(RECORD_COLUMNS)
     .where('workflow_id', '=', workflowId)
     .where('organization_id', '=', organizationId)
     .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map(toExecutionRecord);
+    .orderBy('id', 'desc');
+  const records: ExecutionRecord[] = [];
+  let chars = 0;
+  while (records.length < limit) {
+    const last = records.at(-1);
+    const page = await (last
+      ? base.where((eb) => eb.or([eb('created_at', '<', last.createdAt), eb.and([eb('created_at', '=', last.createdAt), eb('id', '<', last.id)])]))
+      : base
+    )
+      .limit(Math.min(LIST_PAGE, limit - records.length))
+      .execute();
+    for (const row of page) {
+      chars += (row.input?.length ?? 0) + (row.output?.length ?? 0);
+      if (records.length > 0 && chars > LIST_DATA_CHARS) return records;
+      records.push(toExecutionRecord(row));
+    }
+    if (page.length < LIST_PAGE) return records;
+  }
+  return records;
 }
 
 export async function deleteExecutions(store: Store, organizationId: string, workflowId: string): Promise<number> {
