@@ -714,9 +714,8 @@ export async function listExecutions(store: Store, organizationId: string, workf
   let chars = 0;
   while (records.length < limit) {
     const last = records.at(-1);
-    const page = await (last
-      ? base.where((eb) => eb.or([eb('created_at', '<', last.createdAt), eb.and([eb('created_at', '=', last.createdAt), eb('id', '<', last.id)])]))
-      : base
+    const page = await (
+      last ? base.where((eb) => eb.or([eb('created_at', '<', last.createdAt), eb.and([eb('created_at', '=', last.createdAt), eb('id', '<', last.id)])])) : base
     )
       .limit(Math.min(LIST_PAGE, limit - records.length))
       .execute();
