@@ -74,6 +74,30 @@ const listOf = async (path: string): Promise<{ id: string }[]> => {
 const countOf = async (path: string) => (await listOf(path)).length;
 
 describe('stored objects per organization', () => {
+  it('/openapi.json declares the 409 quota_exceeded on exactly the operations that add a bounded object, naming the bound', async () => {
+    const { body } = await fetchJson(`${gw.url}/openapi.json`);
+    const declared: Record<string, string> = {};
+    for (const methods of Object.values(body.paths as Record<string, Record<string, any>>))
+      for (const op of Object.values(methods))
+        if (op.responses?.['409']?.description?.includes('quota_exceeded')) declared[op.operationId] = op.responses['409'].description;
+    expect(Object.keys(declared).sort()).toEqual([
+      'accept_invitation',
+      'claim_workflow',
+      'create_api_key',
+      'create_integration',
+      'create_invitation',
+      'create_project',
+      'create_public_tag',
+      'create_tag',
+      'create_webhook_key',
+      'create_workflow',
+      'duplicate_workflow',
+    ]);
+    expect(declared.create_project).toContain('FLOWGATE_MAX_PROJECTS_PER_ORG');
+    expect(declared.create_invitation).toContain('FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG');
+    expect(declared.create_invitation).toContain('FLOWGATE_MAX_MEMBERS_PER_ORG');
+  });
+
   it('projects: the next one is refused over REST and MCP; deleting one makes room', async () => {
     await expectBound('projects', 'FLOWGATE_MAX_PROJECTS_PER_ORG', {
       create: (i) => api('/api/projects', { method: 'POST', json: { name: `p${i}` } }),

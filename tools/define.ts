@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Services } from '../src/services.ts';
+import type { QuotaName } from '../src/config.ts';
 import type { DeprecationName } from './deprecations.ts';
 import type { KeyScope, Principal } from '../src/auth/principal.ts';
 
@@ -32,6 +33,8 @@ export interface ToolContext {
   transport: 'rest' | 'mcp';
   /** The whole registry, for operations that describe it (tools_documentation). */
   tools: readonly AnyTool[];
+  /** The limits of the operation's declared `quotas`, set by invokeTool. */
+  quotas?: Partial<Record<QuotaName, number>>;
   /** Adds a response header (REST); ignored where the transport has no headers. */
   setHeader(name: string, value: string): void;
   /** Overrides the REST success status for this response (a replayed 202, a 200 simulation); ignored over MCP. */
@@ -118,6 +121,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
    * X-RateLimit-* headers go on every response of the tool.
    */
   rateLimit?: 'executePerKey' | 'objectWritesPerOrganization';
+  /**
+   * The per-organization bounds (QUOTA_VARIABLES) this operation adds an object against: past one it answers
+   * 409 quota_exceeded. invokeTool hands the handler their limits in ctx.quotas, and /openapi.json lists the 409.
+   */
+  quotas?: readonly QuotaName[];
   rest?: RestBinding;
   /** Omit (or false) for operations that are REST-only. */
   mcp?: McpBinding | false;

@@ -71,13 +71,13 @@ const createIntegrationTool = defineTool({
   title: 'Create integration',
   description: `Creates an integration. \`type\` is one of ${typesText}; \`config\` holds its fields (for example \`{webhookUrl}\` for discord). Credential fields are encrypted at rest and never returned.`,
   scope: 'mcp:write',
+  quotas: ['integrations'],
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: integrationName, type: z.string().min(1).max(50), config: configObject.default({}) }),
   output: detailsSchema,
   rest: { method: 'POST', path: '/api/integrations', status: 201 },
   mcp: false,
-  handler: (input, ctx) =>
-    createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.services.config.quotas.integrations }),
+  handler: (input, ctx) => createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.quotas?.integrations }),
 });
 
 const updateIntegrationTool = defineTool({

@@ -73,6 +73,8 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
     await consumeRateLimit(tool.rateLimit, key, ctx);
   }
 
+  if (tool.quotas) ctx = { ...ctx, quotas: Object.fromEntries(tool.quotas.map((name) => [name, ctx.services.config.quotas[name]])) };
+
   const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));
   const nul = nulPath(parsed.data);

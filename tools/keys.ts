@@ -40,6 +40,7 @@ export const createApiKey = defineTool({
   description:
     'Creates an svc_ key for the active organization (admin or owner; session only). Step-up: the first call answers 401 signature_required with a `challenge`; sign it with your wallet (personal_sign) and repeat with `signature` (and `code`/`emailOtp` if `required` lists them). The response holds `key` once.',
   scope: 'session',
+  quotas: ['apiKeys'],
   input: z.object({
     name: z.string().trim().min(1).max(100).describe('A label for the key'),
     scope: z.enum(KEY_SCOPES).nullable().optional().describe('mcp:read, mcp:write or mcp:admin; omit for an unrestricted key'),
@@ -53,14 +54,14 @@ export const createApiKey = defineTool({
     const { services } = ctx;
     await requireRole(services.store, principal, 'admin');
     // Checked before the step-up too, so nobody signs for a key that cannot be made (create checks again, in its transaction).
-    await assertRoom(services.store, 'apiKeys', services.config.quotas.apiKeys, principal.organizationId);
+    await assertRoom(services.store, 'apiKeys', ctx.quotas?.apiKeys, principal.organizationId);
     await requireStepUp(services, principal, 'org_api_key_manage', input, ctx.ip);
     const { record, key } = await services.keys.create({
       organizationId: principal.organizationId,
       userId: principal.userId,
       name: input.name,
       scope: input.scope ?? null,
-      quota: services.config.quotas.apiKeys,
+      quota: ctx.quotas?.apiKeys,
     });
     await recordAudit(services.store, {
       organizationId: principal.organizationId,

@@ -117,6 +117,7 @@ export function mcpTwin(rest: AnyTool, spec: TwinSpec): AnyTool {
     scope: rest.scope,
     ...(rest.anonymous ? { anonymous: true } : {}),
     ...(rest.rateLimit ? { rateLimit: rest.rateLimit } : {}),
+    ...(rest.quotas ? { quotas: rest.quotas } : {}),
     mcp: spec.mcp,
     twin,
     handler(args, ctx) {

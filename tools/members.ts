@@ -93,6 +93,7 @@ const createInvitationTool = defineTool({
     'Admins invite members and admins; only owners invite owners. With `email`, only a user with that verified address can accept.',
   ].join(' '),
   scope: 'session',
+  quotas: ['pendingInvitations', 'members'],
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({
     role,
@@ -105,8 +106,8 @@ const createInvitationTool = defineTool({
     const { invitation, token } = await createInvitation(ctx.services.store, requirePrincipal(ctx), {
       ...input,
       ip: ctx.ip,
-      quota: ctx.services.config.quotas.pendingInvitations,
-      members: ctx.services.config.quotas.members,
+      quota: ctx.quotas?.pendingInvitations,
+      members: ctx.quotas?.members,
     });
     return { ...invitation, token };
   },
@@ -145,6 +146,7 @@ const acceptInvitationTool = defineTool({
     'The session stays in its current organization; switch with POST /api/auth/organization/switch.',
   ].join(' '),
   scope: 'session',
+  quotas: ['members'],
   input: z.object({ token: z.string().trim().min(1).max(200).describe('The invitation token') }),
   output: z.object({ organization: organizationView }),
   rest: { method: 'POST', path: '/api/invitations/accept' },
@@ -153,7 +155,7 @@ const acceptInvitationTool = defineTool({
     const { organization, role } = await acceptInvitation(ctx.services.store, requirePrincipal(ctx), {
       token,
       ip: ctx.ip,
-      members: ctx.services.config.quotas.members,
+      members: ctx.quotas?.members,
     });
     return { organization: { ...organization, role } };
   },

@@ -52,13 +52,13 @@ const createProjectTool = defineTool({
     'Creates a project to group workflows. Names need not be unique: check list_projects first. Next: pass the id as `projectId` to create_workflow or update_workflow.',
   ].join(' '),
   scope: 'mcp:write',
+  quotas: ['projects'],
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: projectName, description: projectDescription.optional(), color: projectColor.optional() }),
   output: projectSchema,
   rest: { method: 'POST', path: '/api/projects', status: 201 },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
-  handler: (input, ctx) =>
-    createProject(ctx.services.store, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.services.config.quotas.projects }),
+  handler: (input, ctx) => createProject(ctx.services.store, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.quotas?.projects }),
 });
 
 const updateProjectTool = defineTool({

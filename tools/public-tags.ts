@@ -35,6 +35,7 @@ const createPublicTagTool = defineTool({
     'Next: pass the id in `publicTagIds` of go_live_workflow.',
   ].join(' '),
   scope: 'mcp:write',
+  quotas: ['publicTags'],
   input: z.object({
     name: z
       .string()
@@ -49,7 +50,7 @@ const createPublicTagTool = defineTool({
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   // mcp:write guarantees an authenticated principal here.
   handler: ({ name }, ctx) =>
-    createPublicTag(ctx.services.store, { name, organizationId: requirePrincipal(ctx).organizationId, quota: ctx.services.config.quotas.publicTags }),
+    createPublicTag(ctx.services.store, { name, organizationId: requirePrincipal(ctx).organizationId, quota: ctx.quotas?.publicTags }),
 });
 
 export const publicTagTools = [listPublicTagsTool, createPublicTagTool];

@@ -52,6 +52,7 @@ const createTagTool = defineTool({
     'Next: pass the id as `tagId` to create_workflow or update_workflow.',
   ].join(' '),
   scope: 'mcp:write',
+  quotas: ['tags'],
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: tagName, color: tagColor }),
   output: tagSchema,
@@ -62,7 +63,7 @@ const createTagTool = defineTool({
       organizationId: requirePrincipal(ctx).organizationId,
       userId: requirePrincipal(ctx).userId,
       ...input,
-      quota: ctx.services.config.quotas.tags,
+      quota: ctx.quotas?.tags,
     }),
 });
 

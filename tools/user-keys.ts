@@ -25,6 +25,7 @@ const createWebhookKey = defineTool({
     'Send it as `Authorization: Bearer wfb_...` to trigger a workflow that has a Webhook trigger; it is not an organization key and is refused everywhere else.',
   ].join(' '),
   scope: 'mcp:admin',
+  quotas: ['webhookKeys'],
   input: z.object({
     name: z
       .string()
@@ -39,7 +40,7 @@ const createWebhookKey = defineTool({
   mcp: false,
   async handler({ name }, ctx) {
     const { organizationId, userId } = requirePrincipal(ctx);
-    const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name, quota: ctx.services.config.quotas.webhookKeys });
+    const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name, quota: ctx.quotas?.webhookKeys });
     return { ...record, key };
   },
 });

@@ -38,7 +38,7 @@ import {
 const owner = (principal: Principal, ctx: ToolContext): WorkflowOwner => ({
   organizationId: principal.organizationId,
   userId: principal.userId,
-  maxWorkflows: ctx.services.config.quotas.workflows,
+  maxWorkflows: ctx.quotas?.workflows,
 });
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -99,6 +99,7 @@ export const createWorkflowTool = defineTool({
   description:
     'Saves a workflow: one trigger node plus action nodes joined by edges, validated against list_action_schemas (every problem at once in invalidFields, with suggestions). Without a key: anonymous, with a claimToken for claim_workflow.',
   scope: 'mcp:write',
+  quotas: ['workflows'],
   rateLimit: 'objectWritesPerOrganization',
   anonymous: true,
   input: createInput,
@@ -187,6 +188,7 @@ export const duplicateWorkflowTool = defineTool({
   title: 'Duplicate workflow',
   description: 'Copies a workflow of your organization (nodes, edges, project, tag) as a new private workflow named "<name> (copy)". Returns the copy.',
   scope: 'mcp:write',
+  quotas: ['workflows'],
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam }),
   output: workflowSchema,
@@ -254,6 +256,7 @@ export const claimWorkflowTool = defineTool({
   description:
     'Moves a workflow created anonymously into your organization. Only its original creator may claim it: send the claimToken returned by create_workflow.',
   scope: 'mcp:write',
+  quotas: ['workflows'],
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam, claimToken: z.string().trim().min(1, 'claimToken is required') }),
   output: workflowSchema,

@@ -3,7 +3,7 @@ import { ERROR_CODES } from '../errors.ts';
 import type { AnyTool } from '../../tools/define.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
 import { DEPRECATIONS, describeDeprecations } from '../../tools/deprecations.ts';
-import { RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
+import { QUOTA_VARIABLES, RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
 import { DESCRIPTION_VERSION, SUPPORTED_API_VERSIONS } from '../version.ts';
 import { openApiPath } from './rest.ts';
 
@@ -80,6 +80,16 @@ function operation(tool: AnyTool) {
     '400': errorResponse('Invalid input: `code` is `invalid_input`, `issues` lists each field path and what was expected'),
     '429': errorResponse('Rate limited; wait `Retry-After` seconds'),
   };
+  if (tool.quotas?.length) {
+    responses['409'] = errorResponse(
+      tool.quotas
+        .map((name) => {
+          const { noun, variable, remedy } = QUOTA_VARIABLES[name];
+          return `\`quota_exceeded\` (\`resource\`: \`${name}\`): the organization already holds its bound of ${noun} (\`${variable}\`, see /docs/limits); to add another, ${remedy}`;
+        })
+        .join('. '),
+    );
+  }
   if (tool.scope === 'session') {
     responses['401'] = errorResponse('`session_required`: no signed-in browser session (API keys are not accepted here)');
     responses['403'] = errorResponse(
