@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WHOLE_LIST_CHARS } from '../src/engine/whole-list.ts';
-import { newId } from '../src/ids.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { insertWorkflow, orgIdentity } from './helpers/org-fixtures.ts';
 
 /**
  * A list asked for whole (no `limit`) is read page by page and refused once
@@ -31,34 +31,19 @@ const api = (path: string, key = gw.ownerKey) => fetchJson(`${gw.url}${path}`, {
 
 /** Writes `count` workflows of the owner's organization whose graphs are `chars` long, created one millisecond apart. */
 async function store(count: number, chars: number, visibility: 'private' | 'public', start: number) {
-  const { organization } = await gw.gateway.services.organizations.ensure('default');
-  const nodes = JSON.stringify([{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual', note: 'x'.repeat(chars) } } }]);
+  const owner = await orgIdentity(gw);
+  const nodes = [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual', note: 'x'.repeat(chars) } } }];
   for (let i = 0; i < count; i++) {
     const at = new Date(start + i).toISOString();
-    await gw.gateway.services.store
-      .insertInto('workflows')
-      .values({
-        id: newId(),
-        organization_id: organization.id,
-        user_id: null,
-        name: `${visibility} ${i}`,
-        description: null,
-        visibility,
-        nodes,
-        edges: '[]',
-        project_id: null,
-        tag_id: null,
-        enabled: 1,
-        claim_token_hash: null,
-        featured: 0,
-        featured_category: null,
-        featured_protocol: null,
-        featured_order: null,
-        published_at: visibility === 'public' ? at : null,
-        created_at: at,
-        updated_at: at,
-      })
-      .execute();
+    await insertWorkflow(gw, {
+      ...owner,
+      userId: null,
+      name: `${visibility} ${i}`,
+      visibility,
+      nodes,
+      createdAt: at,
+      publishedAt: visibility === 'public' ? at : null,
+    });
   }
 }
 

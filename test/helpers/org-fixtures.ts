@@ -21,12 +21,15 @@ export interface WorkflowFixture {
   visibility?: 'private' | 'public';
   tagId?: string | null;
   projectId?: string | null;
+  /** ISO time; default now. */
+  createdAt?: string;
+  publishedAt?: string | null;
 }
 
 /** Inserts a minimal workflow row and returns its id. */
 export async function insertWorkflow(gw: TestGateway, fixture: WorkflowFixture): Promise<string> {
   const id = newId();
-  const now = nowIso();
+  const now = fixture.createdAt ?? nowIso();
   await gw.gateway.services.store
     .insertInto('workflows')
     .values({
@@ -46,7 +49,7 @@ export async function insertWorkflow(gw: TestGateway, fixture: WorkflowFixture):
       featured_category: null,
       featured_protocol: null,
       featured_order: null,
-      published_at: null,
+      published_at: fixture.publishedAt ?? null,
       created_at: now,
       updated_at: now,
     })
