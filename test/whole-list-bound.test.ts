@@ -81,6 +81,11 @@ describe('lists asked for whole', () => {
     expect(publicPage.body.map((w: { id: string }) => w.id)).toEqual(firstFive.body.slice(2, 5).map((w: { id: string }) => w.id));
     expect((await fetchJson(`${gw.url}/api/workflows/public?offset=2`)).status).toBe(400);
 
+    // Search reads every public workflow a page at a time, so it still finds them all.
+    const search = await fetchJson(`${gw.url}/api/workflows/search?query=public`);
+    expect(search.status).toBe(200);
+    expect(search.body.results.filter((r: { name: string }) => r.name.startsWith('public ')).length).toBe(rows);
+
     expect((await api('/api/workflows', keyB)).status).toBe(200);
   }, 60_000);
 });
