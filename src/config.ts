@@ -270,6 +270,8 @@ export interface Config {
   maxEventStreamsPerOrg: number;
   /** Days audit rows are kept; undefined: forever. */
   auditLogRetentionDays: number | undefined;
+  /** Days an anonymous workflow nobody claimed is kept (FLOWGATE_ANONYMOUS_WORKFLOW_RETENTION_DAYS); undefined: forever. */
+  anonymousWorkflowRetentionDays: number | undefined;
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
@@ -570,6 +572,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ) as Record<QuotaName, number>,
     maxEventStreamsPerOrg: read(env, 'FLOWGATE_MAX_EVENT_STREAMS_PER_ORG', positiveInt, '20'),
     auditLogRetentionDays: read(env, 'FLOWGATE_AUDIT_LOG_RETENTION_DAYS', daysOrOff, '365'),
+    anonymousWorkflowRetentionDays: read(env, 'FLOWGATE_ANONYMOUS_WORKFLOW_RETENTION_DAYS', daysOrOff, '7'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
     httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),

@@ -181,7 +181,10 @@ export async function openServingRuntime(config: Config, options: ServingOptions
   // A long-lived process: its SQLite checkpoints move off the event loop (src/store/checkpointer.ts).
   const { opened } = storeOutcome.value;
   const checkpointer = opened.kind === 'sqlite' ? checkpointInBackground(opened.sqlite) : undefined;
-  const expiredRows = sweepExpiredRows(opened.store, { auditLogRetentionDays: config.auditLogRetentionDays });
+  const expiredRows = sweepExpiredRows(opened.store, {
+    auditLogRetentionDays: config.auditLogRetentionDays,
+    anonymousWorkflowRetentionDays: config.anonymousWorkflowRetentionDays,
+  });
   return {
     ...runtime,
     firstStart,

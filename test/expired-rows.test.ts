@@ -9,7 +9,9 @@ import { newSignedInUser } from './helpers/members.ts';
  * traffic (a nonce per request, a counter per address) grew the shared
  * database for good. An instance sweeps at start and hourly; the test ages
  * rows by two days and starts the gateway again. Rows that expired within the
- * last day, and live ones, stay.
+ * last day, and live ones, stay. Anonymous workflows nobody claimed go after
+ * FLOWGATE_ANONYMOUS_WORKFLOW_RETENTION_DAYS (7); claimed ones are the
+ * organization's and stay.
  */
 
 const gateways: TestGateway[] = [];
@@ -73,6 +75,28 @@ describe('expired rows', () => {
       .execute();
     expect((await store.selectFrom('siwe_nonces').select('nonce_hash').execute()).length).toBeGreaterThan(0);
     expect((await store.selectFrom('step_up_challenges').select('id').execute()).length).toBeGreaterThan(0);
+    // Three anonymous workflows (no key): one left unclaimed past the 7 days, one recent, one claimed and as old.
+    const anonymous = async (name: string) => {
+      const res = await fetch(`${first.url}/api/workflows/create`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name, nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { id: string; claimToken: string };
+    };
+    const [abandoned, recent, claimed] = [await anonymous('abandoned'), await anonymous('recent'), await anonymous('claimed')];
+    const claim = await fetch(`${first.url}/api/workflows/${claimed.id}/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${first.ownerKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ claimToken: claimed.claimToken }),
+    });
+    expect(claim.status).toBe(200);
+    await store
+      .updateTable('workflows')
+      .set({ created_at: isoAgo(8 * DAY) })
+      .where('id', 'in', [abandoned.id, claimed.id])
+      .execute();
     await first.close();
 
     const second = await startTestGateway({ dataDir: first.dataDir, env });
@@ -84,12 +108,14 @@ describe('expired rows', () => {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    // The sweep goes table by table: wait for its last one, the audit log.
+    // The sweep goes table by table: wait for its last one, the audit log (unclaimed workflows come just before).
     while ((await after.selectFrom('audit_log').select('id').where('id', '=', switches[0]!.id).execute()).length > 0) {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 
+    const workflows = (await after.selectFrom('workflows').select('id').where('id', 'in', [abandoned.id, recent.id, claimed.id]).execute()).map((r) => r.id);
+    expect(workflows.sort()).toEqual([recent.id, claimed.id].sort());
     expect(await sessions()).toEqual(expect.arrayContaining([liveSession, latelySession]));
     expect(await sessions()).not.toContain(oldSession);
     expect(await after.selectFrom('siwe_nonces').select('nonce_hash').execute()).toEqual([]);

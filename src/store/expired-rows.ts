@@ -12,8 +12,8 @@ import type { Database } from './schema.ts';
  * rather than unknown), in batches of BATCH rows with the event loop free
  * between them; an instance sweeps at start (in the background) and hourly.
  * Audit rows go too once they are older than the deployment's audit
- * retention. Deletes are idempotent, so instances sharing a database may sweep
- * at once.
+ * retention, and anonymous workflows nobody claimed once older than theirs.
+ * Deletes are idempotent, so instances sharing a database may sweep at once.
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -28,6 +28,8 @@ interface Expiring {
   column: string;
   /** The column holds epoch milliseconds (rate-limiter-flexible's layout) rather than an ISO date. */
   epochMs?: boolean;
+  /** Only rows no organization owns (anonymous workflows nobody claimed). */
+  unowned?: boolean;
 }
 
 export const EXPIRING_TABLES: readonly Expiring[] = [
@@ -47,6 +49,8 @@ export const EXPIRING_TABLES: readonly Expiring[] = [
 export interface ExpiryOptions {
   /** Days audit rows are kept (FLOWGATE_AUDIT_LOG_RETENTION_DAYS); undefined: forever. */
   auditLogRetentionDays?: number;
+  /** Days an anonymous workflow nobody claimed is kept (FLOWGATE_ANONYMOUS_WORKFLOW_RETENTION_DAYS); undefined: forever. */
+  anonymousWorkflowRetentionDays?: number;
 }
 
 /** Deletes every row that expired more than a day before `now`, and audit rows past their retention; returns how many went, per table. */
@@ -61,14 +65,18 @@ export async function deleteExpiredRows(
     ...rows,
     cutoff: epochMs ? now - GRACE_MS : new Date(now - GRACE_MS).toISOString(),
   }));
-  const { auditLogRetentionDays: days } = options;
-  if (days !== undefined) sweeps.push({ table: 'audit_log', key: ['id'], column: 'created_at', cutoff: new Date(now - days * DAY_MS).toISOString() });
-  for (const { table, key, column, cutoff } of sweeps) {
+  const daysAgo = (days: number) => new Date(now - days * DAY_MS).toISOString();
+  // Anonymous workflows can be made by anyone (per IP, up to a request body each): unclaimed, they go after their days.
+  const { anonymousWorkflowRetentionDays: unclaimedDays, auditLogRetentionDays: auditDays } = options;
+  if (unclaimedDays !== undefined) sweeps.push({ table: 'workflows', key: ['id'], column: 'created_at', cutoff: daysAgo(unclaimedDays), unowned: true });
+  if (auditDays !== undefined) sweeps.push({ table: 'audit_log', key: ['id'], column: 'created_at', cutoff: daysAgo(auditDays) });
+  for (const { table, key, column, cutoff, unowned } of sweeps) {
     const keys = sql.join(key.map((k) => sql.ref(k)));
+    const owned = unowned ? sql` and organization_id is null` : sql``;
     deleted[table] = 0;
     for (;;) {
       const result = await sql`delete from ${sql.table(table)} where (${keys}) in (
-        select ${keys} from ${sql.table(table)} where ${sql.ref(column)} < ${cutoff} limit ${BATCH}
+        select ${keys} from ${sql.table(table)} where ${sql.ref(column)} < ${cutoff}${owned} limit ${BATCH}
       )`.execute(store);
       const count = Number(result.numAffectedRows ?? 0);
       deleted[table] += count;
