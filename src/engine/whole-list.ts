@@ -12,8 +12,9 @@ export const MAX_WHOLE_LIST_CHARS = 64 * 1024 * 1024;
 const PAGE = 200;
 
 /**
- * `page` reads `limit` rows after `last` (the previous page's last row; undefined for the first page), by a
- * key that orders the whole list, so a row written meanwhile neither repeats nor hides another.
+ * `page` reads `limit` rows after `last` (the previous page's last row; undefined for the first page).
+ * Seeking by a key that orders the whole list means a row written meanwhile neither repeats nor hides
+ * another; a caller whose order has no such key pages by offset and says how it copes.
  */
 export async function readWholeList<R>(
   page: (limit: number, last: R | undefined) => Promise<R[]>,
