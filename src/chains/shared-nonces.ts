@@ -51,8 +51,9 @@ const HEAL_MARGIN_MS = 500;
 const CLOCK_MARGIN_MS = 1_000;
 
 /**
- * `watch`: the latest time another instance allocated a nonce below this one and has not yet marked it
- * sent. Should that instance have died, this send waits behind the gap; see `scheduleHeal`.
+ * `watch`: the latest time an allocation of this wallet (another instance's, below this one, in the usual
+ * case) was made and not yet marked sent. Should that instance have died, this send waits behind the gap;
+ * see `scheduleHeal`.
  */
 type Allocation = { nonce: number; watch?: number } | { needCount: true };
 /** The node's pending count, and when it was asked for. */
@@ -82,7 +83,10 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       if (pending !== undefined) {
         await trx.deleteFrom('chain_nonces').where('chain_id', '=', chainId).where('address', '=', address).where('nonce', '<', pending).execute();
       }
-      const { highest } = await rows.select((eb) => eb.fn.max('nonce').as('highest')).executeTakeFirstOrThrow();
+      // With the highest nonce, the latest allocation not yet answered: this send's `watch` (read here, not after the insert, to save a statement under the writer lock).
+      const { highest, watch } = await rows
+        .select((eb) => [eb.fn.max('nonce').as('highest'), eb.fn.max(eb.case().when('state', '=', 'allocated').then(eb.ref('at')).end()).as('watch')])
+        .executeTakeFirstOrThrow();
       const reusable = await rows
         .select(['nonce', 'state'])
         .where((eb) =>
@@ -116,11 +120,7 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
         .values({ chain_id: chainId, address, nonce, state: 'allocated', at: now })
         .onConflict((oc) => oc.columns(['chain_id', 'address', 'nonce']).doUpdateSet({ state: 'allocated', at: now }))
         .execute();
-      const { watch } = await rows
-        .select((eb) => eb.fn.max('at').as('watch'))
-        .where('state', '=', 'allocated')
-        .where('nonce', '<', nonce)
-        .executeTakeFirstOrThrow();
+      // An allocation above this nonce (or this row's own, if taken over) only makes the heal look later; it claims below `nonce` alone.
       return watch === null || watch === undefined ? { nonce } : { nonce, watch: Number(watch) };
     });
   }
@@ -155,6 +155,34 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       }
       return nonces;
     });
+
+  /**
+   * Fills `nonce` with a transaction that moves nothing (NonceSend.fill), because later nonces may wait behind
+   * it. Refused (or no fill), the nonce is freed for the next send. `why` ends the log line.
+   */
+  async function fillGap(
+    wallet: WalletState,
+    chainId: number,
+    from: Address,
+    nonce: number,
+    fill: ((nonce: number) => Promise<BroadcastResult>) | undefined,
+    why: string,
+  ): Promise<void> {
+    const address = from.toLowerCase();
+    const filled = fill ? await fill(nonce).catch((): BroadcastResult => 'rejected') : 'rejected';
+    if (filled === 'rejected') {
+      wallet.stale = true;
+      await mark(chainId, address, nonce, 'free').catch(() => {});
+      return;
+    }
+    console.error(`[flowgate] nonce ${nonce} of ${from} on chain ${chainId} filled with a zero-value transfer to itself: ${why}`);
+    // The fill is out whatever the store says now: a row left `allocated` is taken over after the grace, and the node's count decides.
+    const noted = await mark(chainId, address, nonce, 'sent').then(
+      () => true,
+      () => false,
+    );
+    if (!noted || filled !== 'sent') wallet.stale = true;
+  }
 
   /** One heal timer per wallet (a later send moves it later and raises its bound); cleared when the gateway stops. */
   const heals = new Map<string, { due: number; below: number; timer: NodeJS.Timeout }>();
@@ -193,17 +221,14 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       const pending = await client.getTransactionCount({ address: from, blockTag: 'pending' });
       for (const nonce of await claimAbandoned(chainId, address, entry?.below ?? below, pending)) {
         if (closed) return;
-        const filled = await sent.fill(nonce).catch((): BroadcastResult => 'rejected');
-        if (filled === 'rejected') {
-          // Freed: the next send re-reads the count and takes it.
-          wallet.stale = true;
-          await mark(chainId, address, nonce, 'free');
-          continue;
-        }
-        console.error(
-          `[flowgate] nonce ${nonce} of ${from} on chain ${chainId} filled with a zero-value transfer to itself: the instance that allocated it had not broadcast it ${graceMs} ms later, and later nonces waited behind it`,
+        await fillGap(
+          wallet,
+          chainId,
+          from,
+          nonce,
+          sent.fill,
+          `the instance that allocated it had not broadcast it ${graceMs} ms later, and later nonces waited behind it`,
         );
-        await mark(chainId, address, nonce, 'sent');
       }
     };
     const timer = setTimeout(
@@ -290,15 +315,16 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
         // A store that cannot tell is taken as "later nonces may be out": a needless fill costs gas, a gap stalls the wallet.
         const freed = await freeUnlessLater(chainId, address, nonce).catch(() => false);
         if (freed) return;
-        const filled = op.fill ? await op.fill(nonce).catch((): BroadcastResult => 'rejected') : 'rejected';
-        if (filled === 'rejected') {
-          await mark(chainId, address, nonce, 'free').catch(() => {});
-          return;
-        }
-        console.error(
-          `[flowgate] nonce ${nonce} of ${from} on chain ${chainId} filled with a zero-value transfer to itself: its own send was refused or failed before the broadcast, and later nonces were already allocated`,
+        await fillGap(
+          wallet,
+          chainId,
+          from,
+          nonce,
+          op.fill,
+          'its own send was refused or failed before the broadcast, and later nonces were already allocated',
         );
-        await answer(nonce, filled);
+        // The fill went out above any allocation this send saw pending: it may wait behind one, as the send would have.
+        if (watch !== undefined && op.fill) scheduleHeal(wallet, key, client, from, { nonce, watch, fill: op.fill });
       };
       /** Signs for a freshly allocated nonce; a failure to sign or store gives the nonce up at once. */
       const signFor = async (nonce: number) => {
