@@ -197,6 +197,22 @@ export const QUOTA_VARIABLES = {
     describes: 'Pending invitations (neither accepted, revoked nor expired) per organization',
     remedy: 'revoke one (revoke_invitation, DELETE /api/organization/invitations/{invitationId}) or wait for one to expire',
   },
+  publicWorkflows: {
+    variable: 'FLOWGATE_MAX_PUBLIC_WORKFLOWS_PER_ORG',
+    noun: 'public workflows',
+    default: 50,
+    describes:
+      'Public workflows per organization (publishing one more, with go_live or visibility "public", is refused): every client reads them in GET /api/workflows/public',
+    remedy: 'make one private (update_workflow with visibility "private", PATCH /api/workflows/{workflowId})',
+  },
+  listings: {
+    variable: 'FLOWGATE_MAX_LISTINGS_PER_ORG',
+    noun: 'listed workflows',
+    default: 100,
+    describes:
+      'Listed (callable) workflows per organization (listing one more is refused; updating a listed one is not): each is an operation of every /openapi.json and an entry of GET /api/mcp/workflows',
+    remedy: 'unlist one (unlist_workflow, DELETE /api/workflows/{workflowId}/listing)',
+  },
   publicTags: {
     variable: 'FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG',
     noun: 'public tags it created',

@@ -61,6 +61,8 @@ describe('configuration', () => {
       members: 1_000,
       pendingInvitations: 200,
       publicTags: 50,
+      publicWorkflows: 50,
+      listings: 100,
     });
     expect(loadConfig({}).maxEventStreamsPerOrg).toBe(20);
     const set = loadConfig({ FLOWGATE_MAX_WORKFLOWS_PER_ORG: '50', FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG: '2', FLOWGATE_MAX_EVENT_STREAMS_PER_ORG: '5' });

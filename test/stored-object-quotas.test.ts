@@ -28,6 +28,8 @@ beforeAll(async () => {
       FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG: String(LIMIT),
       FLOWGATE_MAX_API_KEYS_PER_ORG: String(LIMIT),
       FLOWGATE_MAX_MEMBERS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_PUBLIC_WORKFLOWS_PER_ORG: String(LIMIT),
+      FLOWGATE_MAX_LISTINGS_PER_ORG: String(LIMIT),
     },
   });
   keyB = await gw.createKey({ org: 'tenant-b' });
@@ -43,21 +45,22 @@ type Answer = { status: number; body: any };
 async function expectBound(
   resource: string,
   variable: string,
-  o: { create: (i: number) => Promise<Answer>; count: () => Promise<number>; other: () => Promise<Answer> },
+  o: { create: (i: number) => Promise<Answer>; count: () => Promise<number>; other: () => Promise<Answer>; created?: number },
 ) {
+  const created = o.created ?? 201;
   for (let i = await o.count(); i < LIMIT; i++) {
     const made = await o.create(i);
-    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.status, JSON.stringify(made.body)).toBe(created);
   }
   const before = await o.count();
   const refused = await o.create(99);
   expect(refused.status, JSON.stringify(refused.body)).toBe(409);
   expect(refused.body).toMatchObject({ code: 'quota_exceeded', resource, limit: LIMIT });
   expect(refused.body.error).toContain(`(${variable})`);
-  expect(refused.body.error).toMatch(/to add another, (delete|revoke|use)/);
+  expect(refused.body.error).toMatch(/to add another, (delete|revoke|use|unlist|make)/);
   expect(await o.count()).toBe(before);
   const other = await o.other();
-  expect(other.status, JSON.stringify(other.body)).toBe(201);
+  expect(other.status, JSON.stringify(other.body)).toBe(created);
 }
 
 const api = (path: string, init: { method?: string; key?: string; json?: unknown } = {}) =>
@@ -92,10 +95,15 @@ describe('stored objects per organization', () => {
       'create_webhook_key',
       'create_workflow',
       'duplicate_workflow',
+      'go_live_workflow',
+      'publish_workflow',
+      'update_workflow',
     ]);
     expect(declared.create_project).toContain('FLOWGATE_MAX_PROJECTS_PER_ORG');
     expect(declared.create_invitation).toContain('FLOWGATE_MAX_PENDING_INVITATIONS_PER_ORG');
     expect(declared.create_invitation).toContain('FLOWGATE_MAX_MEMBERS_PER_ORG');
+    expect(declared.go_live_workflow).toContain('FLOWGATE_MAX_PUBLIC_WORKFLOWS_PER_ORG');
+    expect(declared.publish_workflow).toContain('FLOWGATE_MAX_LISTINGS_PER_ORG');
   });
 
   it('projects: the next one is refused over REST and MCP; deleting one makes room', async () => {
@@ -167,6 +175,100 @@ describe('stored objects per organization', () => {
     const taken = await api('/api/public-tags', { method: 'POST', json: { name: 'Other tenant tag' } });
     expect(taken.status).toBe(409);
     expect(taken.body.existing.name).toBe('Other tenant tag');
+  });
+
+  describe('what every client reads', () => {
+    // A workflow whose one step runs here, so it may be listed.
+    const greeter = {
+      nodes: [
+        { id: 'trigger', type: 'trigger', data: { label: 'Manual Trigger', config: { triggerType: 'Manual' } } },
+        { id: 'greet', type: 'action', data: { label: 'Greet', config: { actionType: 'code/run-code', code: "return { greeting: 'hi' };" } } },
+      ],
+      edges: [{ id: 'e0', source: 'trigger', target: 'greet' }],
+    };
+    const newWorkflow = async (name: string, key = gw.ownerKey) => {
+      const made = await api('/api/workflows/create', { method: 'POST', key, json: { name, ...greeter } });
+      expect(made.status, JSON.stringify(made.body)).toBeLessThan(300);
+      return made.body.id as string;
+    };
+    const visibility = async (id: string) => (await api(`/api/workflows/${id}`)).body.visibility;
+
+    it('public workflows: going live past the bound is refused and the workflow stays private, by go-live, PATCH and MCP; renaming a public one is not; making one private makes room', async () => {
+      const ids = await Promise.all([0, 1, 2].map((i) => newWorkflow(`public ${i}`)));
+      const publicCount = async () => ((await api('/api/workflows/public')).body as { id: string }[]).filter((w) => ids.includes(w.id)).length;
+      await expectBound('publicWorkflows', 'FLOWGATE_MAX_PUBLIC_WORKFLOWS_PER_ORG', {
+        created: 200,
+        create: (i) =>
+          i === 0
+            ? api(`/api/workflows/${ids[0]}/go-live`, { method: 'PUT', json: { name: 'Live one' } })
+            : i === 1
+              ? api(`/api/workflows/${ids[1]}`, { method: 'PATCH', json: { visibility: 'public' } })
+              : api(`/api/workflows/${ids[2]}/go-live`, { method: 'PUT', json: { name: 'One too many' } }),
+        count: publicCount,
+        other: async () => api(`/api/workflows/${await newWorkflow('b', keyB)}/go-live`, { method: 'PUT', key: keyB, json: { name: 'Other tenant' } }),
+      });
+      expect(await visibility(ids[2]!)).toBe('private');
+      const patched = await api(`/api/workflows/${ids[2]}`, { method: 'PATCH', json: { visibility: 'public' } });
+      expect(patched.status).toBe(409);
+      expect(patched.body).toMatchObject({ code: 'quota_exceeded', resource: 'publicWorkflows' });
+      expect(patched.body.error).toContain('visibility "private"');
+      const mcp = await connectMcp(gw.url, gw.ownerKey);
+      try {
+        const result = await callTool(mcp, 'go_live_workflow', { workflowId: ids[2], name: 'over mcp' });
+        expect(result.isError).toBe(true);
+        expect(result.body).toMatchObject({ code: 'quota_exceeded', resource: 'publicWorkflows', limit: LIMIT });
+      } finally {
+        await mcp.close();
+      }
+      expect(await visibility(ids[2]!)).toBe('private');
+      // Already public: a rename through go-live, or PATCH with the same visibility, is no new public workflow.
+      expect((await api(`/api/workflows/${ids[0]}/go-live`, { method: 'PUT', json: { name: 'Live one, renamed' } })).status).toBe(200);
+      expect((await api(`/api/workflows/${ids[1]}`, { method: 'PATCH', json: { visibility: 'public', name: 'still public' } })).status).toBe(200);
+      expect((await api(`/api/workflows/${ids[1]}`, { method: 'PATCH', json: { visibility: 'private' } })).status).toBe(200);
+      expect((await api(`/api/workflows/${ids[2]}/go-live`, { method: 'PUT', json: { name: 'Room now' } })).status).toBe(200);
+      expect(await publicCount()).toBe(LIMIT);
+    });
+
+    it('listings: listing one more is refused and its slug is not callable; updating a listed one is not refused; unlisting makes room', async () => {
+      const ids = await Promise.all([0, 1, 2].map((i) => newWorkflow(`listed ${i}`)));
+      const listing = (slug: string, description = 'Says hi.') => ({ slug, description, price: null, inputSchema: { type: 'object' } });
+      const listed = async () => ((await api('/api/mcp/workflows')).body.workflows as { slug: string }[]).filter((l) => l.slug.startsWith('quota-'));
+      await expectBound('listings', 'FLOWGATE_MAX_LISTINGS_PER_ORG', {
+        created: 200,
+        create: (i) => api(`/api/workflows/${ids[Math.min(i, 2)]}/listing`, { method: 'POST', json: listing(`quota-${i}`) }),
+        count: async () => (await listed()).length,
+        other: async () => api(`/api/workflows/${await newWorkflow('b', keyB)}/listing`, { method: 'POST', key: keyB, json: listing('other-tenant-greeter') }),
+      });
+      expect((await api('/api/mcp/workflows/quota-99')).status).toBe(404);
+      const openapi = (await fetchJson(`${gw.url}/openapi.json`)).body;
+      expect(Object.keys(openapi.paths).filter((p) => p.startsWith('/api/mcp/workflows/quota-'))).toHaveLength(LIMIT);
+      // A listed workflow may change its description, price or slug while full.
+      const updated = await api(`/api/workflows/${ids[0]}/listing`, { method: 'POST', json: listing('quota-0-renamed', 'Says hi, updated.') });
+      expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+      expect((await listed()).map((l) => l.slug).sort()).toEqual(['quota-0-renamed', 'quota-1']);
+      expect((await api(`/api/workflows/${ids[1]}/listing`, { method: 'DELETE' })).status).toBe(200);
+      expect((await api(`/api/workflows/${ids[2]}/listing`, { method: 'POST', json: listing('quota-2') })).status).toBe(200);
+      expect((await listed()).map((l) => l.slug).sort()).toEqual(['quota-0-renamed', 'quota-2']);
+    });
+
+    it('a listing documents at most 50 result fields, each named in at most 100 characters', async () => {
+      const id = await newWorkflow('fields');
+      const fields = (n: number, length = 5) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${'f'.repeat(length)}${i}`, 'string']));
+      const over = await api(`/api/workflows/${id}/listing`, {
+        method: 'POST',
+        json: { slug: 'too-many-fields', description: 'x', price: null, inputSchema: { type: 'object' }, outputFields: fields(51) },
+      });
+      expect(over.status).toBe(400);
+      expect(JSON.stringify(over.body)).toContain('at most 50 documented result fields');
+      expect(JSON.stringify(over.body)).toContain('outputFields');
+      const long = await api(`/api/workflows/${id}/listing`, {
+        method: 'POST',
+        json: { slug: 'long-field-name', description: 'x', price: null, inputSchema: { type: 'object' }, outputFields: fields(1, 101) },
+      });
+      expect(long.status).toBe(400);
+      expect(JSON.stringify(long.body)).toContain('at most 100 characters');
+      expect((await api('/api/mcp/workflows/too-many-fields')).status).toBe(404);
+    });
   });
 
   describe('session-made objects', () => {
@@ -266,6 +368,8 @@ describe('stored objects per organization', () => {
       'FLOWGATE_MAX_PROJECTS_PER_ORG',
       'FLOWGATE_MAX_PUBLIC_TAGS_PER_ORG',
       'FLOWGATE_MAX_API_KEYS_PER_ORG',
+      'FLOWGATE_MAX_PUBLIC_WORKFLOWS_PER_ORG',
+      'FLOWGATE_MAX_LISTINGS_PER_ORG',
     ]) {
       expect(page).toContain(`\`${variable}\``);
     }

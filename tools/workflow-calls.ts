@@ -5,7 +5,7 @@ import { getListing, listListings } from '../src/catalog/listings.ts';
 
 import { listingView } from '../src/catalog/views.ts';
 import { decimalPrice, inputSchemaSchema, listingSlug } from '../src/catalog/entry.ts';
-import { publishListing, unlistListing, MAX_PUBLISHED_PRICE_USD } from '../src/catalog/publish.ts';
+import { publishListing, unlistListing, MAX_OUTPUT_FIELD_NAME, MAX_OUTPUT_FIELDS, MAX_PUBLISHED_PRICE_USD } from '../src/catalog/publish.ts';
 import { spendPerIp } from './auth.ts';
 import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
@@ -135,15 +135,24 @@ export const publishWorkflowTool = defineTool({
     chainId: z.number().int().positive().nullable().default(null),
     price: decimalPrice.nullable(),
     inputSchema: inputSchemaSchema,
-    outputFields: z.record(z.string(), z.string().max(200)).default({}),
+    // Bounded in count and name length too: each listing is part of every anonymous /openapi.json and GET /api/mcp/workflows.
+    outputFields: z
+      .record(z.string(), z.string().max(200))
+      .refine((fields) => Object.keys(fields).length <= MAX_OUTPUT_FIELDS, `at most ${MAX_OUTPUT_FIELDS} documented result fields`)
+      .refine(
+        (fields) => Object.keys(fields).every((name) => name.length <= MAX_OUTPUT_FIELD_NAME),
+        `result field names of at most ${MAX_OUTPUT_FIELD_NAME} characters`,
+      )
+      .default({}),
     /** output.result = `path` inside the data of node `nodeId` ('' = all of it); omitted = the final node's whole output. */
     result: z.object({ nodeId: z.string().min(1), path: z.string().max(200) }).optional(),
   }),
   output: listingSchema,
   rest: { method: 'POST', path: '/api/workflows/:workflowId/listing', summary: 'Publish (or update) a workflow as a callable listing' },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
+  quotas: ['listings'],
   async handler({ workflowId, ...request }, ctx) {
-    const listing = await publishListing(ctx.services, requirePrincipal(ctx).organizationId, workflowId, request);
+    const listing = await publishListing(ctx.services, requirePrincipal(ctx).organizationId, workflowId, request, ctx.quotas?.listings);
     return listingView(listing, ctx.services.payments, ctx.services.config.baseUrl);
   },
 });

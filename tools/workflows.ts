@@ -145,6 +145,7 @@ export const updateWorkflowTool = defineTool({
   rest: { method: 'PATCH', path: '/api/workflows/:workflowId' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
   deprecations: ['function-name-fields'],
+  quotas: ['publicWorkflows'],
   async handler({ workflowId, nodes, edges, ...fields }, ctx) {
     const { organizationId } = requirePrincipal(ctx);
     if (nodes === undefined && edges === undefined && Object.values(fields).every((v) => v === undefined)) {
@@ -159,7 +160,11 @@ export const updateWorkflowTool = defineTool({
       const stored = await getWorkflow(ctx.services.store, organizationId, workflowId);
       checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges }, { chains: ctx.services.chains });
     }
-    const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, { ...fields, graph: checked?.graph });
+    const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, {
+      ...fields,
+      graph: checked?.graph,
+      publicQuota: ctx.quotas?.publicWorkflows,
+    });
     await syncTriggers(ctx.services, updated);
     // A public workflow tells its owner what the public sees, as go-live does.
     return { ...updated, warnings: checked?.warnings ?? [], ...(updated.visibility === 'public' ? { redactedPaths: publicGraph(updated.nodes).paths } : {}) };
@@ -287,8 +292,13 @@ export const goLiveTool = defineTool({
   }),
   rest: { method: 'PUT', path: '/api/workflows/:workflowId/go-live' },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
+  quotas: ['publicWorkflows'],
   handler: ({ workflowId, name, publicTagIds }, ctx) =>
-    goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, { name, publicTagIds: publicTagIds ?? [] }),
+    goLive(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, {
+      name,
+      publicTagIds: publicTagIds ?? [],
+      publicQuota: ctx.quotas?.publicWorkflows,
+    }),
 });
 
 export const workflowTools = [

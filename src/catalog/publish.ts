@@ -6,6 +6,7 @@ import { getWorkflow } from '../engine/workflows.ts';
 import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
 import { toAtomicUnits } from '../payments/amount.ts';
 import { checkInputSchema } from './input.ts';
+import { assertRoom } from '../org/quotas.ts';
 import { findListingByWorkflow, toListing, type Listing } from './listings.ts';
 
 /**
@@ -17,6 +18,10 @@ import { findListingByWorkflow, toListing, type Listing } from './listings.ts';
 
 /** Highest price a published workflow may ask, in USD (a typo such as "50000" instead of "0.5" is refused, not charged). */
 export const MAX_PUBLISHED_PRICE_USD = '1000';
+
+/** Documented result fields a listing may name, and the length of each name. */
+export const MAX_OUTPUT_FIELDS = 50;
+export const MAX_OUTPUT_FIELD_NAME = 100;
 
 /** A listing's own fields as a publisher sends them; `title` defaults to the workflow name, and an absent `result` means the final node's whole output. */
 export type PublishRequest = Pick<Listing, 'slug' | 'description' | 'type' | 'chainId' | 'price' | 'inputSchema' | 'outputFields'> & {
@@ -68,6 +73,8 @@ export async function publishListing(
   organizationId: string,
   workflowId: string,
   request: PublishRequest,
+  /** Listed workflows the organization may hold (config.quotas.listings); relisting or updating a listed one is never refused. Unset: no bound. */
+  quota?: number,
 ): Promise<Listing> {
   const { store } = services;
   const workflow = await getWorkflow(store, organizationId, workflowId);
@@ -120,6 +127,8 @@ export async function publishListing(
     updated_at: now,
   };
   await store.transaction().execute(async (trx) => {
+    const listed = await trx.selectFrom('workflow_listings').select('slug').where('workflow_id', '=', workflowId).where('listed', '=', 1).executeTakeFirst();
+    if (!listed) await assertRoom(trx, 'listings', quota, organizationId);
     // One listing per workflow and per slug: drop this workflow's old slug and an unlisted row of ours holding the new one.
     await trx.deleteFrom('workflow_listings').where('workflow_id', '=', workflowId).where('slug', '!=', request.slug).execute();
     if (bySlug && bySlug.workflow_id !== workflowId) await trx.deleteFrom('workflow_listings').where('slug', '=', request.slug).execute();

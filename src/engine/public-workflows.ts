@@ -3,6 +3,7 @@ import type { Store } from '../store/db.ts';
 import type { WorkflowsTable } from '../store/schema.ts';
 import { readWholeList } from './whole-list.ts';
 import { ServiceError } from '../errors.ts';
+import { assertRoom } from '../org/quotas.ts';
 import { nowIso } from '../ids.ts';
 import { isWriteAction } from '../actions/index.ts';
 import { toWorkflowRecord, workflowNotFound, type WorkflowRecord } from './workflows.ts';
@@ -81,7 +82,7 @@ export async function goLive(
   store: Store,
   organizationId: string,
   workflowId: string,
-  input: { name: string; publicTagIds: readonly string[] },
+  input: { name: string; publicTagIds: readonly string[]; /** Public workflows the organization may hold; unset: no bound. */ publicQuota?: number },
 ): Promise<WorkflowView & { redactedPaths: string[] }> {
   const tagIds = [...new Set(input.publicTagIds)];
   if (tagIds.length > MAX_PUBLIC_TAGS) {
@@ -92,11 +93,12 @@ export async function goLive(
   await store.transaction().execute(async (trx) => {
     const existing = await trx
       .selectFrom('workflows')
-      .select(['id', 'published_at'])
+      .select(['id', 'published_at', 'visibility'])
       .where('id', '=', workflowId)
       .where('organization_id', '=', organizationId)
       .executeTakeFirst();
     if (!existing) throw workflowNotFound(workflowId);
+    if (existing.visibility !== 'public') await assertRoom(trx, 'publicWorkflows', input.publicQuota, organizationId);
     if (tagIds.length > 0) {
       const found = await trx.selectFrom('public_tags').select('id').where('id', 'in', tagIds).execute();
       const missing = tagIds.filter((id) => !found.some((f) => f.id === id));

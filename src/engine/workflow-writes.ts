@@ -96,17 +96,20 @@ export interface WorkflowPatch {
   tagId?: string | null;
   enabled?: boolean;
   visibility?: 'private' | 'public';
+  /** Public workflows the organization may hold (config.quotas.publicWorkflows); checked only when this one turns public. Unset: no bound. */
+  publicQuota?: number;
 }
 
 export async function updateWorkflow(store: Store, organizationId: string, workflowId: string, patch: WorkflowPatch): Promise<WorkflowRecord> {
   await store.transaction().execute(async (trx) => {
     const existing = await trx
       .selectFrom('workflows')
-      .select(['id', 'published_at'])
+      .select(['id', 'published_at', 'visibility'])
       .where('id', '=', workflowId)
       .where('organization_id', '=', organizationId)
       .executeTakeFirst();
     if (!existing) throw workflowNotFound(workflowId);
+    if (patch.visibility === 'public' && existing.visibility !== 'public') await assertRoom(trx, 'publicWorkflows', patch.publicQuota, organizationId);
     await assertReference(trx, 'projects', 'projectId', organizationId, patch.projectId);
     await assertReference(trx, 'tags', 'tagId', organizationId, patch.tagId);
     const now = nowIso();

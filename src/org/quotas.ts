@@ -30,6 +30,8 @@ const COUNTED: Record<QuotaName, (db: Db, organizationId: string) => SelectQuery
       .where('revoked_at', 'is', null)
       .where('expires_at', '>', nowIso()),
   publicTags: (db, o) => db.selectFrom('public_tags').where('created_by_organization_id', '=', o),
+  publicWorkflows: (db, o) => db.selectFrom('workflows').where('organization_id', '=', o).where('visibility', '=', 'public'),
+  listings: (db, o) => db.selectFrom('workflow_listings').where('organization_id', '=', o).where('listed', '=', 1),
 };
 
 /** How many counted rows the organization holds, reading at most `upTo` of them. */
