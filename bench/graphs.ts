@@ -13,6 +13,13 @@ export function chainGraph(count: number) {
   return { nodes, edges };
 }
 
+/** The largest graph a tenant may save in one request body: 500 nodes (the node bound), each an HTTP request with a 2,000-character body. About 1.1 MB. */
+export function bulkyGraph() {
+  const { nodes, edges } = chainGraph(500);
+  for (const n of nodes.slice(1) as { data: { config: Record<string, unknown> } }[]) n.data.config.httpBody = 'x'.repeat(2_000);
+  return { nodes, edges };
+}
+
 const trigger = { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } };
 const node = (id: string, label: string, config: Record<string, unknown>) => ({ id, type: 'action', data: { label, config } });
 

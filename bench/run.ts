@@ -19,7 +19,7 @@ import { createGateway } from '../src/gateway.ts';
 import { newId, nowIso } from '../src/ids.ts';
 import { startWorkflowRun } from '../src/engine/run-workflow.ts';
 import { getWorkflow } from '../src/engine/workflows.ts';
-import { chainGraph, conditionGraph, forEachGraph } from './graphs.ts';
+import { bulkyGraph, chainGraph, conditionGraph, forEachGraph } from './graphs.ts';
 import { benchDirectExecution } from './direct-execution.ts';
 import { benchPayments } from './payments.ts';
 import { timedLoop } from './devnet-bench.ts';
@@ -42,6 +42,8 @@ const ONLY_ENGINE = process.env.BENCH_ONLY === 'engine';
 const ONLY_ANALYTICS = process.env.BENCH_ONLY === 'analytics';
 /** `BENCH_ONLY=mcp`: the baseline, GET /api/chains and the MCP rows only. */
 const ONLY_MCP = process.env.BENCH_ONLY === 'mcp';
+/** `BENCH_ONLY=reads`: the baseline and the read-path rows only (workflow lists and search). */
+const ONLY_READS = process.env.BENCH_ONLY === 'reads';
 /** `BENCH_ONLY=scale`: the scale-out rows only (instances on one PostgreSQL, issue #19). */
 const ONLY_SCALE = process.env.BENCH_ONLY === 'scale';
 
@@ -153,9 +155,15 @@ async function measureInProcess(name: string, iteration: () => Promise<boolean>,
 
 type Gateway = Awaited<ReturnType<typeof createGateway>>;
 
-/** 10,000 stored workflows for the list benchmark, inserted in one transaction. */
-async function seedWorkflows(gateway: Gateway, organizationId: string, count: number) {
-  const graph = chainGraph(3);
+/** Stored workflows for the list and search benchmarks (private 3-node chains unless told), inserted in one transaction. */
+async function seedWorkflows(
+  gateway: Gateway,
+  organizationId: string,
+  count: number,
+  options: { graph?: { nodes: unknown[]; edges: unknown[] }; visibility?: 'private' | 'public' } = {},
+) {
+  const graph = options.graph ?? chainGraph(3);
+  const visibility = options.visibility ?? 'private';
   const nodes = JSON.stringify(graph.nodes);
   const edges = JSON.stringify(graph.edges);
   await gateway.services.store.transaction().execute(async (trx) => {
@@ -168,7 +176,7 @@ async function seedWorkflows(gateway: Gateway, organizationId: string, count: nu
           user_id: null,
           name: `Seeded ${i + j}`,
           description: null,
-          visibility: 'private' as const,
+          visibility,
           nodes,
           edges,
           project_id: null,
@@ -179,7 +187,7 @@ async function seedWorkflows(gateway: Gateway, organizationId: string, count: nu
           featured_category: null,
           featured_protocol: null,
           featured_order: null,
-          published_at: null,
+          published_at: visibility === 'public' ? at : null,
           created_at: at,
           updated_at: nowIso(),
         };
@@ -241,6 +249,14 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
     await measure('GET /api/workflows?limit=50 (10,000 stored)', gatewayUrl, {
       path: '/api/workflows?limit=50&offset=5000',
       headers: { authorization: `Bearer ${benchKey}` },
+    }),
+  );
+  // Anonymous search over one tenant's 50 public workflows (its bound), each the largest graph one request may save.
+  const publisher = await gateway.services.organizations.ensure('bench-publisher');
+  await seedWorkflows(gateway, publisher.organization.id, 50, { graph: bulkyGraph(), visibility: 'public' });
+  rows.push(
+    await measure('GET /api/workflows/search?query=seeded (anonymous; 50 public workflows of 1.1 MB)', gatewayUrl, {
+      path: '/api/workflows/search?query=seeded',
     }),
   );
   return rows;
@@ -386,14 +402,15 @@ async function main() {
   const baselineTarget = { name: 'bare express JSON route (baseline)', url: bareUrl, request: { path: '/bare' } };
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   // GET /api/chains too: the MCP answer shares its middleware chain, and the two moved together (README Benchmarks).
-  const rows = ONLY_ENGINE
-    ? [await measure(baselineTarget.name, bareUrl, baselineTarget.request)]
-    : await measureRatioRows(gateway, gatewayUrl, baselineTarget);
+  const rows =
+    ONLY_ENGINE || ONLY_READS
+      ? [await measure(baselineTarget.name, bareUrl, baselineTarget.request)]
+      : await measureRatioRows(gateway, gatewayUrl, baselineTarget);
   if (!ONLY_ENGINE && !ONLY_MCP) rows.push(...(await measureReadPaths(gateway, gatewayUrl, auth)));
 
   const engineRows: EngineRow[] = [];
-  if (!ONLY_MCP) for (const workflow of ENGINE_WORKFLOWS) engineRows.push(...(await measureEngine(gateway, gatewayUrl, auth, workflow)));
-  const neighbor = ONLY_MCP ? undefined : await measureNeighbor(gatewayUrl, auth, DURATION_SECONDS, Math.max(...ENGINE_IN_FLIGHT));
+  if (!ONLY_MCP && !ONLY_READS) for (const workflow of ENGINE_WORKFLOWS) engineRows.push(...(await measureEngine(gateway, gatewayUrl, auth, workflow)));
+  const neighbor = ONLY_MCP || ONLY_READS ? undefined : await measureNeighbor(gatewayUrl, auth, DURATION_SECONDS, Math.max(...ENGINE_IN_FLIGHT));
 
   const baseline = rows[0]!;
   const cpu = (row: Row) => (row.cpuMs === undefined ? '' : row.cpuMs.toFixed(2));
@@ -448,7 +465,7 @@ async function main() {
   await gateway.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 
-  if (ONLY_ENGINE || ONLY_MCP) return;
+  if (ONLY_ENGINE || ONLY_MCP || ONLY_READS) return;
   await benchDirectExecution(DURATION_SECONDS, CONNECTIONS);
   await benchPayments(DURATION_SECONDS, CONNECTIONS);
   await benchAnalytics(DURATION_SECONDS);

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { describeGraph, listPublicWorkflows, markFeatured, type PublicWorkflow } from '../src/engine/public-workflows.ts';
-import type { Store } from '../src/store/db.ts';
-import { unavailableSteps } from '../src/engine/availability.ts';
+import { listPublicWorkflows, markFeatured } from '../src/engine/public-workflows.ts';
+import { eachPublicSummary, type PublicSummary } from '../src/engine/public-search.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
 import { decimalWholeNumber, publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
@@ -68,7 +67,7 @@ const searchResultSchema = z.object({
   workflowType: z.enum(['read', 'write']),
 });
 
-function matches(workflow: PublicWorkflow, text: string): boolean {
+function matches(workflow: PublicSummary, text: string): boolean {
   const haystack = [
     workflow.name,
     workflow.description ?? '',
@@ -84,21 +83,6 @@ function matches(workflow: PublicWorkflow, text: string): boolean {
     .filter(Boolean)
     .every((word) => haystack.includes(word));
 }
-
-/**
- * Every published workflow, a page at a time: search reads them all but keeps only its summaries, so the
- * public graphs (up to a request body each, from every tenant) are never held at once. A workflow published
- * meanwhile can shift the pages by one; one seen twice is skipped.
- */
-async function* eachPublicWorkflow(store: Store): AsyncGenerator<PublicWorkflow> {
-  const seen = new Set<string>();
-  for (let offset = 0; ; offset += SEARCH_PAGE) {
-    const page = await listPublicWorkflows(store, { limit: SEARCH_PAGE, offset });
-    for (const workflow of page) if (!seen.has(workflow.id) && seen.add(workflow.id)) yield workflow;
-    if (page.length < SEARCH_PAGE) return;
-  }
-}
-const SEARCH_PAGE = 200;
 
 export const searchWorkflowsTool = defineTool({
   name: 'search_workflows',
@@ -118,10 +102,10 @@ export const searchWorkflowsTool = defineTool({
   async handler({ query, category, chain, workflowType }, ctx: ToolContext) {
     const chainId = chain === undefined ? undefined : (ctx.services.chains.resolve(chain)?.chainId ?? -1);
     const results = [];
-    for await (const workflow of eachPublicWorkflow(ctx.services.store)) {
+    for await (const workflow of eachPublicSummary(ctx.services.store)) {
       // Search offers workflows to use; one with a step that cannot run here would only fail.
-      if (unavailableSteps(workflow.nodes).length > 0) continue;
-      const { networks, workflowType: type } = describeGraph(workflow.nodes);
+      if (!workflow.runnable) continue;
+      const { networks, workflowType: type } = workflow;
       const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
       if (query && !matches(workflow, query)) continue;
       if (

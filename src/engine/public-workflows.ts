@@ -151,12 +151,9 @@ export interface PublicWorkflow extends WorkflowRecord {
   publishedAt: string | null;
 }
 
-export async function listPublicWorkflows(store: Store, filters: PublicListFilters = {}): Promise<PublicWorkflow[]> {
-  let query = store
-    .selectFrom('workflows')
-    .selectAll('workflows')
-    .where('workflows.visibility', '=', 'public')
-    .where('workflows.organization_id', 'is not', null);
+/** The public workflows a filter selects, in the list's order (featured first, then newest published), with no columns chosen yet. */
+export function publicWorkflowsQuery(store: Store, filters: Omit<PublicListFilters, 'limit' | 'offset'> = {}) {
+  let query = store.selectFrom('workflows').where('workflows.visibility', '=', 'public').where('workflows.organization_id', 'is not', null);
   if (filters.workflowId !== undefined) query = query.where('workflows.id', '=', filters.workflowId);
   if (filters.featured !== undefined) query = query.where('workflows.featured', '=', filters.featured ? 1 : 0);
   if (filters.featuredProtocol) query = query.where(sql<string>`lower(workflows.featured_protocol)`, '=', filters.featuredProtocol.toLowerCase());
@@ -173,11 +170,15 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
       ),
     );
   }
-  const ordered = query
+  return query
     .orderBy('workflows.featured', 'desc')
     .orderBy(sql`coalesce(workflows.featured_order, 2147483647)`)
     .orderBy('workflows.published_at', 'desc')
     .orderBy('workflows.id');
+}
+
+export async function listPublicWorkflows(store: Store, filters: PublicListFilters = {}): Promise<PublicWorkflow[]> {
+  const ordered = publicWorkflowsQuery(store, filters).selectAll('workflows');
   let rows: WorkflowsTable[];
   if (filters.limit !== undefined)
     rows = await ordered

@@ -26,6 +26,7 @@ import * as runDataRetention from './024_run_data_retention.ts';
 import * as housekeepingIndexes from './025_housekeeping_indexes.ts';
 import * as pendingRunsByAge from './026_pending_runs_by_age.ts';
 import * as skippedRunsPerDay from './027_skipped_runs_per_day.ts';
+import * as publicSearchIndex from './028_public_search_index.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   '025_housekeeping_indexes': housekeepingIndexes,
   '026_pending_runs_by_age': pendingRunsByAge,
   '027_skipped_runs_per_day': skippedRunsPerDay,
+  '028_public_search_index': publicSearchIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
