@@ -124,6 +124,20 @@ describe('Condition: structured rules', () => {
   });
 });
 
+describe('Condition: long operands', () => {
+  // Sizes that took minutes when the numeric check backtracked; now a linear check, and past 400 characters text is not a number.
+  it('compares a 200,000-digit operand that is not a number', async () => {
+    expect(await oneRule(`${'1'.repeat(200_000)}x`, '==', '1')).toBe(false);
+    expect(await oneRule('1'.repeat(200_000), '==', '1'.repeat(200_000))).toBe(true);
+  });
+
+  it('compares numeric strings of up to 400 characters as exact decimals, longer ones as text', async () => {
+    expect(await oneRule(`1${'0'.repeat(399)}`, '>', '9'.repeat(399))).toBe(true);
+    expect(await oneRule(`0.${'0'.repeat(397)}1`, '>', 0)).toBe(true);
+    expect(await oneRule(`1${'0'.repeat(400)}`, '>', '9'.repeat(400))).toBe(false);
+  });
+});
+
 describe('Condition: expressions', () => {
   it('evaluates JavaScript over bindings', async () => {
     expect((await evaluateCondition({ condition: '__t0 > 0.1' }, { __t0: 0.25 })).result).toBe(true);
@@ -268,6 +282,21 @@ describe('math/aggregate', () => {
     expect((await nodeError(run({ operation: 'product', values: ['1e300', '1e300'] }))).message).toMatch(
       /^The product \(1000.*601 digits\) is too large for a number\.$/,
     );
+  });
+
+  it('refuses numbers longer than 400 characters and exact results past 4000 digits', async () => {
+    // Sizes that took minutes before these bounds (a 200,000-character fraction, products of thousands of 1e±400).
+    const long = await nodeError(run({ operation: 'max', values: [`0.${'0'.repeat(200_000)}1`] }));
+    expect(long.message).toMatch(/^values\[0\] is not a number: received "0\.0{70,}… \(200003 characters; a number has at most 400\)\.$/);
+    expect((await nodeError(run({ operation: 'product', values: Array(1000).fill('1e-400') }))).message).toBe(
+      'The product exceeds 4000 digits at values[10]: exact results are limited to 4000 integer digits or decimal places.',
+    );
+    expect((await nodeError(run({ operation: 'product', values: Array(20_000).fill('1e400') }))).message).toBe(
+      'The product exceeds 4000 digits at values[9]: exact results are limited to 4000 integer digits or decimal places.',
+    );
+    // Within the bounds results stay exact, trailing zeros dropped.
+    expect(aggregate({ operation: 'sum', values: [`1.${'0'.repeat(398)}`, '0.5'] }).decimal).toBe('1.5');
+    expect(aggregate({ operation: 'product', values: Array(9).fill('1e-400') }).decimal).toBe(`0.${'0'.repeat(3599)}1`);
   });
 
   it('refuses unknown operations and unusable values', async () => {

@@ -19,6 +19,7 @@ import {
 } from '../src/engine/workflow-writes.ts';
 import { syncTriggers } from '../src/engine/trigger-sync.ts';
 import { goLive, MAX_PUBLIC_TAGS, publicGraph, viewWorkflow } from '../src/engine/public-workflows.ts';
+import { assertGraphKeepsListing } from '../src/catalog/publish.ts';
 import { defineTool, type Principal, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
@@ -108,6 +109,11 @@ export const createWorkflowTool = defineTool({
   mcp: { annotations: writeAnnotations },
   deprecations: ['function-name-fields'],
   async handler(input, ctx) {
+    if (!ctx.principal) {
+      // Spent before validation, the costly part, so a refused graph counts too and one IP cannot validate without limit.
+      const decision = await ctx.services.rateLimiter.consume('anonymousWorkflowsPerIp', ctx.ip);
+      if (!decision.allowed) throw rateLimitedError('anonymousWorkflowsPerIp', decision, 'or authenticate with an API key, which this limit does not apply to');
+    }
     const { graph, warnings } =
       input.nodes.length === 0 && input.edges.length === 0 ? { graph: defaultGraph(), warnings: [] } : assertValidGraph(input, { chains: ctx.services.chains });
     const fields = { name: input.name, description: input.description, graph, projectId: input.projectId, tagId: input.tagId, enabled: input.enabled };
@@ -116,8 +122,6 @@ export const createWorkflowTool = defineTool({
       await syncTriggers(ctx.services, created);
       return { ...created, warnings };
     }
-    const decision = await ctx.services.rateLimiter.consume('anonymousWorkflowsPerIp', ctx.ip);
-    if (!decision.allowed) throw rateLimitedError('anonymousWorkflowsPerIp', decision, 'or authenticate with an API key, which this limit does not apply to');
     const claim = mintSecret(CLAIM_TOKEN_PREFIX);
     return { ...(await createWorkflow(ctx.services.store, null, fields, claim.hash)), warnings, claimToken: claim.key };
   },
@@ -159,6 +163,7 @@ export const updateWorkflowTool = defineTool({
     if (nodes !== undefined || edges !== undefined) {
       const stored = await getWorkflow(ctx.services.store, organizationId, workflowId);
       checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges }, { chains: ctx.services.chains });
+      await assertGraphKeepsListing(ctx.services.store, workflowId, checked.graph.nodes);
     }
     const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, {
       ...fields,

@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { getWorkflow } from '../engine/workflows.ts';
+import type { WorkflowNode } from '../engine/graph.ts';
 import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
 import { toAtomicUnits } from '../payments/amount.ts';
 import { checkInputSchema } from './input.ts';
@@ -68,6 +69,57 @@ const catalogManaged = (slug: string) =>
     `The listing ${slug} belongs to the gateway's workflow catalog (workflows-catalog/) and cannot be changed or unlisted through the API.`,
   );
 
+type ListedNodes = readonly WorkflowNode[];
+
+/** What a listing needs of its workflow's graph: a contract-write node for a write listing, steps that run here, its result node. */
+function assertListable(nodes: ListedNodes, listing: { type: 'read' | 'write'; result?: { nodeId: string } | null }): void {
+  checkType(listing.type, nodes);
+  const unavailable = unavailableSteps(nodes);
+  if (unavailable.length > 0) {
+    // A listing is an offer to callers; one whose every run would fail is not listed.
+    throw new ServiceError(
+      400,
+      'action_not_available',
+      `This workflow cannot be listed: ${describeUnavailable(unavailable)}, which cannot run on this gateway yet. Replace those steps first.`,
+      {
+        unavailableActions: [...new Set(unavailable.map((s) => s.actionType))],
+      },
+    );
+  }
+  if (listing.result && !nodes.some((n) => n.id === listing.result!.nodeId)) {
+    throw new ServiceError(400, 'invalid_input', `result.nodeId ${listing.result.nodeId} is not a node of this workflow.`, { field: 'result.nodeId' });
+  }
+}
+
+/**
+ * A listed workflow's new graph must still serve its listing, or the gateway would go on offering
+ * (in /openapi.json, GET /api/mcp/workflows, /mcp/w/{slug}) a call that can only fail: a write
+ * listing whose contract-write node is gone, a result node that no longer exists, a step that
+ * cannot run here. Refused as a save that failed validation, naming the listing and both ways out.
+ */
+export async function assertGraphKeepsListing(store: Store, workflowId: string, nodes: ListedNodes): Promise<void> {
+  const listed = await store
+    .selectFrom('workflow_listings')
+    .selectAll()
+    .where('workflow_id', '=', workflowId)
+    .where('listed', '=', 1)
+    .where('source', '=', 'published')
+    .executeTakeFirst();
+  if (!listed) return;
+  const row = toListing(listed);
+  try {
+    assertListable(nodes, row);
+  } catch (error) {
+    if (!(error instanceof ServiceError)) throw error;
+    const message = `This workflow is listed as "${row.slug}" (${row.type}), and the new graph would break that listing: ${error.message} Keep the graph fit for the listing, or unlist it first (unlist_workflow, DELETE /api/workflows/${workflowId}/listing).`;
+    throw new ServiceError(400, 'invalid_workflow', message, {
+      invalidFields: [{ code: 'listing', nodeId: null, nodeLabel: null, path: 'nodes', message }],
+      warnings: [],
+      listing: row.slug,
+    });
+  }
+}
+
 export async function publishListing(
   services: Pick<Services, 'store' | 'organizations'>,
   organizationId: string,
@@ -80,22 +132,7 @@ export async function publishListing(
   const workflow = await getWorkflow(store, organizationId, workflowId);
   checkInputSchema(request.inputSchema);
   checkPrice(request.price);
-  checkType(request.type, workflow.nodes);
-  const unavailable = unavailableSteps(workflow.nodes);
-  if (unavailable.length > 0) {
-    // A listing is an offer to callers; one whose every run would fail is not listed.
-    throw new ServiceError(
-      400,
-      'action_not_available',
-      `This workflow cannot be listed: ${describeUnavailable(unavailable)}, which cannot run on this gateway yet. Replace those steps first.`,
-      {
-        unavailableActions: [...new Set(unavailable.map((s) => s.actionType))],
-      },
-    );
-  }
-  if (request.result && !workflow.nodes.some((n) => n.id === request.result!.nodeId)) {
-    throw new ServiceError(400, 'invalid_input', `result.nodeId ${request.result.nodeId} is not a node of this workflow.`, { field: 'result.nodeId' });
-  }
+  assertListable(workflow.nodes, request);
   if (request.price !== null && !(await services.organizations.wallet(organizationId))) {
     throw new ServiceError(409, 'no_wallet', 'A paid listing is paid into the organization wallet, and this organization has none yet; nothing was published.');
   }

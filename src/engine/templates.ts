@@ -8,8 +8,12 @@ export const SYSTEM_NODE_ID = '__system';
 export const SYSTEM_LABEL = 'System';
 export const SYSTEM_BUILTINS = ['unixTimestamp', 'unixTimestampMs', 'isoTimestamp'] as const;
 
-/** One `{{@...}}` occurrence; group 1 is the text between `@` and `}}`. Global: reset lastIndex or use matchAll. */
-export const TEMPLATE_PATTERN = /\{\{\s*@([^{}]*?)\s*\}\}/g;
+/**
+ * One `{{@...}}` occurrence; group 1 is the text between `@` and `}}` less trailing whitespace. Global: reset lastIndex or use matchAll.
+ * Group 1 cannot end in whitespace, so it never competes with `\s*` for a run of spaces: linear time on any input
+ * (`[^{}]*?\s*` was quadratic on an unclosed `{{@` followed by many spaces).
+ */
+export const TEMPLATE_PATTERN = /\{\{\s*@([^{}\s]*(?:\s+[^{}\s]+)*)\s*\}\}/g;
 
 export interface TemplateRef {
   /** The whole occurrence, e.g. `{{@balance:Check Balance.balance}}`. */

@@ -51,9 +51,10 @@ const STRONG_WORDS = new Set([
 const WEAK_LAST_WORDS = new Set(['token', 'key']);
 const PUBLIC_QUALIFIERS = new Set(['public']);
 
+// `APIKey` → `API Key` with a lookahead: `([A-Z]+)([A-Z][a-z])` rescanned a run of capitals from each of its letters (quadratic).
 function wordsOf(name: string): string[] {
   return name
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^a-z0-9]+/)
@@ -65,7 +66,11 @@ type Strength = 'strong' | 'weak' | undefined;
 /** Names repeat on every step of every run (config keys): classified once. Bounded, since header names come from users. */
 const strengthCache = new Map<string, Strength>();
 
+/** Longer names are classified each time, not cached: 5000 cached names of 256 KB would hold over a gigabyte. */
+const MAX_CACHED_NAME = 256;
+
 function strengthOf(name: string): Strength {
+  if (name.length > MAX_CACHED_NAME) return classify(name);
   let strength = strengthCache.get(name);
   if (strength === undefined && !strengthCache.has(name)) {
     strength = classify(name);
@@ -199,8 +204,12 @@ function walkJsonText(text: string, path: string, c: Collector, depth: number): 
   return c.paths.length === before ? text : JSON.stringify(out);
 }
 
-/** `name: value` pairs of JSON-like text that does not parse (a typo in a header map must not publish its token). */
-const LOOSE_PAIR = /(["']?)([\w.-]+)\1(\s*:\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^,}\n]+)/g;
+/**
+ * `name: value` pairs of JSON-like text that does not parse (a typo in a header map must not publish its token).
+ * A name starts only where a run of name characters starts (the lookbehind): trying it again from every later
+ * character of the run found the same answer, in quadratic time (`{` + 40k letters took seconds).
+ */
+const LOOSE_PAIR = /(["']?)(?<![\w.-])([\w.-]+)\1(\s*:\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^,}\n]+)/g;
 
 function redactLooseJson(text: string, path: string, c: Collector): string {
   return text.replace(LOOSE_PAIR, (pair, quote: string, name: string, colon: string, raw: string) => {

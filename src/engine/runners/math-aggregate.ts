@@ -18,7 +18,9 @@ import { NodeError, type NodeRunner } from './types.ts';
  * "0.1" + "0.2" is 0.3, and sums of 18-decimal token amounts stay exact. The
  * `result` number is the nearest double to the exact value (an average is
  * exact to 30 more decimal places first); `data.decimal` carries the exact
- * value as a decimal string.
+ * value as a decimal string. Sizes are bounded, as this runs on the event
+ * loop: a numeric string has at most 400 characters, and a product past
+ * 4000 integer digits or decimal places fails the node.
  */
 
 // ---------------------------------------------------------------------------
@@ -30,9 +32,15 @@ export interface Decimal {
   scale: number;
 }
 
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+/** `\d+(\.\d*)?`, not `\d+\.?\d*`: two digit runs that can split a long run of digits any way backtrack in quadratic time. */
+const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 /** Exponents beyond this are refused: BigInt powers of huge exponents would stall the process. */
 const MAX_EXPONENT = 400;
+/** Longer text is not a number: it bounds the digits of every operand, so each step of an aggregation or comparison stays cheap. */
+const MAX_NUMBER_CHARS = 400;
+/** Results (integer digits or decimal places) past this are refused: a product's digits grow with every value. */
+const MAX_DECIMAL_DIGITS = 4000;
+const DIGITS_LIMIT = 10n ** BigInt(MAX_DECIMAL_DIGITS);
 const DIVISION_EXTRA_DIGITS = 30;
 
 /** A number, bigint or numeric string as an exact decimal; undefined when it is not one. */
@@ -47,7 +55,7 @@ export function toDecimal(value: unknown): Decimal | undefined {
   } else {
     return undefined;
   }
-  if (!NUMERIC.test(text)) return undefined;
+  if (text.length > MAX_NUMBER_CHARS || !NUMERIC.test(text)) return undefined;
   const [mantissa, exponentText] = text.toLowerCase().split('e') as [string, string | undefined];
   const exponent = exponentText === undefined ? 0 : Number(exponentText);
   if (Math.abs(exponent) > MAX_EXPONENT) return undefined;
@@ -79,6 +87,16 @@ function addDecimal(a: Decimal, b: Decimal): Decimal {
 
 const multiplyDecimal = (a: Decimal, b: Decimal): Decimal => ({ units: a.units * b.units, scale: a.scale + b.scale });
 
+/** `value`, or a step error when its exact decimal needs more than MAX_DECIMAL_DIGITS digits. */
+function bounded(value: Decimal, operation: string, index: number): Decimal {
+  const units = value.units < 0n ? -value.units : value.units;
+  if (value.scale <= MAX_DECIMAL_DIGITS && units < DIGITS_LIMIT) return value;
+  throw new NodeError(
+    `The ${operation} exceeds ${MAX_DECIMAL_DIGITS} digits at values[${index}]: exact results are limited to ${MAX_DECIMAL_DIGITS} integer digits or decimal places.`,
+    { field: 'values', index },
+  );
+}
+
 /** a / divisor, exact to DIVISION_EXTRA_DIGITS more decimal places (truncated). */
 function divideDecimal(a: Decimal, divisor: bigint): Decimal {
   const extra = BigInt(DIVISION_EXTRA_DIGITS);
@@ -89,7 +107,10 @@ export function decimalToString(value: Decimal): string {
   const negative = value.units < 0n;
   const digits = (negative ? -value.units : value.units).toString().padStart(value.scale + 1, '0');
   const whole = digits.slice(0, digits.length - value.scale);
-  const fraction = digits.slice(digits.length - value.scale).replace(/0+$/, '');
+  // Trailing zeros cut by a loop: `/0+$/` retried from every zero of a long run (quadratic).
+  let end = digits.length;
+  while (end > whole.length && digits.charCodeAt(end - 1) === 48) end--;
+  const fraction = digits.slice(whole.length, end);
   const text = fraction ? `${whole}.${fraction}` : whole;
   return negative && text !== '0' ? `-${text}` : text;
 }
@@ -175,7 +196,12 @@ function toNumbers(items: unknown[], field: unknown): Decimal[] {
   return items.map((item, index) => {
     const decimal = toDecimal(item);
     if (decimal) return decimal;
-    const hint = item !== null && typeof item === 'object' && !field ? '; set field to the property to aggregate, e.g. "balance"' : '';
+    const hint =
+      item !== null && typeof item === 'object' && !field
+        ? '; set field to the property to aggregate, e.g. "balance"'
+        : typeof item === 'string' && item.trim().length > MAX_NUMBER_CHARS
+          ? ` (${item.trim().length} characters; a number has at most ${MAX_NUMBER_CHARS})`
+          : '';
     const where = field ? `values[${index}].${field}` : `values[${index}]`;
     throw new NodeError(`${where} is not a number: received ${preview(item)}${hint}.`, { field: 'values', index, received: item });
   });
@@ -214,7 +240,8 @@ export function aggregate(config: { operation?: unknown; values?: unknown; field
     case 'average':
       return done(divideDecimal(numbers.reduce(addDecimal, zero), BigInt(count)));
     case 'product':
-      return done(numbers.reduce(multiplyDecimal, { units: 1n, scale: 0 }));
+      // Checked at every step, so a long list stops growing at the bound instead of after megabytes of digits.
+      return done(numbers.reduce((a, b, index) => bounded(multiplyDecimal(a, b), operation, index), { units: 1n, scale: 0 }));
     case 'min':
       return done(numbers.reduce((a, b) => (compareDecimal(b, a) < 0 ? b : a)));
     case 'max':
