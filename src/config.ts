@@ -64,7 +64,7 @@ export const RATE_LIMIT_VARIABLES = {
     variable: 'FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP',
     default: 20,
     windowSeconds: 3600,
-    describes: 'anonymous (unclaimed) workflow creations per IP per hour',
+    describes: 'anonymous (unclaimed) workflow creation attempts per IP per hour (a refused graph counts too)',
   },
   siweNoncePerIp: {
     byIp: true,
@@ -100,6 +100,12 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 3600,
     describes: 'e-mail and password sign-in attempts per IP per hour',
   },
+  emailLinkPerUser: {
+    variable: 'FLOWGATE_RATE_LIMIT_EMAIL_LINK_PER_USER',
+    default: 10,
+    windowSeconds: 86_400,
+    describes: 'address-confirmation mails (link_email, POST /api/user/email) per user per day, to any addresses',
+  },
   stepUpPerUserAction: {
     variable: 'FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION',
     default: 10,
@@ -119,6 +125,13 @@ export const RATE_LIMIT_VARIABLES = {
     default: 60,
     windowSeconds: 60,
     describes: 'OAuth token and revocation requests per IP per minute',
+  },
+  oauthAuthorizePerIp: {
+    byIp: true,
+    variable: 'FLOWGATE_RATE_LIMIT_OAUTH_AUTHORIZE_PER_IP',
+    default: 60,
+    windowSeconds: 3600,
+    describes: 'OAuth authorization requests (/authorize, which may fetch a client_id metadata document) per IP per hour',
   },
   catalogEmailPerRecipient: {
     variable: 'FLOWGATE_RATE_LIMIT_CATALOG_EMAIL_PER_RECIPIENT',

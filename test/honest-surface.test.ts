@@ -156,18 +156,20 @@ describe('no claims of what does not exist', () => {
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
   });
 
-  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts; step-up: test/step-up.test.ts; object writes: test/object-write-limit.test.ts; catalog e-mail: test/catalog-email-budget.test.ts)', async () => {
+  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts; step-up: test/step-up.test.ts; object writes: test/object-write-limit.test.ts; catalog e-mail: test/catalog-email-budget.test.ts; OAuth authorize: test/oauth-authorize-limit.test.ts; address links: test/email-link-limit.test.ts)', async () => {
     const { body } = await fetchJson(`${gw.url}/openapi.json`);
     expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual([
       'anonymousWorkflowsPerIp',
       'catalogEmailPerDay',
       'catalogEmailPerRecipient',
+      'emailLinkPerUser',
       'emailSignInPerIp',
       'emailSignUpPerAddress',
       'emailSignUpPerIp',
       'executePerKey',
       'mcpPerOrganization',
       'mcpPublicCallsPerIp',
+      'oauthAuthorizePerIp',
       'oauthRegisterPerIp',
       'oauthTokenPerIp',
       'objectWritesPerOrganization',
@@ -182,6 +184,8 @@ describe('no claims of what does not exist', () => {
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_CATALOG_EMAIL_PER_RECIPIENT');
+    expect(limits).toContain('FLOWGATE_RATE_LIMIT_OAUTH_AUTHORIZE_PER_IP');
+    expect(limits).toContain('FLOWGATE_RATE_LIMIT_EMAIL_LINK_PER_USER');
   });
 
   it('no chain claims a private-mempool RPC: the gateway has no private routing', async () => {

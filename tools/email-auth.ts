@@ -181,6 +181,10 @@ export const linkEmail = defineTool({
     const d = deps(ctx);
     requireMailer(d.mailer);
     await requireStepUp(ctx.services, principal, 'email_change', input, ctx.ip);
+    // Each call mails an address the caller names from the operator's mailer: bounded per user and day, apart from the
+    // step-up budget (a completed step-up resets that one) and from the per-address limit (a new address each time).
+    const perUser = await ctx.services.rateLimiter.consume('emailLinkPerUser', principal.userId);
+    if (!perUser.allowed) throw rateLimitedError('emailLinkPerUser', perUser, 'confirmation mails per account are limited');
     const perAddress = await ctx.services.rateLimiter.consume('emailSignUpPerAddress', tokenHash(normalizeEmail(input.email)));
     if (!perAddress.allowed) throw rateLimitedError('emailSignUpPerAddress', perAddress, 'mails to one address are limited');
     await requestEmailLink(d, { userId: principal.userId, email: input.email });

@@ -18,6 +18,11 @@ export interface SqliteJob {
   sql: string;
   params: unknown[];
   maxRows: number;
+  /** The refusal past maxRows. */
+  tooManyRows: string;
+  /** JSON characters the rows may come to; past it the child answers `tooLarge` instead of sending them. */
+  maxChars: number;
+  tooLarge: string;
 }
 
 export type SqliteOutcome =
@@ -28,6 +33,22 @@ export type SqliteOutcome =
 /** The child's program: plain JavaScript, so it needs no TypeScript loader. */
 const CHILD_SOURCE = `
 const Database = require(process.argv[1]);
+// A row's JSON characters, as the run data limit counts them; a blob as a Buffer writes itself, without making its array.
+const rowChars = (row) => {
+  let n = 1;
+  for (const key of Object.keys(row)) {
+    const value = row[key];
+    let size = 0;
+    if (value instanceof Uint8Array) {
+      size = 25;
+      for (const b of value) size += b < 10 ? 2 : b < 100 ? 3 : 4;
+    } else {
+      size = (JSON.stringify(value) || 'null').length;
+    }
+    n += JSON.stringify(key).length + 2 + size;
+  }
+  return n;
+};
 process.once('message', (job) => {
   const guard = (message) => Object.assign(new Error(message), { guard: true });
   let db;
@@ -46,9 +67,14 @@ process.once('message', (job) => {
       throw guard('This SQLite integration is read-only: only statements that read rows run (set allowWrites: true in its config for writes).');
     }
     if (statement.reader) {
+      // Counted as the run data limit counts a step's output (JSON characters), row by row: an oversized result
+      // never crosses to the gateway's process, where it would sit in memory shared by every tenant.
       const rows = [];
+      let chars = 0;
       for (const row of statement.iterate(...job.params)) {
-        if (rows.length >= job.maxRows) throw guard('The query returned more than ' + job.maxRows + ' rows; add a LIMIT.');
+        if (rows.length >= job.maxRows) throw guard(job.tooManyRows);
+        chars += rowChars(row) + 1;
+        if (chars > job.maxChars) throw guard(job.tooLarge);
         rows.push(row);
       }
       outcome = { ok: true, rows, rowCount: rows.length };

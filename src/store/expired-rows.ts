@@ -4,13 +4,14 @@ import type { Database } from './schema.ts';
 
 /**
  * Rows that are of no use once they expire: sessions, one-time tokens and
- * challenges, OAuth codes and tokens, idempotency records and rate-limit
- * counters. Each was checked against its expiry when read, but only some were
- * ever deleted, so anonymous traffic (a nonce per request, a counter per
- * address) and every key's idempotent requests added rows for good. They go a
- * day after they expire (so for a day an old link still reads as expired
- * rather than unknown), in batches of BATCH rows with the event loop free
- * between them; an instance sweeps at start (in the background) and hourly.
+ * challenges, OAuth codes, tokens and cached or unused clients, idempotency
+ * records and rate-limit counters. Each was checked against its expiry when
+ * read, but only some were ever deleted, so anonymous traffic (a nonce per
+ * request, a counter per address, a client_id URL per /authorize) and every
+ * key's idempotent requests added rows for good. They go a day after they
+ * expire (so for a day an old link still reads as expired rather than
+ * unknown), in batches of BATCH rows with the event loop free between them;
+ * an instance sweeps at start (in the background) and hourly.
  * Audit rows go too once they are older than the deployment's audit
  * retention, and anonymous workflows nobody claimed once older than theirs.
  * Deletes are idempotent, so instances sharing a database may sweep at once.
@@ -41,6 +42,10 @@ export const EXPIRING_TABLES: readonly Expiring[] = [
   { table: 'oauth_requests', key: ['id_hash'], column: 'expires_at' },
   { table: 'oauth_codes', key: ['code_hash'], column: 'expires_at' },
   { table: 'oauth_tokens', key: ['token_hash'], column: 'expires_at' },
+  // Cached metadata documents (anyone can name a new client_id URL at /authorize) and registered clients that never
+  // completed a flow; a null expiry (a registered client with a grant) is kept. A metadata document is fetched again
+  // when its client next comes back, as it is once expired anyway.
+  { table: 'oauth_clients', key: ['client_id'], column: 'expires_at' },
   { table: 'idempotency_records', key: ['organization_id', 'endpoint', 'key'], column: 'expires_at' },
   // A null `expire` is a counter without a window (none is made so); it is kept.
   { table: 'rate_limits', key: ['key'], column: 'expire', epochMs: true },

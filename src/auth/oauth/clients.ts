@@ -11,9 +11,13 @@ import { redirectUriProblem } from './redirect-uris.ts';
 /**
  * OAuth clients: registered dynamically (RFC 7591, open to anyone) or named
  * by an https URL of their metadata (a Client ID Metadata Document), which is
- * fetched through the egress policy and cached. A registered client that
- * never completes a flow expires; its secret, if it has one, is stored only
- * as a SHA-256 (the token endpoint compares digests: src/http/oauth/router.ts).
+ * fetched through the egress policy and cached for METADATA_DOCUMENT_TTL_MS,
+ * then fetched again. A registered client that never completes a flow
+ * expires; expired rows of both kinds are deleted by the sweep of
+ * src/store/expired-rows.ts (anyone can name new client_id URLs, and
+ * /authorize, which fetches them, is limited per IP). A registered client's
+ * secret, if it has one, is stored only as a SHA-256 (the token endpoint
+ * compares digests: src/http/oauth/router.ts).
  */
 
 /** A registered client with no grant after this long is forgotten. */

@@ -112,7 +112,13 @@ export function oauthRouter(services: Services, origins: OriginPolicy): RequestH
       next(error);
     }
   });
-  router.use(OAUTH_ENDPOINTS.authorize, keepStateOnErrorRedirects, authorizationHandler({ provider, rateLimit: false }));
+  // Anonymous, and a client_id that is a URL makes the gateway fetch its metadata document: limited per IP.
+  router.use(
+    OAUTH_ENDPOINTS.authorize,
+    limitPerIp(services, 'oauthAuthorizePerIp'),
+    keepStateOnErrorRedirects,
+    authorizationHandler({ provider, rateLimit: false }),
+  );
   router.use(OAUTH_ENDPOINTS.token, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, tokenHandler({ provider, rateLimit: false }));
   router.use(OAUTH_ENDPOINTS.revoke, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, revocationHandler({ provider, rateLimit: false }));
   router.use(
