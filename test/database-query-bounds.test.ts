@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDatabaseQuery } from './helpers/database-query.ts';
 import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 
@@ -139,21 +140,7 @@ const postgresIntegration = () =>
   integration({ driver: 'postgres', host: '127.0.0.1', port: postgres.port, database: 'postgres', user: 'postgres', password: postgres.password });
 
 async function runQuery(integrationId: string, dbQuery: string, input: Record<string, unknown> = {}) {
-  const created = await api('/api/workflows/create', {
-    method: 'POST',
-    body: JSON.stringify({
-      name: 'Query',
-      nodes: [
-        { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
-        { id: 'q', type: 'action', data: { label: 'Query', config: { actionType: 'Database Query', integrationId, dbQuery } } },
-      ],
-      edges: [{ source: 't', target: 'q' }],
-    }),
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const started = await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: JSON.stringify({ input }) });
-  expect(started.status, JSON.stringify(started.body)).toBe(200);
-  return (await api(`/api/workflows/executions/${started.body.executionId}/wait`)).body;
+  return (await runDatabaseQuery(gw, integrationId, dbQuery, input)).done;
 }
 
 /** The gateway still answers, and still runs a query. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDatabaseQuery } from './helpers/database-query.ts';
 import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { startPostgres, type TestPostgres } from './helpers/postgres.ts';
 
@@ -45,22 +46,7 @@ async function integration(config: Record<string, unknown>) {
 }
 
 async function runQuery(integrationId: string, dbQuery: string, input: Record<string, unknown>) {
-  const created = await api('/api/workflows/create', {
-    method: 'POST',
-    body: JSON.stringify({
-      name: 'Query',
-      nodes: [
-        { id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
-        { id: 'q', type: 'action', data: { label: 'Query', config: { actionType: 'Database Query', integrationId, dbQuery } } },
-      ],
-      edges: [{ source: 't', target: 'q' }],
-    }),
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const started = await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: JSON.stringify({ input }) });
-  const done = (await api(`/api/workflows/executions/${started.body.executionId}/wait`)).body;
-  const logs = (await api(`/api/workflows/executions/${started.body.executionId}/logs`)).body.logs;
-  return { done, log: logs.find((l: any) => l.nodeId === 'q') };
+  return runDatabaseQuery(gw, integrationId, dbQuery, input);
 }
 
 describe('Database Query', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
-import { CREDENTIALS, startProviderServers, type ProviderServers } from './helpers/providers.ts';
+import { operatorMailerEnv, startProviderServers, type ProviderServers } from './helpers/providers.ts';
 import { tokenHash } from '../src/auth/tokens.ts';
 
 /**
@@ -19,11 +19,7 @@ beforeAll(async () => {
   fakes = await startProviderServers();
   gw = await startTestGateway({
     env: {
-      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
-      FLOWGATE_EMAIL_PROVIDER: 'resend',
-      FLOWGATE_EMAIL_API_KEY: CREDENTIALS.resend,
-      FLOWGATE_EMAIL_FROM: 'no-reply@flowgate.example',
-      FLOWGATE_EMAIL_API_BASE_URL: fakes.resend.url,
+      ...operatorMailerEnv(fakes),
     },
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { browserClient } from './helpers/session.ts';
-import { CREDENTIALS, startProviderServers, type ProviderServers } from './helpers/providers.ts';
+import { CREDENTIALS, operatorMailerEnv, startProviderServers, type ProviderServers } from './helpers/providers.ts';
 import { CAPTCHA_SECRET, startCaptchaServer, type CaptchaServer } from './helpers/captcha.ts';
 
 /**
@@ -19,14 +19,10 @@ beforeAll(async () => {
   [fakes, captcha] = await Promise.all([startProviderServers(), startCaptchaServer()]);
   gw = await startTestGateway({
     env: {
-      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+      ...operatorMailerEnv(fakes),
       FLOWGATE_CAPTCHA_PROVIDER: 'turnstile',
       FLOWGATE_CAPTCHA_SECRET: CAPTCHA_SECRET,
       FLOWGATE_CAPTCHA_VERIFY_URL: captcha.url,
-      FLOWGATE_EMAIL_PROVIDER: 'resend',
-      FLOWGATE_EMAIL_API_KEY: CREDENTIALS.resend,
-      FLOWGATE_EMAIL_FROM: 'no-reply@flowgate.example',
-      FLOWGATE_EMAIL_API_BASE_URL: fakes.resend.url,
       FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_IP: '1000',
       FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_ADDRESS: '1000',
       FLOWGATE_RATE_LIMIT_EMAIL_SIGN_IN_PER_IP: '1000',
@@ -265,11 +261,7 @@ describe('defaults and limits', () => {
   it('sign-up mails to one address are limited, alike for a new and a registered address', async () => {
     const limited = await startTestGateway({
       env: {
-        FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
-        FLOWGATE_EMAIL_PROVIDER: 'resend',
-        FLOWGATE_EMAIL_API_KEY: CREDENTIALS.resend,
-        FLOWGATE_EMAIL_FROM: 'no-reply@flowgate.example',
-        FLOWGATE_EMAIL_API_BASE_URL: fakes.resend.url,
+        ...operatorMailerEnv(fakes),
         FLOWGATE_RATE_LIMIT_EMAIL_SIGN_UP_PER_ADDRESS: '2',
       },
     });

@@ -196,3 +196,12 @@ export async function startProviderServers(): Promise<ProviderServers> {
 /** The Discord webhook URL a user would paste, and the Slack incoming-webhook URL, at their official hosts. */
 export const discordWebhookUrl = (token: string = CREDENTIALS.discord.token) => `https://discord.com/api/webhooks/${CREDENTIALS.discord.id}/${token}`;
 export const slackWebhookUrl = (path: string = CREDENTIALS.slackWebhookPath) => `https://hooks.slack.com${path}`;
+
+/** A gateway's own mailer (sign-up, step-up codes, address links) sending through the local Resend server; outbound HTTP to it allowed. */
+export const operatorMailerEnv = (fakes: ProviderServers): Record<string, string> => ({
+  FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+  FLOWGATE_EMAIL_PROVIDER: 'resend',
+  FLOWGATE_EMAIL_API_KEY: CREDENTIALS.resend,
+  FLOWGATE_EMAIL_FROM: 'no-reply@flowgate.example',
+  FLOWGATE_EMAIL_API_BASE_URL: fakes.resend.url,
+});
