@@ -1,27 +1,33 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import { ServiceError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../json-depth.ts';
+import { compileSchema, patternPath, PatternBudgetError, validateWithinBudget, ValidatorCache } from '../engine/tenant-schema.ts';
 
 /**
  * A listing's input schema is JSON Schema (what the listing, OpenAPI and the
  * per-workflow MCP tool publish), so calls are checked against exactly that
- * document. Defaults declared in the schema are filled in.
+ * document. Defaults declared in the schema are filled in. Patterns run on RE2
+ * within a budget, and each schema compiles in an Ajv of its own
+ * (engine/webhook-schema.ts says why).
  */
 
-const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false });
-// `format: email` and friends: keep the check without pulling ajv-formats.
-ajv.addFormat('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+/**
+ * `format: email` and friends: keep the check without pulling ajv-formats. Formats run on
+ * JavaScript's RegExp, so this one must not backtrack: no part may match a dot that the next
+ * part could match too (`[^\s@]+\.[^\s@]+` was quadratic on "a@" followed by many dots).
+ */
+export const EMAIL_FORMAT = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
 
-const cache = new Map<string, ValidateFunction>();
+const options: Options = { allErrors: true, strict: false, useDefaults: true, coerceTypes: false, formats: { email: EMAIL_FORMAT } };
+
+/** Validators of the schemas calls were checked against lately, by schema text. */
+const cache = new ValidatorCache(500, 4 * 1024 * 1024);
+
+/** Test-only view of the cache. */
+export const inputValidatorCount = () => cache.size;
 
 export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = cache.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    cache.set(key, validate);
-  }
-  return validate;
+  return cache.get(JSON.stringify(schema), () => compileSchema(schema, options, 'inputSchema'));
 }
 
 function fieldOf(e: ErrorObject): string {
@@ -46,8 +52,29 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
     throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${tooDeepMessage('the body')}`, { limit: MAX_JSON_DEPTH });
   }
   const copy = structuredClone(body);
-  const validate = compileInputSchema(schema);
-  if (validate(copy)) return copy;
+  let validate: ValidateFunction;
+  try {
+    validate = compileInputSchema(schema);
+  } catch (error) {
+    // Published before a rule that now refuses it (a lookahead pattern, say): the caller cannot fix that.
+    throw new ServiceError(
+      409,
+      'invalid_input_schema',
+      `The inputSchema of ${slug} can no longer be used: ${(error as Error).message}. Its publisher must publish it again with a usable schema; nothing ran.`,
+      { field: 'inputSchema' },
+    );
+  }
+  let valid: boolean;
+  try {
+    valid = validateWithinBudget(validate, copy);
+  } catch (error) {
+    if (!(error instanceof PatternBudgetError)) throw error;
+    const at = patternPath(schema, error.pattern);
+    throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${error.message}.`, {
+      issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
+    });
+  }
+  if (valid) return copy;
   const issues = (validate.errors ?? []).map((e) => ({ path: fieldOf(e), message: messageOf(e), code: e.keyword }));
   const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ');
   throw new ServiceError(
@@ -74,9 +101,9 @@ export function checkInputSchema(schema: Record<string, unknown>): void {
     new ServiceError(400, 'invalid_input_schema', `inputSchema is not a usable JSON Schema: ${detail}.`, { field: 'inputSchema' });
   if (JSON.stringify(schema).length > MAX_INPUT_SCHEMA_BYTES) throw invalid(`it is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`);
   if (schema.type !== 'object') throw invalid('the top-level type must be "object" (the call body is a JSON object)');
-  if (!ajv.validateSchema(schema)) throw invalid(ajv.errorsText(ajv.errors, { dataVar: 'inputSchema' }));
   try {
-    compileInputSchema(schema);
+    // A throwaway compile: a publish leaves nothing cached (calls compile their own on first use).
+    compileSchema(schema, options, 'inputSchema');
   } catch (error) {
     throw invalid((error as Error).message);
   }

@@ -13,6 +13,7 @@ import { canonicalTimezone, parseCron, suggestTimezone, timezoneMessage } from '
 import { GRAPH_LIMITS, receivedValue, type InvalidField } from './graph.ts';
 import { isWholeTemplate, replaceTemplates } from './templates.ts';
 import { nestsDeeperThan } from '../json-depth.ts';
+import { webhookSchemaProblem } from './webhook-schema.ts';
 import { isRecord } from '../is-record.ts';
 
 /**
@@ -500,6 +501,29 @@ export function checkTrigger(config: Record<string, unknown>, at: NodeSink): voi
   checkFields({ key: trigger.triggerType, kind: 'trigger', requiredFields: trigger.requiredFields, optionalFields: trigger.optionalFields }, config, at);
 
   if (trigger.triggerType === 'Schedule') checkSchedule(config, at);
+  if (trigger.triggerType === 'Webhook') checkWebhookSchema(config, at);
+}
+
+/** webhookSchema compiled as each webhook call compiles it (webhook-schema.ts: RE2 patterns, bounded), so a schema every call would refuse is refused at save. */
+function checkWebhookSchema(config: Record<string, unknown>, at: NodeSink): void {
+  const text = config.webhookSchema;
+  if (typeof text !== 'string' || isMissing(text) || text.includes('{{')) return; // type and JSON are checked by the field's hint
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return; // reported as invalid_json
+  }
+  if (!isRecord(parsed)) return; // reported by the field's hint
+  const problem = webhookSchemaProblem(text);
+  if (problem) {
+    at.error({
+      code: 'invalid_webhook_schema',
+      path: `${at.configPath}.webhookSchema`,
+      received: receivedValue(text),
+      message: `webhookSchema is not a usable JSON Schema: ${problem}.`,
+    });
+  }
 }
 
 function checkSchedule(config: Record<string, unknown>, at: NodeSink): void {

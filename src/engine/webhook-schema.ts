@@ -1,19 +1,30 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import { ServiceError } from '../errors.ts';
+import { compileSchema, ValidatorCache, validateWithinBudget, patternPath, PatternBudgetError } from './tenant-schema.ts';
 
-/** Checks a webhook body against the trigger's optional `webhookSchema` (JSON Schema as JSON text). */
+/** Checks a webhook body against the trigger's optional `webhookSchema` (JSON Schema as JSON text), within tenant-schema.ts's bounds. */
+const webhookOptions: Options = { allErrors: true, strict: false };
+const compiled = new ValidatorCache(500, 4 * 1024 * 1024);
 
-// Built at the first workflow with a webhookSchema, not at start.
-let ajv: Ajv | undefined;
-const compiled = new Map<string, ValidateFunction>();
+/** Test-only view of the cache. */
+export const webhookValidatorCount = () => compiled.size;
+
+/** Why a webhookSchema text cannot be used (it does not parse, or compileSchema refuses it); undefined when it can. Compiles in a throwaway Ajv. */
+export function webhookSchemaProblem(schemaText: string): string | undefined {
+  try {
+    const schema: unknown = JSON.parse(schemaText);
+    if (typeof schema !== 'object' || schema === null) return 'it is not a JSON object';
+    compileSchema(schema, webhookOptions, 'webhookSchema');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
 
 function validatorFor(schemaText: string): ValidateFunction {
-  let validate = compiled.get(schemaText);
-  if (!validate) {
-    let schema: unknown;
+  return compiled.get(schemaText, () => {
     try {
-      schema = JSON.parse(schemaText);
-      validate = (ajv ??= new Ajv({ allErrors: true, strict: false })).compile(schema as object);
+      return compileSchema(JSON.parse(schemaText) as object, webhookOptions, 'webhookSchema');
     } catch (error) {
       throw new ServiceError(
         409,
@@ -21,9 +32,7 @@ function validatorFor(schemaText: string): ValidateFunction {
         `The workflow's webhookSchema is not a usable JSON Schema: ${error instanceof Error ? error.message : error}. Fix it with update_workflow.`,
       );
     }
-    compiled.set(schemaText, validate);
-  }
-  return validate;
+  });
 }
 
 const describe = (e: ErrorObject) =>
@@ -32,7 +41,18 @@ const describe = (e: ErrorObject) =>
 export function assertMatchesWebhookSchema(schemaText: unknown, body: unknown): void {
   if (typeof schemaText !== 'string' || schemaText.trim() === '') return;
   const validate = validatorFor(schemaText);
-  if (!validate(body)) {
+  let valid: boolean;
+  try {
+    valid = validateWithinBudget(validate, body);
+  } catch (error) {
+    if (!(error instanceof PatternBudgetError)) throw error;
+    const schema: unknown = JSON.parse(schemaText);
+    const at = patternPath(schema, error.pattern);
+    throw new ServiceError(400, 'invalid_input', `The webhook body cannot be checked against the workflow's webhookSchema: ${error.message}.`, {
+      issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
+    });
+  }
+  if (!valid) {
     const issues = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '(body)', message: e.message ?? 'invalid', code: e.keyword }));
     throw new ServiceError(
       400,
