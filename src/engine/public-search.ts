@@ -37,7 +37,7 @@ const PAGE = 200;
 /** Graphs read at once on a miss: up to a request body each, so a few at a time. */
 const GRAPH_BATCH = 16;
 
-export function graphFacts(nodes: readonly WorkflowNode[]): GraphFacts {
+function graphFacts(nodes: readonly WorkflowNode[]): GraphFacts {
   const { networks, workflowType } = describeGraph(nodes);
   return { runnable: unavailableSteps(nodes).length === 0, networks, workflowType };
 }

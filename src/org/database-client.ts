@@ -7,6 +7,7 @@ import { policyLookup } from '../net/egress-lookup.ts';
 import { egressVerdict, type EgressAllowList } from '../net/egress-policy.ts';
 import { checkSqliteStatement, resolveSqlitePath, SQLITE_PATH_UNAVAILABLE, SqliteGuardError } from './sqlite-guard.ts';
 import { runSqliteJob } from './sqlite-process.ts';
+import { rowChars } from './row-chars.ts';
 
 /**
  * Connections to `database` integrations: run one statement on a SQLite file
@@ -154,27 +155,6 @@ function guardedStream(allowList: EgressAllowList, onSocket: (socket: net.Socket
     }) as typeof socket.connect;
     return socket;
   };
-}
-
-/** JSON characters of bytes as a Buffer writes itself ({"type":"Buffer","data":[…]}), counted without making that array. */
-function bytesChars(bytes: Uint8Array): number {
-  let n = 25;
-  for (const b of bytes) n += b < 10 ? 2 : b < 100 ? 3 : 4;
-  return n;
-}
-
-/** JSON characters of one row, as the run data limit will count it (a value JSON cannot spell counts as nothing; the step fails later). */
-function rowChars(row: unknown): number {
-  try {
-    if (!row || typeof row !== 'object') return JSON.stringify(row)?.length ?? 0;
-    let n = 1;
-    for (const [key, value] of Object.entries(row)) {
-      n += JSON.stringify(key).length + 2 + (value instanceof Uint8Array ? bytesChars(value) : (JSON.stringify(value)?.length ?? 4));
-    }
-    return n;
-  } catch {
-    return 0;
-  }
 }
 
 async function runPostgres(

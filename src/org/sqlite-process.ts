@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { rowChars } from './row-chars.ts';
 
 /**
  * Runs one SQLite statement in a short-lived child process. better-sqlite3 is
@@ -33,22 +34,7 @@ export type SqliteOutcome =
 /** The child's program: plain JavaScript, so it needs no TypeScript loader. */
 const CHILD_SOURCE = `
 const Database = require(process.argv[1]);
-// A row's JSON characters, as the run data limit counts them; a blob as a Buffer writes itself, without making its array.
-const rowChars = (row) => {
-  let n = 1;
-  for (const key of Object.keys(row)) {
-    const value = row[key];
-    let size = 0;
-    if (value instanceof Uint8Array) {
-      size = 25;
-      for (const b of value) size += b < 10 ? 2 : b < 100 ? 3 : 4;
-    } else {
-      size = (JSON.stringify(value) || 'null').length;
-    }
-    n += JSON.stringify(key).length + 2 + size;
-  }
-  return n;
-};
+const rowChars = ${rowChars.toString()};
 process.once('message', (job) => {
   const guard = (message) => Object.assign(new Error(message), { guard: true });
   let db;
