@@ -56,6 +56,32 @@ FLOWGATE_BASE_URL, FLOWGATE_RPC_URL_<chainId>, FLOWGATE_DEVNET, FLOWGATE_MASTER_
 FLOWGATE_RATE_LIMITS, EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI, ...`;
 
 async function serve(config: Config) {
+  // Asked to stop at any point of the start, not only once it is done: a SIGTERM (or the parent's exit) that arrived
+  // while the devnet or the gateway was still starting used to kill the gateway outright (node's default) or go
+  // unnoticed (the parent was read after it had gone), leaving the devnet or the gateway running.
+  const parent = process.ppid;
+  let gateway: Awaited<ReturnType<typeof import('./gateway.ts').createGateway>> | undefined;
+  let stopReason: string | undefined;
+  const stopNow = async () => {
+    console.log(`\n${stopReason}, shutting down (requests in flight get up to ${config.shutdownGraceMs} ms to finish; FLOWGATE_SHUTDOWN_GRACE_MS)`);
+    await gateway!.close();
+    process.exit(0);
+  };
+  const stop = (reason: string) => {
+    if (stopReason) return;
+    stopReason = reason;
+    // Before the gateway exists the start sees stopReason and stops as soon as it does.
+    if (gateway) void stopNow();
+  };
+  process.on('SIGINT', () => stop('SIGINT received'));
+  process.on('SIGTERM', () => stop('SIGTERM received'));
+  // `npm start` does not pass SIGTERM on: when the parent (npm, a shell) goes away we are re-parented, and stop too.
+  if (config.exitWithParent) {
+    setInterval(() => {
+      if (process.ppid !== parent) stop(`parent process ${parent} exited`);
+    }, 1_000).unref();
+  }
+
   // anvil takes about 0.3 s to boot, so the devnet starts (and is set up) while the gateway's modules load rather
   // than after. With PostgreSQL the gateway first claims the devnet through the database, so it opens it itself.
   const devnet = config.databaseUrl ? undefined : import('./chains/devnet/embedded.ts').then(({ openDevnet }) => openDevnet(config));
@@ -69,7 +95,8 @@ async function serve(config: Config) {
     await devnet?.then((opened) => opened?.stop()).catch(() => {});
     throw error;
   }
-  const gateway = await createGateway(config, { devnet });
+  gateway = await createGateway(config, { devnet });
+  if (stopReason) return stopNow();
   let url: string;
   try {
     url = await gateway.listen();
@@ -103,24 +130,6 @@ async function serve(config: Config) {
   }
   if (gateway.services.devnet) lines.splice(4, 0, await devnetLine(gateway.services, config));
   console.log(lines.join('\n'));
-
-  let stopping = false;
-  const stop = async (reason: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${reason}, shutting down (requests in flight get up to ${config.shutdownGraceMs} ms to finish; FLOWGATE_SHUTDOWN_GRACE_MS)`);
-    await gateway.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT received'));
-  process.on('SIGTERM', () => void stop('SIGTERM received'));
-  // `npm start` does not pass SIGTERM on: when the parent (npm, a shell) goes away we are re-parented, and stop too.
-  const parent = process.ppid;
-  if (config.exitWithParent) {
-    setInterval(() => {
-      if (process.ppid !== parent) void stop(`parent process ${parent} exited`);
-    }, 1_000).unref();
-  }
 }
 
 /** One line for the operator's terminal. The local RPC URL may appear here, never in an HTTP or MCP response. */

@@ -101,6 +101,31 @@ describe('process lifecycle', { timeout: 180_000 }, () => {
     expect(owner(dataDir)).toBeUndefined(); // shut down cleanly: the record is withdrawn
   });
 
+  it('a SIGTERM that arrives while the gateway is still starting stops the gateway and its devnet', async () => {
+    const dataDir = tempDir();
+    const child = spawn(process.execPath, [path.resolve('bin/flowgate.js'), 'serve'], {
+      env: { ...process.env, FLOWGATE_DATA_DIR: dataDir, PORT: String(await freePort()), FLOWGATE_DEVNET: 'auto', FLOWGATE_RATE_LIMITS: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    started.push(child);
+    child.stdout!.resume();
+    child.stderr!.resume();
+    // The devnet is up (it starts while the gateway's modules load); the gateway is not yet answering.
+    const record = await until(
+      'the devnet owner record',
+      () => owner(dataDir),
+      (o) => o !== undefined,
+    );
+    pids.push(record!.gatewayPid, record!.anvilPid);
+    child.kill('SIGTERM');
+    await until(
+      'gateway and anvil to exit',
+      () => isAlive(record!.gatewayPid) || isAlive(record!.anvilPid),
+      (alive) => !alive,
+    );
+    expect(child.exitCode).toBe(0); // stopped in order, not killed by the signal
+  });
+
   it('a devnet orphaned by a SIGKILLed gateway is stopped by the next start, which keeps the chain state', async () => {
     const dataDir = tempDir();
     const bin = path.resolve('bin/flowgate.js');
