@@ -49,6 +49,26 @@ describe('wallet sign-in', () => {
     expect(again.organization.id).toBe(first.organization.id);
   });
 
+  it('lastSeenAt is rewritten from the row itself once it is over a minute old, not from memory of this process', async () => {
+    const client = browserClient(gw.url);
+    await signIn(client, gw.url, newAccount());
+    const current = async () =>
+      ((await client.fetch('/api/auth/sessions')).body as { current: boolean; lastSeenAt: string; id: string }[]).find((s) => s.current)!;
+    const { id } = await current();
+    const setSeen = (iso: string) => gw.gateway.services.store.updateTable('sessions').set({ last_seen_at: iso }).where('id', '=', id).execute();
+
+    // As if the session was last used long ago (or by another instance that wrote it): the next request records it.
+    await setSeen('2020-01-01T00:00:00.000Z');
+    await client.fetch('/api/auth/session');
+    expect(Date.now() - Date.parse((await current()).lastSeenAt)).toBeLessThan(60_000);
+
+    // Seen half a minute ago: not rewritten yet.
+    const recent = new Date(Date.now() - 30_000).toISOString();
+    await setSeen(recent);
+    await client.fetch('/api/auth/session');
+    expect((await current()).lastSeenAt).toBe(recent);
+  });
+
   it('sign-out ends the session server-side: the old cookie no longer works', async () => {
     const client = browserClient(gw.url);
     await signIn(client, gw.url, newAccount());

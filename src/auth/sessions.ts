@@ -12,7 +12,10 @@ import { isoIn, newToken, tokenHash } from './tokens.ts';
  */
 
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** last_seen_at is written at most this often per session. */
+/**
+ * last_seen_at is written at most this often per session. The row's own value decides, so no per-process
+ * memory grows with the number of sessions and every instance (PostgreSQL) agrees.
+ */
 const SEEN_WRITE_INTERVAL_MS = 60_000;
 
 export interface SessionRecord {
@@ -55,7 +58,6 @@ const toRecord = (row: Row): SessionRecord => ({
 const COLUMNS = ['id', 'user_id', 'organization_id', 'ip', 'user_agent', 'created_at', 'last_seen_at', 'expires_at'] as const;
 
 export function createSessionService(store: Store): SessionService {
-  const seenWrites = new Map<string, number>();
   const live = () => store.selectFrom('sessions').select(COLUMNS).where('revoked_at', 'is', null).where('expires_at', '>', nowIso());
 
   return {
@@ -85,15 +87,14 @@ export function createSessionService(store: Store): SessionService {
         .innerJoin('memberships', (join) =>
           join.onRef('memberships.user_id', '=', 'sessions.user_id').onRef('memberships.organization_id', '=', 'sessions.organization_id'),
         )
-        .select(['sessions.id', 'sessions.user_id', 'sessions.organization_id', 'memberships.role'])
+        .select(['sessions.id', 'sessions.user_id', 'sessions.organization_id', 'sessions.last_seen_at', 'memberships.role'])
         .where('sessions.token_hash', '=', tokenHash(token))
         .where('sessions.revoked_at', 'is', null)
         .where('sessions.expires_at', '>', nowIso())
         .executeTakeFirst();
       if (!row) return null;
       const now = Date.now();
-      if ((seenWrites.get(row.id) ?? 0) + SEEN_WRITE_INTERVAL_MS < now) {
-        seenWrites.set(row.id, now);
+      if (Date.parse(row.last_seen_at) + SEEN_WRITE_INTERVAL_MS < now) {
         await store
           .updateTable('sessions')
           .set({ last_seen_at: new Date(now).toISOString() })
