@@ -197,6 +197,75 @@ async function seedWorkflows(
   });
 }
 
+/**
+ * Listed workflows for the anonymous listing-document rows: `organizations` × `perOrganization` free read listings,
+ * each with an input schema of 20 described string properties (about 2 KB), as publish would store them.
+ */
+async function seedListings(gateway: Gateway, organizations: number, perOrganization: number) {
+  const properties = Object.fromEntries(
+    Array.from({ length: 20 }, (_, i) => [
+      `field${i}`,
+      { type: 'string', maxLength: 100, description: `Input field ${i} of a seeded listing, described as a publisher would.` },
+    ]),
+  );
+  const inputSchema = JSON.stringify({ type: 'object', properties, required: ['field0'], additionalProperties: false });
+  const graph = chainGraph(3);
+  const now = nowIso();
+  for (let o = 0; o < organizations; o++) {
+    const { organization } = await gateway.services.organizations.ensure(`bench-lister-${o}`);
+    await gateway.services.store.transaction().execute(async (trx) => {
+      for (let i = 0; i < perOrganization; i++) {
+        const id = newId();
+        await trx
+          .insertInto('workflows')
+          .values({
+            id,
+            organization_id: organization.id,
+            user_id: null,
+            name: `Listed ${o}-${i}`,
+            description: null,
+            visibility: 'private',
+            nodes: JSON.stringify(graph.nodes),
+            edges: JSON.stringify(graph.edges),
+            project_id: null,
+            tag_id: null,
+            enabled: 1,
+            claim_token_hash: null,
+            featured: 0,
+            featured_category: null,
+            featured_protocol: null,
+            featured_order: null,
+            published_at: null,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+        await trx
+          .insertInto('workflow_listings')
+          .values({
+            slug: `bench-listed-${o}-${i}`,
+            workflow_id: id,
+            organization_id: organization.id,
+            source: 'published',
+            title: `Bench listing ${o}-${i}`,
+            description: 'A seeded listed workflow for the listing-document benchmarks.',
+            workflow_type: 'read',
+            chain_id: null,
+            price: null,
+            input_schema: inputSchema,
+            output_fields: '{}',
+            result_source: null,
+            protocols: '[]',
+            listed: 1,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+    });
+  }
+}
+
 const MCP_ROW = 'MCP tools/call list_chains';
 const CHAINS_ROW = 'GET /api/chains';
 const SDK_PATTERN_ROW =
@@ -258,6 +327,12 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
     await measure('GET /api/workflows/search?query=seeded (anonymous; 50 public workflows of 1.1 MB)', gatewayUrl, {
       path: '/api/workflows/search?query=seeded',
     }),
+  );
+  // The documents every anonymous client reads, each naming every listing in the deployment: ten tenants' 100 listings (their bound).
+  await seedListings(gateway, 10, 100);
+  rows.push(
+    await measure('GET /openapi.json (anonymous; 1,000 listings of 2 KB input schema)', gatewayUrl, { path: '/openapi.json' }),
+    await measure('GET /api/mcp/workflows (anonymous; the same 1,000 listings)', gatewayUrl, { path: '/api/mcp/workflows' }),
   );
   return rows;
 }

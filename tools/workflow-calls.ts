@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { callListing, runAnswerSchema, type CallOutcome } from '../src/catalog/call.ts';
 import { calldataSchema } from '../src/catalog/calldata.ts';
-import { getListing, listListings } from '../src/catalog/listings.ts';
+import { getListing, listingsDerived } from '../src/catalog/listings.ts';
+import { deepFreeze } from '../src/immutable.ts';
 
 import { listingView } from '../src/catalog/views.ts';
 import { decimalPrice, inputSchemaSchema, listingSlug } from '../src/catalog/entry.ts';
@@ -61,10 +62,12 @@ export const listListingsTool = defineTool({
   output: z.object({ count: z.number(), workflows: z.array(listingSchema) }),
   rest: { method: 'GET', path: '/api/mcp/workflows' },
   mcp: false,
-  async handler(_input, ctx) {
-    const workflows = (await listListings(ctx.services.store)).map((l) => listingView(l, ctx.services.payments, ctx.services.config.baseUrl));
-    return { count: workflows.length, workflows };
-  },
+  // The same frozen value until a listing changes: invoke and the REST edge then shape and serialize it once.
+  handler: (_input, { services }) =>
+    listingsDerived(services.store, services, 'list_workflow_listings', (listings) => {
+      const workflows = listings.map((l) => listingView(l, services.payments, services.config.baseUrl));
+      return deepFreeze({ count: workflows.length, workflows });
+    }),
 });
 
 export const getListingTool = defineTool({
@@ -114,10 +117,11 @@ export const x402DirectoryTool = defineTool({
   output: z.object({ version: z.literal(1), resources: z.array(z.string()) }),
   rest: { method: 'GET', path: '/.well-known/x402', cacheControl: 'public, max-age=300' },
   mcp: false,
-  async handler(_input, ctx) {
-    const paid = (await listListings(ctx.services.store)).filter((l) => l.price !== null && l.type === 'read');
-    return { version: 1 as const, resources: paid.map((l) => `POST ${ctx.services.config.baseUrl}/api/mcp/workflows/${l.slug}/call`) };
-  },
+  handler: (_input, { services }) =>
+    listingsDerived(services.store, services, 'x402_directory', (listings) => {
+      const paid = listings.filter((l) => l.price !== null && l.type === 'read');
+      return deepFreeze({ version: 1 as const, resources: paid.map((l) => `POST ${services.config.baseUrl}/api/mcp/workflows/${l.slug}/call`) });
+    }),
 });
 
 export const publishWorkflowTool = defineTool({

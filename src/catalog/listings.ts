@@ -2,6 +2,7 @@ import type { Store } from '../store/db.ts';
 import type { WorkflowListingsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
 import { first, prepared } from '../store/prepared.ts';
+import { deepFreeze } from '../immutable.ts';
 import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
 import type { WorkflowNode } from '../engine/graph.ts';
 
@@ -52,9 +53,46 @@ export const listingNotFound = (slug: string) =>
     },
   );
 
-export async function listListings(store: Store): Promise<Listing[]> {
+// Read on every anonymous listing document: one row (migration 029).
+const selectVersion = prepared<Record<string, never>, { version: number }>((db: Store) =>
+  db.selectFrom('listings_version').select('version').where('id', '=', 1),
+);
+
+interface Kept {
+  version: number;
+  listings: readonly Listing[];
+  /** What callers built from these listings (listingsDerived), by owner and name. */
+  derived: WeakMap<object, Map<string, unknown>>;
+}
+
+/** Per store: the listed workflows as of a version of the counter. */
+const kept = new WeakMap<Store, Kept>();
+
+/**
+ * What `build` makes of the listed workflows (by slug, deeply frozen), built once per version of them:
+ * the documents every anonymous client reads, which name every listing of every tenant, used to read and
+ * parse them all on each request. The table is read again only when a change to it has moved the counter
+ * (migration 029). `owner` is what the result also depends on (the gateway's services, an app) and `name`
+ * tells one builder from another. The value is shared by every later caller: freeze it.
+ */
+export async function listingsDerived<T>(store: Store, owner: object, name: string, build: (listings: readonly Listing[]) => T): Promise<T> {
+  const entry = await current(store);
+  let byName = entry.derived.get(owner);
+  if (!byName) entry.derived.set(owner, (byName = new Map()));
+  if (!byName.has(name)) byName.set(name, build(entry.listings));
+  return byName.get(name) as T;
+}
+
+async function current(store: Store): Promise<Kept> {
+  // The version is read before the rows: rows newer than it only cost one more read next time, never a stale answer.
+  const version = (await first(selectVersion, store, {}))?.version ?? 0;
+  const entry = kept.get(store);
+  if (entry?.version === version) return entry;
   const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
-  return rows.map(toListing);
+  const fresh: Kept = { version, listings: deepFreeze(rows.map(toListing)), derived: new WeakMap() };
+  // A slower read of an older version does not replace a newer one.
+  if (!entry || entry.version < version) kept.set(store, fresh);
+  return fresh;
 }
 
 // Read on every call: compiled once.

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { isLoopbackHost } from '../config.ts';
@@ -20,7 +21,7 @@ import { buildDocsSite } from '../docs/site.ts';
 import { TOOL_FAMILIES } from '../../tools/families.ts';
 import { serviceVersion } from './versioning.ts';
 import { isInternalService } from './internal-service.ts';
-import { getListing, listListings } from '../catalog/listings.ts';
+import { getListing, listingsDerived } from '../catalog/listings.ts';
 import { listingOperations, paymentSecuritySchemes } from './openapi-listings.ts';
 import { workflowServerInfo, workflowToolSet } from '../mcp/workflow-server.ts';
 import { MCP_ENDPOINTS, resourceMap, WORKFLOW_MCP_ENDPOINT } from './oauth/resources.ts';
@@ -173,18 +174,26 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
 
   // Built on the first request rather than at start (README "Start and memory"); the registry does not change after.
   let built: ReturnType<typeof buildOpenApi> | undefined;
+  // Listed workflows change with the catalog and publishing: the document is serialized once per version of them.
+  const thisApp = {};
   const openApiRoute = Router();
   openApiRoute.get('/openapi.json', async (_req, res, next) => {
     try {
-      const openApi = (built ??= buildOpenApi(registry, config));
-      // Listed workflows change with the catalog and publishing: their operations are added per request.
-      const listed = listingOperations(await listListings(services.store), services.payments);
-      res.setHeader('Cache-Control', 'public, max-age=300');
-      res.json({
-        ...openApi,
-        paths: { ...openApi.paths, ...listed },
-        components: { ...openApi.components, securitySchemes: { ...openApi.components.securitySchemes, ...paymentSecuritySchemes } },
+      const { body, etag } = await listingsDerived(services.store, thisApp, 'openapi.json', (listings) => {
+        const openApi = (built ??= buildOpenApi(registry, config));
+        const document = Buffer.from(
+          JSON.stringify({
+            ...openApi,
+            paths: { ...openApi.paths, ...listingOperations(listings, services.payments) },
+            components: { ...openApi.components, securitySchemes: { ...openApi.components.securitySchemes, ...paymentSecuritySchemes } },
+          }),
+        );
+        return { body: document, etag: `"${createHash('sha256').update(document).digest('base64url')}"` };
       });
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      // Set here, express does not hash the body again, and answers a matching If-None-Match with 304.
+      res.setHeader('ETag', etag);
+      res.type('application/json').send(body);
     } catch (error) {
       next(error);
     }

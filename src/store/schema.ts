@@ -545,12 +545,19 @@ export interface Database {
   run_rollups: RunRollupsTable;
   network_rollups: NetworkRollupsTable;
   store_settings: StoreSettingsTable;
+  listings_version: ListingsVersionTable;
 }
 
 /** One row per fact about the database itself (migration 019): `master_key_check`. */
 export interface StoreSettingsTable {
   name: string;
   value: string;
+}
+
+/** One row (id 1) whose version every change to workflow_listings moves, by trigger (migration 029); absent means 0. */
+export interface ListingsVersionTable {
+  id: number;
+  version: number;
 }
 
 /** Hourly analytics counters, kept by triggers (migration 016); gas as digits above and below 1e9. */

@@ -27,6 +27,7 @@ import * as housekeepingIndexes from './025_housekeeping_indexes.ts';
 import * as pendingRunsByAge from './026_pending_runs_by_age.ts';
 import * as skippedRunsPerDay from './027_skipped_runs_per_day.ts';
 import * as publicSearchIndex from './028_public_search_index.ts';
+import * as listingsVersion from './029_listings_version.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   '026_pending_runs_by_age': pendingRunsByAge,
   '027_skipped_runs_per_day': skippedRunsPerDay,
   '028_public_search_index': publicSearchIndex,
+  '029_listings_version': listingsVersion,
 };
 
 export const migrationProvider: MigrationProvider = {

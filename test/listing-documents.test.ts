@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../src/store/db.ts';
+import { fetchJson, openTestStoreFor, rawGet, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * The documents that name every listing (/openapi.json, GET /api/mcp/workflows, /.well-known/x402) are built
+ * once per version of the listings (migration 029) and kept: each test changes the listings one way and expects
+ * all three documents to show it on the very next request, including a change written by another process.
+ */
+
+let gw: TestGateway;
+let key: string;
+let beside: Store;
+beforeAll(async () => {
+  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off' } });
+  key = await gw.createKey({ scope: 'mcp:write', org: 'lister' });
+  // A second connection to the same database: what another instance (or an operator's SQL) would write.
+  beside = await openTestStoreFor(gw.dataDir);
+});
+afterAll(async () => {
+  await beside?.destroy();
+  await gw?.close();
+});
+
+const graph = {
+  nodes: [
+    { id: 'trigger', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } },
+    { id: 'sum', type: 'action', data: { label: 'Sum', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1, 2]' } } },
+  ],
+  edges: [{ id: 'e0', source: 'trigger', target: 'sum' }],
+};
+const inputSchema = { type: 'object', properties: { n: { type: 'number' } }, additionalProperties: false };
+
+async function listedWorkflow(slug: string, price: string | null): Promise<string> {
+  const created = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key, body: JSON.stringify({ name: slug, ...graph }) });
+  expect(created.status).toBe(200);
+  const published = await fetchJson(`${gw.url}/api/workflows/${created.body.id}/listing`, {
+    method: 'POST',
+    key,
+    body: JSON.stringify({ slug, description: `The ${slug} listing.`, price, inputSchema }),
+  });
+  expect(published.status).toBe(200);
+  return created.body.id;
+}
+
+/** What each of the three documents says about a slug right now. */
+async function documents(slug: string) {
+  const openApi = await fetchJson(`${gw.url}/openapi.json`);
+  const list = await fetchJson(`${gw.url}/api/mcp/workflows`);
+  const x402 = await fetchJson(`${gw.url}/.well-known/x402`);
+  return {
+    etag: openApi.headers.get('etag'),
+    openApi: openApi.body.paths[`/api/mcp/workflows/${slug}/call`]?.post as { description?: string; summary?: string } | undefined,
+    listed: (list.body.workflows as { slug: string; description: string }[]).find((w) => w.slug === slug),
+    count: list.body.count as number,
+    paid: (x402.body.resources as string[]).includes(`POST ${gw.url}/api/mcp/workflows/${slug}/call`),
+  };
+}
+
+describe('documents naming every listing', () => {
+  it('show a publish, another process’s edit, an unlist and a delete on the next request', async () => {
+    const before = await documents('kept-paid');
+    expect(before.listed).toBeUndefined();
+    expect(before.openApi).toBeUndefined();
+    expect(before.paid).toBe(false);
+
+    const paidId = await listedWorkflow('kept-paid', '0.01');
+    const freeId = await listedWorkflow('kept-free', null);
+    const published = await documents('kept-paid');
+    expect(published.listed?.description).toBe('The kept-paid listing.');
+    expect(published.openApi).toBeDefined();
+    expect(published.paid).toBe(true);
+    expect(published.count).toBe(before.count + 2);
+    expect(published.etag).not.toBe(before.etag);
+    expect((await documents('kept-free')).listed).toBeDefined();
+
+    // Written by another connection, never through this gateway's code: the trigger moves the version all the same.
+    await beside.updateTable('workflow_listings').set({ description: 'Edited elsewhere.' }).where('slug', '=', 'kept-paid').execute();
+    const edited = await documents('kept-paid');
+    expect(edited.listed?.description).toBe('Edited elsewhere.');
+    expect(JSON.stringify(edited.openApi)).toContain('Edited elsewhere.');
+    expect(edited.etag).not.toBe(published.etag);
+
+    const unlisted = await fetchJson(`${gw.url}/api/workflows/${freeId}/listing`, { method: 'DELETE', key });
+    expect(unlisted.status).toBe(200);
+    expect((await documents('kept-free')).listed).toBeUndefined();
+
+    // Deleting the workflow removes its listing by cascade: no code path names the listing, the trigger still fires.
+    const deleted = await fetchJson(`${gw.url}/api/workflows/${paidId}`, { method: 'DELETE', key });
+    expect(deleted.status).toBe(200);
+    const gone = await documents('kept-paid');
+    expect(gone.listed).toBeUndefined();
+    expect(gone.openApi).toBeUndefined();
+    expect(gone.paid).toBe(false);
+    expect(gone.count).toBe(before.count);
+  });
+
+  it('/openapi.json answers a matching If-None-Match with 304 until a listing changes', async () => {
+    const first = await fetchJson(`${gw.url}/openapi.json`);
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    // Node's http client, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
+    const again = await rawGet(`${gw.url}/openapi.json`, { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+
+    await listedWorkflow('etag-mover', null);
+    const changed = await rawGet(`${gw.url}/openapi.json`, { 'if-none-match': etag });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.etag).not.toBe(etag);
+    expect(Object.keys((JSON.parse(changed.body) as { paths: object }).paths)).toContain('/api/mcp/workflows/etag-mover/call');
+  });
+});
