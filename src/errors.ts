@@ -117,6 +117,10 @@ export const ERROR_CODES = {
   gas_top_up_unavailable: { status: 409, meaning: 'gas top-ups are not available here; fund the named wallet by hand' },
   quota_exceeded: { status: 409, meaning: 'the organization holds as many of this resource as the deployment allows (`resource`, `limit`); delete some first' },
   invalid_webhook_schema: { status: 409, meaning: "the workflow's stored webhook schema cannot be used" },
+  listing_schema_unusable: {
+    status: 409,
+    meaning: "a listed workflow's stored input schema can no longer be used (published before a rule that refuses it); its publisher must publish it again",
+  },
   workflow_disabled: { status: 410, meaning: 'the workflow is disabled' },
   payload_too_large: { status: 413, meaning: 'the body is over the size limit' },
   unsupported_media_type: { status: 415, meaning: 'a body that is not UTF-8 JSON' },

@@ -225,6 +225,24 @@ describe("a workflow's webhookSchema", () => {
   });
 });
 
+describe('a listing stored before the pattern rules', () => {
+  it('answers its calls 409 listing_schema_unusable, naming the pattern, and runs nothing', async () => {
+    const { res, slug } = await publish(stringWith({ maxLength: 40 }));
+    expect(res.status).toBe(200);
+    // As an older gateway stored it: a lookahead RE2 cannot run, which publish now refuses.
+    await gw.gateway.services.store
+      .updateTable('workflow_listings')
+      .set({ input_schema: JSON.stringify(stringWith({ pattern: '^(?=a)(a+)+$' })) })
+      .where('slug', '=', slug)
+      .execute();
+    const answer = await call(slug, { x: `${'a'.repeat(36)}!` });
+    expect(answer.status).toBe(409);
+    expect(answer.body).toMatchObject({ code: 'listing_schema_unusable', field: 'inputSchema' });
+    expect(answer.body.error).toContain('properties.x.pattern');
+    expect(answer.body.error).toContain('publish it again');
+  });
+});
+
 describe('compiled validators', () => {
   it('are kept for at most 500 input schemas, the latest first; a publish check keeps none', () => {
     const before = inputValidatorCount();

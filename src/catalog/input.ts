@@ -59,7 +59,7 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
     // Published before a rule that now refuses it (a lookahead pattern, say): the caller cannot fix that.
     throw new ServiceError(
       409,
-      'invalid_input_schema',
+      'listing_schema_unusable',
       `The inputSchema of ${slug} can no longer be used: ${(error as Error).message}. Its publisher must publish it again with a usable schema; nothing ran.`,
       { field: 'inputSchema' },
     );
