@@ -301,6 +301,8 @@ export interface Config {
   auditLogRetentionDays: number | undefined;
   /** Days an anonymous workflow nobody claimed is kept (FLOWGATE_ANONYMOUS_WORKFLOW_RETENTION_DAYS); undefined: forever. */
   anonymousWorkflowRetentionDays: number | undefined;
+  /** Anonymous workflows nobody claimed the whole deployment holds at most (FLOWGATE_MAX_UNCLAIMED_WORKFLOWS); one more is 429. */
+  maxUnclaimedWorkflows: number;
   rateLimitsEnabled: boolean;
   rateLimits: Record<RateLimitName, RateLimitSetting>;
   bodyLimitBytes: number;
@@ -602,6 +604,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxEventStreamsPerOrg: read(env, 'FLOWGATE_MAX_EVENT_STREAMS_PER_ORG', positiveInt, '20'),
     auditLogRetentionDays: read(env, 'FLOWGATE_AUDIT_LOG_RETENTION_DAYS', daysOrOff, '365'),
     anonymousWorkflowRetentionDays: read(env, 'FLOWGATE_ANONYMOUS_WORKFLOW_RETENTION_DAYS', daysOrOff, '7'),
+    maxUnclaimedWorkflows: read(env, 'FLOWGATE_MAX_UNCLAIMED_WORKFLOWS', positiveInt, '10000'),
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
     httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),

@@ -88,3 +88,46 @@ describe('workflows per organization', () => {
     expect(await count(gw.ownerKey)).toBe(3);
   }, 60_000);
 });
+
+describe('unclaimed anonymous workflows across the deployment', () => {
+  let bounded: TestGateway;
+  beforeAll(async () => {
+    bounded = await startTestGateway({ env: { FLOWGATE_MAX_UNCLAIMED_WORKFLOWS: '2', FLOWGATE_RATE_LIMITS: 'off' } });
+  }, 60_000);
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  const createOn = (key: string | undefined, name: string) =>
+    fetchJson(`${bounded.url}/api/workflows/create`, { method: 'POST', ...(key ? { key } : {}), body: JSON.stringify({ name, ...graph }) });
+  const unclaimed = async () =>
+    (await bounded.gateway.services.store.selectFrom('workflows').select('id').where('organization_id', 'is', null).execute()).length;
+
+  it('past FLOWGATE_MAX_UNCLAIMED_WORKFLOWS refuse the next anonymous create with 429 and Retry-After, saving nothing; keys and claims are not held back', async () => {
+    // Every address counts toward one bound: the per-IP limit is off here, as if each came from its own address.
+    const first = await createOn(undefined, 'a1');
+    expect(first.status).toBe(200);
+    expect((await createOn(undefined, 'a2')).status).toBe(200);
+
+    const refused = await createOn(undefined, 'a3');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 2, retryAfterSeconds: 3600 });
+    expect(refused.headers.get('retry-after')).toBe('3600');
+    expect(refused.body.error).toContain('FLOWGATE_MAX_UNCLAIMED_WORKFLOWS');
+    expect(refused.body.error).toContain('API key');
+    expect(await unclaimed()).toBe(2);
+
+    // With a key the workflow is the organization's, which its own quota bounds.
+    expect((await createOn(bounded.ownerKey, 'owned')).status).toBe(200);
+
+    // A claim makes room for the next anonymous one.
+    const claimed = await fetchJson(`${bounded.url}/api/workflows/${first.body.id}/claim`, {
+      method: 'POST',
+      key: bounded.ownerKey,
+      body: JSON.stringify({ claimToken: first.body.claimToken }),
+    });
+    expect(claimed.status).toBe(200);
+    expect((await createOn(undefined, 'a3 again')).status).toBe(200);
+    expect(await unclaimed()).toBe(2);
+  }, 60_000);
+});

@@ -123,7 +123,8 @@ export const createWorkflowTool = defineTool({
       return { ...created, warnings };
     }
     const claim = mintSecret(CLAIM_TOKEN_PREFIX);
-    return { ...(await createWorkflow(ctx.services.store, null, fields, claim.hash)), warnings, claimToken: claim.key };
+    const anonymous = { claimTokenHash: claim.hash, maxUnclaimed: ctx.services.config.maxUnclaimedWorkflows };
+    return { ...(await createWorkflow(ctx.services.store, null, fields, anonymous)), warnings, claimToken: claim.key };
   },
 });
 

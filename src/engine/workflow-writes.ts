@@ -52,7 +52,40 @@ export interface NewWorkflow {
   enabled?: boolean;
 }
 
-export async function createWorkflow(store: Store, owner: WorkflowOwner | null, input: NewWorkflow, claimTokenHash?: string): Promise<WorkflowRecord> {
+/** Seconds a creator refused by the deployment's bound on unclaimed workflows is told to wait: the hourly sweep makes room. */
+const UNCLAIMED_RETRY_AFTER_SECONDS = 3600;
+
+/**
+ * Unclaimed anonymous workflows are bounded across the whole deployment (FLOWGATE_MAX_UNCLAIMED_WORKFLOWS): the per-IP limit
+ * alone let anyone with many addresses store a request body each, for their retention days, in the database every tenant shares.
+ */
+async function assertUnclaimedRoom(db: Db, max: number | undefined) {
+  if (max === undefined) return;
+  // The max-th unowned row, read from the organization index: no count of the whole set.
+  const full = await db
+    .selectFrom('workflows')
+    .select('id')
+    .where('organization_id', 'is', null)
+    .limit(1)
+    .offset(max - 1)
+    .executeTakeFirst();
+  if (!full) return;
+  throw new ServiceError(
+    429,
+    'rate_limited',
+    `This gateway already holds ${max} anonymous workflows nobody has claimed (FLOWGATE_MAX_UNCLAIMED_WORKFLOWS); nothing was saved. Send an API key to save the workflow in your organization, which this bound does not apply to, or retry after ${UNCLAIMED_RETRY_AFTER_SECONDS} s, as unclaimed workflows are deleted after their retention days.`,
+    { limit: max, retryAfterSeconds: UNCLAIMED_RETRY_AFTER_SECONDS },
+    { 'Retry-After': String(UNCLAIMED_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/** `anonymous`: the claim token's hash of an unowned workflow, and the deployment's bound on unclaimed ones (unset: none). */
+export async function createWorkflow(
+  store: Store,
+  owner: WorkflowOwner | null,
+  input: NewWorkflow,
+  anonymous?: { claimTokenHash: string; maxUnclaimed?: number },
+): Promise<WorkflowRecord> {
   const now = nowIso();
   const row = {
     id: newId(),
@@ -66,7 +99,7 @@ export async function createWorkflow(store: Store, owner: WorkflowOwner | null, 
     project_id: input.projectId ?? null,
     tag_id: input.tagId ?? null,
     enabled: input.enabled === false ? 0 : 1,
-    claim_token_hash: claimTokenHash ?? null,
+    claim_token_hash: anonymous?.claimTokenHash ?? null,
     featured: 0,
     featured_category: null,
     featured_protocol: null,
@@ -82,6 +115,8 @@ export async function createWorkflow(store: Store, owner: WorkflowOwner | null, 
       await assertReference(trx, 'tags', 'tagId', owner.organizationId, row.tag_id);
     } else if (row.project_id || row.tag_id) {
       throw new ServiceError(400, 'invalid_input', 'An anonymous workflow cannot be assigned a projectId or tagId; claim it into an organization first.');
+    } else {
+      await assertUnclaimedRoom(trx, anonymous?.maxUnclaimed);
     }
     await trx.insertInto('workflows').values(row).execute();
   });
