@@ -4,7 +4,7 @@ import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway
 import { insertWorkflow, orgIdentity } from './helpers/org-fixtures.ts';
 
 /**
- * A list asked for whole (no `limit`) is read page by page and refused once
+ * A list asked for whole (no `limit`), or a page of it, is read in batches and refused once
  * its graphs pass MAX_WHOLE_LIST_CHARS, naming `limit`: one organization's
  * workflows (each up to a request body of graph) or every tenant's public
  * ones would otherwise be read into the shared process by one request, and
@@ -70,6 +70,19 @@ describe('lists asked for whole', () => {
     const page = await api('/api/workflows?limit=5');
     expect(page.status).toBe(200);
     expect(page.body).toHaveLength(5);
+
+    // A page is bounded the same way: 200 rows of a megabyte would be 200 MB. The refusal says what fits.
+    const bigPage = await api('/api/workflows?limit=200');
+    expect(bigPage.status).toBe(400);
+    expect(bigPage.body).toMatchObject({ code: 'invalid_input', field: 'limit' });
+    const suggested = /limit=(\d+), and go on with offset/.exec(bigPage.body.error)?.[1];
+    expect(Number(suggested)).toBeGreaterThan(0);
+    const fitting = await api(`/api/workflows?limit=${suggested}`);
+    expect(fitting.status).toBe(200);
+    expect(fitting.body).toHaveLength(Number(suggested));
+    const publicBigPage = await fetchJson(`${gw.url}/api/workflows/public?limit=200`);
+    expect(publicBigPage.status).toBe(400);
+    expect(publicBigPage.body).toMatchObject({ code: 'invalid_input', field: 'limit' });
 
     // The public list needs no key: the same bound, the same way out.
     const publicWhole = await fetchJson(`${gw.url}/api/workflows/public`);

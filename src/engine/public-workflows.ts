@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { WorkflowsTable } from '../store/schema.ts';
-import { readWholeList } from './whole-list.ts';
+import { readBoundedList } from './whole-list.ts';
 import { ServiceError } from '../errors.ts';
 import { assertRoom } from '../org/quotas.ts';
 import { nowIso } from '../ids.ts';
@@ -179,28 +179,20 @@ export function publicWorkflowsQuery(store: Store, filters: Omit<PublicListFilte
 
 export async function listPublicWorkflows(store: Store, filters: PublicListFilters = {}): Promise<PublicWorkflow[]> {
   const ordered = publicWorkflowsQuery(store, filters).selectAll('workflows');
-  let rows: WorkflowsTable[];
-  if (filters.limit !== undefined)
-    rows = await ordered
-      .limit(filters.limit)
-      .offset(filters.offset ?? 0)
-      .execute();
-  else {
-    // Pages by offset (the order has no single key to seek by); a workflow published meanwhile may repeat one, dropped here.
-    let offset = 0;
-    const seen = new Set<string>();
-    rows = (
-      await readWholeList<WorkflowsTable>(
-        async (limit) => {
-          const batch = await ordered.limit(limit).offset(offset).execute();
-          offset += batch.length;
-          return batch;
-        },
-        (row) => row.nodes.length + row.edges.length,
-        { what: 'The public workflows', example: 'GET /api/workflows/public?limit=200&offset=0' },
-      )
-    ).filter((row) => !seen.has(row.id) && seen.add(row.id));
-  }
+  // Reads by offset (the order has no single key to seek by); a workflow published meanwhile may repeat one, dropped here.
+  let offset = filters.offset ?? 0;
+  const seen = new Set<string>();
+  const rows = (
+    await readBoundedList<WorkflowsTable>(
+      async (limit) => {
+        const batch = await ordered.limit(limit).offset(offset).execute();
+        offset += batch.length;
+        return batch;
+      },
+      (row) => row.nodes.length + row.edges.length,
+      { what: 'The public workflows', example: 'GET /api/workflows/public?limit=200&offset=0', limit: filters.limit },
+    )
+  ).filter((row) => !seen.has(row.id) && seen.add(row.id));
   const tags = await publicTagsOf(
     store,
     rows.map((r) => r.id),

@@ -1,12 +1,12 @@
 import type { Store } from '../store/db.ts';
 import type { WorkflowsTable } from '../store/schema.ts';
 import { toWorkflowRecord, type WorkflowRecord } from './workflows.ts';
-import { readWholeList } from './whole-list.ts';
+import { readBoundedList } from './whole-list.ts';
 
 export interface WorkflowListQuery {
   projectId?: string;
   tagId?: string;
-  /** Omitted: the complete list (refused past MAX_WHOLE_LIST_CHARS of graphs: whole-list.ts). */
+  /** Omitted: the complete list. Either way refused past MAX_WHOLE_LIST_CHARS of graphs (whole-list.ts). */
   limit?: number;
   offset?: number;
 }
@@ -20,23 +20,16 @@ export async function listWorkflows(store: Store, organizationId: string, query:
   if (query.projectId !== undefined) select = select.where('project_id', '=', query.projectId);
   if (query.tagId !== undefined) select = select.where('tag_id', '=', query.tagId);
   select = select.orderBy('created_at', 'desc').orderBy('id', 'desc');
-  if (query.limit !== undefined)
-    return (
-      await select
-        .limit(query.limit)
-        .offset(query.offset ?? 0)
-        .execute()
-    ).map(toWorkflowRecord);
-  const rows = await readWholeList<WorkflowsTable>(
+  const rows = await readBoundedList<WorkflowsTable>(
     (limit, last) =>
       (last
         ? select.where((eb) => eb.or([eb('created_at', '<', last.created_at), eb.and([eb('created_at', '=', last.created_at), eb('id', '<', last.id)])]))
-        : select
+        : select.offset(query.offset ?? 0)
       )
         .limit(limit)
         .execute(),
     (row) => row.nodes.length + row.edges.length,
-    { what: "This organization's workflows", example: 'GET /api/workflows?limit=200&offset=0' },
+    { what: "This organization's workflows", example: 'GET /api/workflows?limit=200&offset=0', limit: query.limit },
   );
   return rows.map(toWorkflowRecord);
 }
