@@ -155,13 +155,14 @@ async function measureInProcess(name: string, iteration: () => Promise<boolean>,
 
 type Gateway = Awaited<ReturnType<typeof createGateway>>;
 
-/** Stored workflows for the list and search benchmarks (private 3-node chains unless told), inserted in one transaction. */
+/** Stored workflows for the list and search benchmarks (private 3-node chains unless told), inserted in one transaction; their ids. */
 async function seedWorkflows(
   gateway: Gateway,
   organizationId: string,
   count: number,
   options: { graph?: { nodes: unknown[]; edges: unknown[] }; visibility?: 'private' | 'public' } = {},
-) {
+): Promise<string[]> {
+  const ids: string[] = [];
   const graph = options.graph ?? chainGraph(3);
   const visibility = options.visibility ?? 'private';
   const nodes = JSON.stringify(graph.nodes);
@@ -170,8 +171,10 @@ async function seedWorkflows(
     for (let i = 0; i < count; i += 500) {
       const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => {
         const at = new Date(Date.UTC(2026, 0, 1) + (i + j) * 1000).toISOString();
+        const id = newId();
+        ids.push(id);
         return {
-          id: newId(),
+          id,
           organization_id: organizationId,
           user_id: null,
           name: `Seeded ${i + j}`,
@@ -195,6 +198,7 @@ async function seedWorkflows(
       await trx.insertInto('workflows').values(rows).execute();
     }
   });
+  return ids;
 }
 
 /**
@@ -209,60 +213,29 @@ async function seedListings(gateway: Gateway, organizations: number, perOrganiza
     ]),
   );
   const inputSchema = JSON.stringify({ type: 'object', properties, required: ['field0'], additionalProperties: false });
-  const graph = chainGraph(3);
   const now = nowIso();
   for (let o = 0; o < organizations; o++) {
     const { organization } = await gateway.services.organizations.ensure(`bench-lister-${o}`);
-    await gateway.services.store.transaction().execute(async (trx) => {
-      for (let i = 0; i < perOrganization; i++) {
-        const id = newId();
-        await trx
-          .insertInto('workflows')
-          .values({
-            id,
-            organization_id: organization.id,
-            user_id: null,
-            name: `Listed ${o}-${i}`,
-            description: null,
-            visibility: 'private',
-            nodes: JSON.stringify(graph.nodes),
-            edges: JSON.stringify(graph.edges),
-            project_id: null,
-            tag_id: null,
-            enabled: 1,
-            claim_token_hash: null,
-            featured: 0,
-            featured_category: null,
-            featured_protocol: null,
-            featured_order: null,
-            published_at: null,
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
-        await trx
-          .insertInto('workflow_listings')
-          .values({
-            slug: `bench-listed-${o}-${i}`,
-            workflow_id: id,
-            organization_id: organization.id,
-            source: 'published',
-            title: `Bench listing ${o}-${i}`,
-            description: 'A seeded listed workflow for the listing-document benchmarks.',
-            workflow_type: 'read',
-            chain_id: null,
-            price: null,
-            input_schema: inputSchema,
-            output_fields: '{}',
-            result_source: null,
-            protocols: '[]',
-            listed: 1,
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
-      }
-    });
+    const ids = await seedWorkflows(gateway, organization.id, perOrganization);
+    const listings = ids.map((workflowId, i) => ({
+      slug: `bench-listed-${o}-${i}`,
+      workflow_id: workflowId,
+      organization_id: organization.id,
+      source: 'published' as const,
+      title: `Bench listing ${o}-${i}`,
+      description: 'A seeded listed workflow for the listing-document benchmarks.',
+      workflow_type: 'read' as const,
+      chain_id: null,
+      price: null,
+      input_schema: inputSchema,
+      output_fields: '{}',
+      result_source: null,
+      protocols: '[]',
+      listed: 1,
+      created_at: now,
+      updated_at: now,
+    }));
+    await gateway.services.store.insertInto('workflow_listings').values(listings).execute();
   }
 }
 
