@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.ts';
  */
 export const MAX_WHOLE_LIST_CHARS = 64 * 1024 * 1024;
 const MAX_BATCH = 200;
-/** About the largest graph one request can save (FLOWGATE_BODY_LIMIT's default): batches are sized so one never reads far past the bound. */
+/** About the largest graph one request can save (FLOWGATE_BODY_LIMIT_BYTES's default): batches are sized so one never reads far past the bound. */
 const LARGE_ROW_CHARS = 1024 * 1024;
 
 export interface ListBounds {
