@@ -55,15 +55,31 @@ export default class StallReporter implements Reporter {
     process.stderr.write(`${head}\n${files.join('\n') || '  (none: the pool itself is waiting)'}\n`);
     if (quiet >= ABORT_MS) {
       process.stderr.write(`[stall] ending the run as failed after ${Math.round(ABORT_MS / 1000)} s without progress.\n`);
-      for (const pid of descendants(process.pid)) {
+      const pids = descendants(process.pid);
+      for (const pid of pids) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {
           /* already gone */
         }
       }
+      awaitGone(pids);
       process.exit(1);
     }
+  }
+}
+
+/**
+ * Waits, up to 10 s, until each killed process has exited. SIGKILL takes effect
+ * only when the process next runs, and on a loaded machine a looping worker
+ * may not run for a while; exiting first would leave it behind. A zombie
+ * (exited, not yet reaped) holds nothing and counts as gone.
+ */
+function awaitGone(pids: number[]): void {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    if (pids.every((pid) => (processStat(pid)?.state ?? 'Z') === 'Z')) return;
+    Atomics.wait(sleeper, 0, 0, 20);
   }
 }
 
