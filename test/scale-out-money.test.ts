@@ -80,6 +80,30 @@ const consecutive = (from: number, count: number) => Array.from({ length: count 
 
 /** The chain nonces of completed records' transactions, each checked mined with success. */
 async function minedNonces(records: { status: string; transactionHash?: string }[]): Promise<number[]> {
+  if (records.some((r) => r.status !== 'completed')) {
+    // What the node and the table hold, to tell a gap from a lost transaction when this fails.
+    const [pending, mined, pool, rows] = await Promise.all([
+      pendingNonce(),
+      minedNonce(),
+      chain.publicClient.request({ method: 'txpool_content' as never }).catch((e: Error) => e.message),
+      db.query(`select nonce, state, at from chain_nonces order by nonce`).then((r) => r.rows),
+    ]);
+    const txs = await Promise.all(
+      records.map((r) =>
+        r.transactionHash
+          ? chain.publicClient.getTransaction({ hash: r.transactionHash as Hex }).then(
+              (t) => t.nonce,
+              () => null,
+            )
+          : null,
+      ),
+    );
+    console.error(
+      JSON.stringify({ pending, mined, pool, rows, records: records.map((r, i) => ({ status: r.status, nonce: txs[i] })) }, (_, v) =>
+        typeof v === 'bigint' ? String(v) : v,
+      ),
+    );
+  }
   for (const r of records) expect(r.status, JSON.stringify(r)).toBe('completed');
   const hashes = records.map((r) => r.transactionHash as Hex);
   const receipts = await Promise.all(hashes.map((hash) => chain.publicClient.getTransactionReceipt({ hash })));

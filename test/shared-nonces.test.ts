@@ -170,6 +170,43 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     survivor.close?.();
   });
 
+  test('a nonce marked sent whose bytes never reached the node: after the grace the instance whose send waits behind it fills it', async () => {
+    const account = await fundedAccount();
+    const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
+    const start = await count(account.address, 'pending');
+    // What a broadcast answered "maybe" (a timeout) leaves when the node never got it: a row marked sent, a gap at the node.
+    await stores[0]!
+      .insertInto('chain_nonces')
+      .values({ chain_id: client.chain!.id, address: account.address.toLowerCase(), nonce: start, state: 'sent', at: Date.now() })
+      .execute();
+    const recipient = randomAddress();
+    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: recipient, value: parseEther('0.01') }, { onSigned: async () => {} });
+    expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
+    expect(await count(account.address, 'latest')).toBe(start);
+
+    expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+    expect(await client.getBalance({ address: recipient })).toBe(parseEther('0.01'));
+    expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
+    survivor.close?.();
+  });
+
+  test('a fill the node refuses is tried again a grace later, and the send behind the gap is mined', async () => {
+    const account = await fundedAccount();
+    const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
+    const start = await count(account.address, 'pending');
+    await abandon(account, start);
+    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+    // The wallet cannot pay for the fill when the grace ends: the node refuses it and the nonce is freed.
+    await chain.setBalance(account.address, '0');
+    await expect.poll(async () => (await rows(account.address)).find((r) => r.nonce === start)?.state, { timeout: 10_000 }).toBe('free');
+    expect(await count(account.address, 'latest')).toBe(start);
+    // Funded again, nothing else sent: the next attempt fills the gap.
+    await chain.setBalance(account.address, '10');
+    expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+    expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
+    survivor.close?.();
+  });
+
   test('a nonce its instance did broadcast before dying (the node has it) is left alone: no fill is spent on it', async () => {
     const account = await fundedAccount();
     const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });

@@ -24,11 +24,12 @@ import type { BroadcastResult, NonceManager, NonceSend } from './nonces.ts';
  * are already allocated: those may be out already and would wait behind the
  * gap until some send comes, so the gap is filled at once with a transaction
  * that moves nothing (NonceSend.fill; it costs the wallet the gas of a plain
- * transfer). Only when that too is refused is the nonce freed. An instance
- * that dies between allocating and broadcasting leaves such a gap with nobody
- * to fill it: an instance whose send went out above it fills it once the grace
- * has passed (`scheduleHeal`), so the sends behind it are mined without
- * waiting for another send to come.
+ * transfer). Only when that too is refused is the nonce freed. Some gaps
+ * have nobody to fill them: an instance that died between allocating and
+ * broadcasting, a broadcast marked sent that never reached the node, a fill
+ * refused. Each instance whose send went out checks the node's count once the
+ * grace has passed and fills a gap below its send (`scheduleHeal`), so the
+ * sends behind it are mined without waiting for another send to come.
  *
  * In the process, a wallet's sends still go one at a time in arrival order:
  * allocate, sign and store, broadcast, note the node's answer. (Unlike the
@@ -46,6 +47,9 @@ const REFRESH_MS = 15_000;
 
 /** A gap is filled this long after its allocation's grace ran out (so an answer arriving at the last moment is seen first). */
 const HEAL_MARGIN_MS = 500;
+
+/** A heal looks again (a nonce still in its grace, a refused fill, a node or store that failed) until this many attempts in all. */
+const HEAL_ATTEMPTS = 6;
 
 /** Instances' clocks and the count's round trip: a `sent` row this much older than the count request was visible to the node. */
 const CLOCK_MARGIN_MS = 1_000;
@@ -126,39 +130,34 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
   }
 
   /**
-   * In one store transaction: takes over the nonces below `below` still `allocated` past the grace that
-   * the node does not hold (at or above its pending count), so no other instance fills them too.
+   * In one store transaction: takes over `nonce`, which the node lacks (its pending count), so no other
+   * instance fills or sends it too, when nobody is at work on it: no row, a `free` one, or one left in its
+   * state past the grace (allocated by an instance that died, or marked sent yet never reaching the node).
+   * Otherwise answers when its row's grace runs out.
    */
-  const claimAbandoned = (chainId: number, address: string, below: number, pending: number) =>
-    store.transaction().execute(async (trx) => {
+  const claimGap = (chainId: number, address: string, nonce: number) =>
+    store.transaction().execute(async (trx): Promise<{ claimed: true } | { claimed: false; retryAt: number }> => {
       const now = Date.now();
-      const abandoned = await trx
+      const row = await trx
         .selectFrom('chain_nonces')
-        .select('nonce')
+        .select(['state', 'at'])
         .where('chain_id', '=', chainId)
         .where('address', '=', address)
-        .where('state', '=', 'allocated')
-        .where('at', '<', now - graceMs)
-        .where('nonce', '>=', pending)
-        .where('nonce', '<', below)
-        .orderBy('nonce')
+        .where('nonce', '=', nonce)
+        .executeTakeFirst();
+      if (row && row.state !== 'free' && Number(row.at) >= now - graceMs) return { claimed: false, retryAt: Number(row.at) + graceMs + HEAL_MARGIN_MS };
+      await trx
+        .insertInto('chain_nonces')
+        .values({ chain_id: chainId, address, nonce, state: 'allocated', at: now })
+        .onConflict((oc) => oc.columns(['chain_id', 'address', 'nonce']).doUpdateSet({ state: 'allocated', at: now }))
         .execute();
-      const nonces = abandoned.map((r) => Number(r.nonce));
-      if (nonces.length > 0) {
-        await trx
-          .updateTable('chain_nonces')
-          .set({ at: now })
-          .where('chain_id', '=', chainId)
-          .where('address', '=', address)
-          .where('nonce', 'in', nonces)
-          .execute();
-      }
-      return nonces;
+      return { claimed: true };
     });
 
   /**
    * Fills `nonce` with a transaction that moves nothing (NonceSend.fill), because later nonces may wait behind
-   * it. Refused (or no fill), the nonce is freed for the next send. `why` ends the log line.
+   * it. Refused (or no fill), the nonce is freed for the next send. `why` ends the log line. Answers whether
+   * the fill went out.
    */
   async function fillGap(
     wallet: WalletState,
@@ -167,13 +166,20 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
     nonce: number,
     fill: ((nonce: number) => Promise<BroadcastResult>) | undefined,
     why: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const address = from.toLowerCase();
-    const filled = fill ? await fill(nonce).catch((): BroadcastResult => 'rejected') : 'rejected';
+    let refusal = fill ? 'the node refused it' : 'no transaction can fill it';
+    const filled = fill
+      ? await fill(nonce).catch((error: unknown): BroadcastResult => {
+          refusal = (error as Error).message;
+          return 'rejected';
+        })
+      : 'rejected';
     if (filled === 'rejected') {
       wallet.stale = true;
+      console.error(`[flowgate] could not fill nonce ${nonce} of ${from} on chain ${chainId} (${refusal.split('\n')[0]}); freed for the next send`);
       await mark(chainId, address, nonce, 'free').catch(() => {});
-      return;
+      return false;
     }
     console.error(`[flowgate] nonce ${nonce} of ${from} on chain ${chainId} filled with a zero-value transfer to itself: ${why}`);
     // The fill is out whatever the store says now: a row left `allocated` is taken over after the grace, and the node's count decides.
@@ -182,67 +188,85 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
       () => false,
     );
     if (!noted || filled !== 'sent') wallet.stale = true;
+    return true;
   }
 
-  /** One heal timer per wallet (a later send moves it later and raises its bound); cleared when the gateway stops. */
-  const heals = new Map<string, { due: number; below: number; timer: NodeJS.Timeout }>();
+  /** One heal timer per wallet (the earliest due wins; every send raises its bound); cleared when the gateway stops. */
+  const heals = new Map<string, { due: number; below: number; failures: number; timer: NodeJS.Timeout }>();
   let closed = false;
 
   /**
-   * A send just went out above nonces another instance allocated and has not marked sent. Were that
-   * instance dead, the node would hold this send (and every later one) behind the gap until some other
-   * send came past the grace and took the abandoned nonce over: a wallet that goes quiet would wait for
-   * good, and these sends' receipts would time out. So once the grace has passed, this instance fills
-   * each such nonce the node still lacks with a transaction that moves nothing (NonceSend.fill), as a
-   * send that gives up its own nonce does. A nonce whose instance was only slow has its bytes refused
-   * or replaced, as with any takeover (see above).
+   * A send just went out at `sent.nonce`. Should the node hold it behind a nonce nobody will send (another
+   * instance died between allocating and broadcasting; a broadcast marked sent never reached the node; a
+   * nonce was freed after its fill was refused), it would wait there, and every later send with it, until
+   * some other send came past the grace to take that nonce over: a wallet that goes quiet would wait for
+   * good, and these sends' receipts would time out. So once the grace of what it may wait behind has passed
+   * (`sent.watch`, the latest allocation it saw unanswered, else the send itself), this instance reads the
+   * node's count: while it is below the send, the nonce at the count is claimed (claimGap) and filled with a
+   * transaction that moves nothing (NonceSend.fill), as a send that gives up its own nonce does. A nonce
+   * still in its grace is looked at again when the grace ends, a refused fill or a failed read a grace
+   * later, up to HEAL_ATTEMPTS attempts in all. A nonce whose instance was only slow has its bytes
+   * refused or replaced, as with any takeover (see above). On a wallet with no gap this costs one count
+   * read per grace period at most.
    */
   function scheduleHeal(
     wallet: WalletState,
     key: string,
     client: PublicClient,
     from: Address,
-    sent: { nonce: number; watch: number; fill: (nonce: number) => Promise<BroadcastResult> },
+    sent: { nonce: number; watch?: number; fill: (nonce: number) => Promise<BroadcastResult> },
+    retry?: { due: number; failures: number },
   ) {
     if (closed) return;
-    const due = sent.watch + graceMs + HEAL_MARGIN_MS;
+    const due = retry?.due ?? (sent.watch ?? Date.now()) + graceMs + HEAL_MARGIN_MS;
+    const failures = retry?.failures ?? 0;
     const scheduled = heals.get(key);
-    const below = Math.max(sent.nonce, scheduled?.below ?? 0);
-    if (scheduled && scheduled.due >= due) {
+    const below = Math.max(sent.nonce + 1, scheduled?.below ?? 0);
+    if (scheduled && scheduled.due <= due) {
       scheduled.below = below;
       return;
     }
     if (scheduled) clearTimeout(scheduled.timer);
     const chainId = client.chain!.id;
     const address = from.toLowerCase();
-    const heal = async () => {
-      const entry = heals.get(key);
-      heals.delete(key);
-      const pending = await client.getTransactionCount({ address: from, blockTag: 'pending' });
-      for (const nonce of await claimAbandoned(chainId, address, entry?.below ?? below, pending)) {
+    /** Looks again at `at`: counted as an attempt, so a gap no attempt can fill is left to the next send. */
+    const again = (entry: { below: number; failures: number }, at: number) => {
+      if (entry.failures + 1 >= HEAL_ATTEMPTS) {
+        // The next send past the grace takes the nonce over instead (allocate).
+        console.error(`[flowgate] gave up filling the nonces ${from} waits behind on chain ${chainId} after ${HEAL_ATTEMPTS} attempts`);
+        return;
+      }
+      scheduleHeal(wallet, key, client, from, { ...sent, nonce: entry.below - 1 }, { due: at, failures: entry.failures + 1 });
+    };
+    const heal = async (entry: { below: number; failures: number }) => {
+      for (;;) {
         if (closed) return;
-        await fillGap(
-          wallet,
-          chainId,
-          from,
-          nonce,
-          sent.fill,
-          `the instance that allocated it had not broadcast it ${graceMs} ms later, and later nonces waited behind it`,
-        );
+        const pending = await client.getTransactionCount({ address: from, blockTag: 'pending' });
+        // Nothing this instance sent waits behind a gap.
+        if (pending >= entry.below) return;
+        const claim = await claimGap(chainId, address, pending);
+        if (!claim.claimed) return again(entry, claim.retryAt);
+        if (closed) return;
+        const filled = await fillGap(wallet, chainId, from, pending, sent.fill, `nobody had sent it ${graceMs} ms later, and later nonces waited behind it`);
+        if (!filled) return again(entry, Date.now() + graceMs);
       }
     };
     const timer = setTimeout(
       () => {
-        heal().catch((error: unknown) => {
-          // The node or the store failed: the next send past the grace takes the abandoned nonce over instead.
+        const entry = heals.get(key) ?? { below, failures };
+        heals.delete(key);
+        heal(entry).catch((error: unknown) => {
+          // The node or the store failed: tried again a grace later.
           wallet.stale = true;
-          if (!closed) console.error(`[flowgate] could not fill abandoned nonces of ${from} on chain ${chainId}: ${(error as Error).message}`);
+          if (closed) return;
+          console.error(`[flowgate] could not fill the nonces ${from} waits behind on chain ${chainId}: ${(error as Error).message}`);
+          again(entry, Date.now() + graceMs);
         });
       },
       Math.max(0, due - Date.now()),
     );
     timer.unref();
-    heals.set(key, { due, below, timer });
+    heals.set(key, { due, below, failures, timer });
   }
 
   const mark = (chainId: number, address: string, nonce: number, state: 'sent' | 'free') =>
@@ -315,7 +339,7 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
         // A store that cannot tell is taken as "later nonces may be out": a needless fill costs gas, a gap stalls the wallet.
         const freed = await freeUnlessLater(chainId, address, nonce).catch(() => false);
         if (freed) return;
-        await fillGap(
+        const filled = await fillGap(
           wallet,
           chainId,
           from,
@@ -323,8 +347,8 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
           op.fill,
           'its own send was refused or failed before the broadcast, and later nonces were already allocated',
         );
-        // The fill went out above any allocation this send saw pending: it may wait behind one, as the send would have.
-        if (watch !== undefined && op.fill) scheduleHeal(wallet, key, client, from, { nonce, watch, fill: op.fill });
+        // The fill went out: it may wait behind another nonce, as the send would have.
+        if (filled && op.fill) scheduleHeal(wallet, key, client, from, { nonce, watch, fill: op.fill });
       };
       /** Signs for a freshly allocated nonce; a failure to sign or store gives the nonce up at once. */
       const signFor = async (nonce: number) => {
@@ -344,7 +368,7 @@ export function createSharedNonceManager(store: Store, options: { graceMs?: numb
           () => false,
         );
         if (!noted || result === 'uncertain' || result === 'nonce_conflict') wallet.stale = true;
-        if (watch !== undefined && op.fill && result !== 'nonce_conflict') scheduleHeal(wallet, key, client, from, { nonce, watch, fill: op.fill });
+        if (op.fill && result !== 'nonce_conflict') scheduleHeal(wallet, key, client, from, { nonce, watch, fill: op.fill });
       };
 
       try {

@@ -191,8 +191,8 @@ export async function signAndBroadcast(
   }
 
   const fees = await quote;
-  const signFor = (nonce: number, tx: { gas: bigint; to?: Address | null; data?: Hex; value?: bigint }) =>
-    account.signTransaction({ type: 'eip1559', chainId, nonce, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, ...tx });
+  const signFor = (nonce: number, tx: { gas: bigint; to?: Address | null; data?: Hex; value?: bigint }, at = fees) =>
+    account.signTransaction({ type: 'eip1559', chainId, nonce, maxFeePerGas: at.maxFeePerGas, maxPriorityFeePerGas: at.maxPriorityFeePerGas, ...tx });
   const { signed, result } = await deps.nonces.send<Signed>(client, account.address, {
     replaceable: options.replaceable ?? false,
     async sign(nonce) {
@@ -207,8 +207,9 @@ export async function signAndBroadcast(
     broadcastGroup: (group) => broadcastAll(client, group),
     async fill(nonce) {
       const moveNothing = { to: account.address, value: 0n };
-      const fillGas = await client.estimateGas({ account: account.address, ...moveNothing });
-      return (await sendRaw(client, await signFor(nonce, { ...moveNothing, gas: fillGas }))).result;
+      // A fill may come a while after this send (a heal, src/chains/shared-nonces.ts): priced at today's fees.
+      const [fillGas, fillFees] = await Promise.all([client.estimateGas({ account: account.address, ...moveNothing }), feesPerGas(client)]);
+      return (await sendRaw(client, await signFor(nonce, { ...moveNothing, gas: fillGas }, fillFees))).result;
     },
   });
   if (result === 'rejected' || result === 'nonce_conflict') {
