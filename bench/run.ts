@@ -239,6 +239,30 @@ async function seedListings(gateway: Gateway, organizations: number, perOrganiza
   }
 }
 
+/**
+ * Public tags for the anonymous tag-list row: `organizations` × `perOrganization` tags (each organization's bound),
+ * the first five carried by each of `publisherId`'s public workflows, so every tag's count is read.
+ */
+async function seedPublicTags(gateway: Gateway, organizations: number, perOrganization: number, publisherId: string) {
+  const now = nowIso();
+  const tagIds: string[] = [];
+  for (let o = 0; o < organizations; o++) {
+    const { organization } = await gateway.services.organizations.ensure(`bench-tagger-${o}`);
+    const tags = Array.from({ length: perOrganization }, (_, i) => ({
+      id: newId(),
+      name: `Bench tag ${o}-${i}`,
+      slug: `bench-tag-${o}-${i}`,
+      created_by_organization_id: organization.id,
+      created_at: now,
+    }));
+    await gateway.services.store.insertInto('public_tags').values(tags).execute();
+    tagIds.push(...tags.map((t) => t.id));
+  }
+  const workflows = await gateway.services.store.selectFrom('workflows').select('id').where('organization_id', '=', publisherId).execute();
+  const links = workflows.flatMap((w, i) => tagIds.slice(i * 5, i * 5 + 5).map((tagId) => ({ workflow_id: w.id, public_tag_id: tagId })));
+  await gateway.services.store.insertInto('workflow_public_tags').values(links).execute();
+}
+
 const MCP_ROW = 'MCP tools/call list_chains';
 const CHAINS_ROW = 'GET /api/chains';
 const SDK_PATTERN_ROW =
@@ -307,6 +331,9 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
     await measure('GET /openapi.json (anonymous; 1,000 listings of 2 KB input schema)', gatewayUrl, { path: '/openapi.json' }),
     await measure('GET /api/mcp/workflows (anonymous; the same 1,000 listings)', gatewayUrl, { path: '/api/mcp/workflows' }),
   );
+  // The shared tag vocabulary every anonymous client may read whole: a hundred tenants' 50 tags (their bound).
+  await seedPublicTags(gateway, 100, 50, publisher.organization.id);
+  rows.push(await measure('GET /api/public-tags (anonymous; 5,000 tags, 250 on public workflows)', gatewayUrl, { path: '/api/public-tags' }));
   return rows;
 }
 

@@ -3,6 +3,7 @@ import type { WorkflowListingsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
 import { first, prepared } from '../store/prepared.ts';
 import { deepFreeze } from '../immutable.ts';
+import { versioned } from '../store/versioned.ts';
 import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
 import type { WorkflowNode } from '../engine/graph.ts';
 
@@ -53,20 +54,15 @@ export const listingNotFound = (slug: string) =>
     },
   );
 
-// Read on every anonymous listing document: one row (migration 029).
-const selectVersion = prepared<Record<string, never>, { version: number }>((db: Store) =>
-  db.selectFrom('listings_version').select('version').where('id', '=', 1),
-);
-
-interface Kept {
-  version: number;
-  listings: readonly Listing[];
-  /** What callers built from these listings (listingsDerived), by owner and name. */
-  derived: WeakMap<object, Map<string, unknown>>;
-}
-
-/** Per store: the listed workflows as of a version of the counter. */
-const kept = new WeakMap<Store, Kept>();
+/** The listed workflows, read again only when a change to them has moved the counter (migration 029). */
+const current = versioned('listings_version', async (store) => {
+  const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
+  return {
+    listings: deepFreeze(rows.map(toListing)),
+    /** What callers built from these listings (listingsDerived), by owner and name. */
+    derived: new WeakMap<object, Map<string, unknown>>(),
+  };
+});
 
 /**
  * What `build` makes of the listed workflows (by slug, deeply frozen), built once per version of them:
@@ -76,23 +72,11 @@ const kept = new WeakMap<Store, Kept>();
  * tells one builder from another. The value is shared by every later caller: freeze it.
  */
 export async function listingsDerived<T>(store: Store, owner: object, name: string, build: (listings: readonly Listing[]) => T): Promise<T> {
-  const entry = await current(store);
+  const { value: entry } = await current(store);
   let byName = entry.derived.get(owner);
   if (!byName) entry.derived.set(owner, (byName = new Map()));
   if (!byName.has(name)) byName.set(name, build(entry.listings));
   return byName.get(name) as T;
-}
-
-async function current(store: Store): Promise<Kept> {
-  // The version is read before the rows: rows newer than it only cost one more read next time, never a stale answer.
-  const version = (await first(selectVersion, store, {}))?.version ?? 0;
-  const entry = kept.get(store);
-  if (entry?.version === version) return entry;
-  const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
-  const fresh: Kept = { version, listings: deepFreeze(rows.map(toListing)), derived: new WeakMap() };
-  // A slower read of an older version does not replace a newer one.
-  if (!entry || entry.version < version) kept.set(store, fresh);
-  return fresh;
 }
 
 // Read on every call: compiled once.

@@ -1,5 +1,7 @@
 import { slugify } from '../text/slug.ts';
 import type { Store } from '../store/db.ts';
+import { versioned } from '../store/versioned.ts';
+import { deepFreeze } from '../immutable.ts';
 import { assertRoom } from './quotas.ts';
 import { newId, nowIso } from '../ids.ts';
 import { badRequest, ServiceError } from '../errors.ts';
@@ -46,9 +48,19 @@ const toPublicTag = (row: PublicTagRow): PublicTag => ({
   createdAt: row.created_at,
 });
 
-export async function listPublicTags(store: Store): Promise<PublicTag[]> {
+/**
+ * Every public tag, read again only when a change to the tags, their links or a workflow's visibility has
+ * moved the counter (migration 030): the shared vocabulary grows with every tenant (each may create its
+ * quota of tags, none deleted), and any anonymous client may read it whole.
+ */
+const current = versioned('public_tags_version', async (store) => {
   const rows = await selectPublicTags(store).orderBy('public_tags.name').orderBy('public_tags.id').execute();
-  return rows.map(toPublicTag);
+  return deepFreeze(rows.map(toPublicTag));
+});
+
+/** Frozen: the same value for every caller until the counter moves (the registry then shapes and serializes it once). */
+export async function listPublicTags(store: Store): Promise<PublicTag[]> {
+  return (await current(store)).value;
 }
 
 /**

@@ -545,7 +545,8 @@ export interface Database {
   run_rollups: RunRollupsTable;
   network_rollups: NetworkRollupsTable;
   store_settings: StoreSettingsTable;
-  listings_version: ListingsVersionTable;
+  listings_version: VersionCounterTable;
+  public_tags_version: VersionCounterTable;
 }
 
 /** One row per fact about the database itself (migration 019): `master_key_check`. */
@@ -554,8 +555,11 @@ export interface StoreSettingsTable {
   value: string;
 }
 
-/** One row (id 1) whose version every change to workflow_listings moves, by trigger (migration 029); absent means 0. */
-export interface ListingsVersionTable {
+/**
+ * One row (id 1) whose version every change to what it follows moves, by trigger; absent means 0. `listings_version`:
+ * workflow_listings (migration 029); `public_tags_version`: public tags, their links and workflows' visibility (migration 030).
+ */
+export interface VersionCounterTable {
   id: number;
   version: number;
 }

@@ -28,6 +28,7 @@ import * as pendingRunsByAge from './026_pending_runs_by_age.ts';
 import * as skippedRunsPerDay from './027_skipped_runs_per_day.ts';
 import * as publicSearchIndex from './028_public_search_index.ts';
 import * as listingsVersion from './029_listings_version.ts';
+import * as publicTagsVersion from './030_public_tags_version.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '027_skipped_runs_per_day': skippedRunsPerDay,
   '028_public_search_index': publicSearchIndex,
   '029_listings_version': listingsVersion,
+  '030_public_tags_version': publicTagsVersion,
 };
 
 export const migrationProvider: MigrationProvider = {
