@@ -143,18 +143,19 @@ describe('shared nonces: a nonce given up behind a later send', () => {
 });
 
 describe('shared nonces: an instance that died between allocating and broadcasting', () => {
-  /** What such an instance leaves behind: a row `allocated` at the wallet's next nonce, never answered. */
-  const abandon = (account: PrivateKeyAccount, nonce: number, at = Date.now()) =>
-    stores[0]!
-      .insertInto('chain_nonces')
-      .values({ chain_id: client.chain!.id, address: account.address.toLowerCase(), nonce, state: 'allocated', at })
-      .execute();
+  /** What such an instance leaves behind: a row `allocated` at the wallet's next nonce, never answered (or `state`). */
+  const abandon = (account: PrivateKeyAccount, nonce: number, at = Date.now(), state: 'allocated' | 'sent' = 'allocated') =>
+    stores[0]!.insertInto('chain_nonces').values({ chain_id: client.chain!.id, address: account.address.toLowerCase(), nonce, state, at }).execute();
 
-  test('with no further send, the instance whose send waits behind the gap fills it after the grace, and its send is mined', async () => {
+  test.each([
+    ['a nonce its instance allocated and died before broadcasting', 'allocated' as const],
+    // What a broadcast answered "maybe" (a timeout) leaves when the node never got it: a row marked sent, a gap at the node.
+    ['a nonce marked sent whose bytes never reached the node', 'sent' as const],
+  ])('%s, and no further send: after the grace the instance whose send waits behind the gap fills it, and its send is mined', async (_what, left) => {
     const account = await fundedAccount();
     const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
     const start = await count(account.address, 'pending');
-    await abandon(account, start);
+    await abandon(account, start, Date.now(), left);
     const recipient = randomAddress();
     const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: recipient, value: parseEther('0.01') }, { onSigned: async () => {} });
     expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
@@ -167,26 +168,6 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
     expect(await count(account.address, 'latest')).toBe(start + 2);
     await expect.poll(async () => (await rows(account.address)).filter((r) => r.state !== 'sent')).toEqual([]);
-    survivor.close?.();
-  });
-
-  test('a nonce marked sent whose bytes never reached the node: after the grace the instance whose send waits behind it fills it', async () => {
-    const account = await fundedAccount();
-    const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
-    const start = await count(account.address, 'pending');
-    // What a broadcast answered "maybe" (a timeout) leaves when the node never got it: a row marked sent, a gap at the node.
-    await stores[0]!
-      .insertInto('chain_nonces')
-      .values({ chain_id: client.chain!.id, address: account.address.toLowerCase(), nonce: start, state: 'sent', at: Date.now() })
-      .execute();
-    const recipient = randomAddress();
-    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: recipient, value: parseEther('0.01') }, { onSigned: async () => {} });
-    expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
-    expect(await count(account.address, 'latest')).toBe(start);
-
-    expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
-    expect(await client.getBalance({ address: recipient })).toBe(parseEther('0.01'));
-    expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
     survivor.close?.();
   });
 
