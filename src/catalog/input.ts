@@ -1,7 +1,17 @@
-import type { ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { ErrorObject, Options } from 'ajv';
 import { ServiceError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../json-depth.ts';
-import { compileSchema, patternPath, PatternBudgetError, validateWithinBudget, ValidatorCache } from '../engine/tenant-schema.ts';
+import {
+  checkWithinBudget,
+  compileSchema,
+  compileTenantSchema,
+  patternPath,
+  PatternBudgetError,
+  reportedErrors,
+  ValidationWorkError,
+  ValidatorCache,
+  type TenantValidator,
+} from '../engine/tenant-schema.ts';
 
 /**
  * A listing's input schema is JSON Schema (what the listing, OpenAPI and the
@@ -26,8 +36,8 @@ const cache = new ValidatorCache(500, 4 * 1024 * 1024);
 /** Test-only view of the cache. */
 export const inputValidatorCount = () => cache.size;
 
-export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
-  return cache.get(JSON.stringify(schema), () => compileSchema(schema, options, 'inputSchema'));
+export function compileInputSchema(schema: Record<string, unknown>): TenantValidator {
+  return cache.get(JSON.stringify(schema), () => compileTenantSchema(schema, options, 'inputSchema'));
 }
 
 function fieldOf(e: ErrorObject): string {
@@ -37,11 +47,18 @@ function fieldOf(e: ErrorObject): string {
   return [base, name].filter(Boolean).join('.') || '(body)';
 }
 
+/** Allowed values an enum refusal names; a longer enum is named in the inputSchema sent with it. */
+const MAX_LISTED_VALUES = 10;
+
 function messageOf(e: ErrorObject): string {
   const params = e.params as { additionalProperty?: string; allowedValues?: unknown[] };
   if (e.keyword === 'additionalProperties') return 'is not accepted by this workflow (no other properties allowed)';
   if (e.keyword === 'required') return 'is required';
-  if (e.keyword === 'enum') return `must be one of ${params.allowedValues?.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'enum') {
+    const allowed = params.allowedValues ?? [];
+    const listed = allowed.slice(0, MAX_LISTED_VALUES).map((v) => JSON.stringify(v));
+    return `must be one of ${listed.join(', ')}${allowed.length > listed.length ? `, … (${allowed.length} values; see the inputSchema)` : ''}`;
+  }
   return e.message ?? 'is invalid';
 }
 
@@ -52,9 +69,9 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
     throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${tooDeepMessage('the body')}`, { limit: MAX_JSON_DEPTH });
   }
   const copy = structuredClone(body);
-  let validate: ValidateFunction;
+  let validator: TenantValidator;
   try {
-    validate = compileInputSchema(schema);
+    validator = compileInputSchema(schema);
   } catch (error) {
     // Published before a rule that now refuses it (a lookahead pattern, say): the caller cannot fix that.
     throw new ServiceError(
@@ -64,19 +81,26 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
       { field: 'inputSchema' },
     );
   }
-  let valid: boolean;
+  let checked: ReturnType<typeof checkWithinBudget>;
   try {
-    valid = validateWithinBudget(validate, copy);
+    checked = checkWithinBudget(validator, copy);
   } catch (error) {
+    if (error instanceof ValidationWorkError) {
+      throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${error.message}.`, {
+        issues: [{ path: '(body)', message: error.message, code: 'too_large' }],
+        limit: error.maxValues,
+      });
+    }
     if (!(error instanceof PatternBudgetError)) throw error;
     const at = patternPath(schema, error.pattern);
     throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${error.message}.`, {
       issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
     });
   }
-  if (valid) return copy;
-  const issues = (validate.errors ?? []).map((e) => ({ path: fieldOf(e), message: messageOf(e), code: e.keyword }));
-  const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ');
+  if (checked.valid) return copy;
+  const { shown, more } = reportedErrors(checked.errors);
+  const issues = shown.map((e) => ({ path: fieldOf(e), message: messageOf(e), code: e.keyword }));
+  const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ') + more;
   throw new ServiceError(
     400,
     'invalid_input',

@@ -1,6 +1,16 @@
-import type { ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { ErrorObject, Options } from 'ajv';
 import { ServiceError } from '../errors.ts';
-import { compileSchema, ValidatorCache, validateWithinBudget, patternPath, PatternBudgetError } from './tenant-schema.ts';
+import {
+  checkWithinBudget,
+  compileSchema,
+  compileTenantSchema,
+  patternPath,
+  PatternBudgetError,
+  reportedErrors,
+  ValidationWorkError,
+  ValidatorCache,
+  type TenantValidator,
+} from './tenant-schema.ts';
 
 /** Checks a webhook body against the trigger's optional `webhookSchema` (JSON Schema as JSON text), within tenant-schema.ts's bounds. */
 const webhookOptions: Options = { allErrors: true, strict: false };
@@ -21,10 +31,10 @@ export function webhookSchemaProblem(schemaText: string): string | undefined {
   }
 }
 
-function validatorFor(schemaText: string): ValidateFunction {
+function validatorFor(schemaText: string): TenantValidator {
   return compiled.get(schemaText, () => {
     try {
-      return compileSchema(JSON.parse(schemaText) as object, webhookOptions, 'webhookSchema');
+      return compileTenantSchema(JSON.parse(schemaText) as object, webhookOptions, 'webhookSchema');
     } catch (error) {
       throw new ServiceError(
         409,
@@ -40,11 +50,17 @@ const describe = (e: ErrorObject) =>
 
 export function assertMatchesWebhookSchema(schemaText: unknown, body: unknown): void {
   if (typeof schemaText !== 'string' || schemaText.trim() === '') return;
-  const validate = validatorFor(schemaText);
-  let valid: boolean;
+  const validator = validatorFor(schemaText);
+  let checked: ReturnType<typeof checkWithinBudget>;
   try {
-    valid = validateWithinBudget(validate, body);
+    checked = checkWithinBudget(validator, body);
   } catch (error) {
+    if (error instanceof ValidationWorkError) {
+      throw new ServiceError(400, 'invalid_input', `The webhook body cannot be checked against the workflow's webhookSchema: ${error.message}.`, {
+        issues: [{ path: '(body)', message: error.message, code: 'too_large' }],
+        limit: error.maxValues,
+      });
+    }
     if (!(error instanceof PatternBudgetError)) throw error;
     const schema: unknown = JSON.parse(schemaText);
     const at = patternPath(schema, error.pattern);
@@ -52,13 +68,11 @@ export function assertMatchesWebhookSchema(schemaText: unknown, body: unknown): 
       issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
     });
   }
-  if (!valid) {
-    const issues = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '(body)', message: e.message ?? 'invalid', code: e.keyword }));
-    throw new ServiceError(
-      400,
-      'invalid_input',
-      `The webhook body does not match the workflow's webhookSchema: ${(validate.errors ?? []).map(describe).join('; ')}`,
-      { issues },
-    );
+  if (!checked.valid) {
+    const { shown, more } = reportedErrors(checked.errors);
+    const issues = shown.map((e) => ({ path: e.instancePath || '(body)', message: e.message ?? 'invalid', code: e.keyword }));
+    throw new ServiceError(400, 'invalid_input', `The webhook body does not match the workflow's webhookSchema: ${shown.map(describe).join('; ')}${more}`, {
+      issues,
+    });
   }
 }
