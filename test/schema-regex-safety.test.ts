@@ -184,12 +184,22 @@ describe('validation work per call', () => {
     expect(refused.body.issues).toEqual([expect.objectContaining({ path: '(body)', code: 'too_large' })]);
     const fits = refused.body.limit as number;
     expect(refused.body.error).toContain(`more than ${fits} JSON values`);
-    // Within the bound the call is checked as usual: a matching body runs, a wrong one names the item.
-    const ok = await call(slug, { xs: Array.from({ length: fits - 2 }, () => 1_000_999) });
+    // Within the bound (the body object, its property name and the array count too) the call is checked as usual: a matching body runs, a wrong one names the item.
+    const ok = await call(slug, { xs: Array.from({ length: fits - 3 }, () => 1_000_999) });
     expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(200);
     const wrong = await call(slug, { xs: [1_000_000, 5] });
     expect(wrong.status).toBe(400);
     expect(wrong.body.issues).toContainEqual(expect.objectContaining({ path: 'xs.1', code: 'anyOf' }));
+  });
+
+  it('counts a long string by its length: an anyOf of 1,000 maxLength checks against one 900,000-character string is a prompt 400', async () => {
+    const branches = Array.from({ length: 1_000 }, (_, i) => ({ maxLength: i }));
+    const { res, slug } = await publish({ type: 'object', properties: { s: { anyOf: branches } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const refused = await call(slug, { s: 'x'.repeat(900_000) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.issues).toEqual([expect.objectContaining({ code: 'too_large' })]);
+    expect((await call(slug, { s: 'short' })).status).toBe(200);
   });
 
   it('names at most 20 issues, and at most 10 allowed values of an enum', async () => {

@@ -368,19 +368,29 @@ export class ValidationWorkError extends Error {
     readonly maxValues: number,
   ) {
     super(
-      `the body holds more than ${maxValues} JSON values, the most this schema (${weight} nodes once its $refs are followed) checks in one request; send fewer items per request`,
+      `the body holds more than ${maxValues} JSON values (a property name is one too, and a string one per ${CHARACTERS_PER_VALUE} characters), the most this schema (${weight} nodes once its $refs are followed) checks in one request; send fewer items per request`,
     );
   }
 }
 
-/** JSON values in `data` (every object, array and scalar), counting stops once past `limit`. */
+/** Characters of a string (a value or a property name) that count as one more value: a length check reads them all. */
+const CHARACTERS_PER_VALUE = 100;
+
+/**
+ * JSON values in `data` (every object, array, scalar and property name; a long string counts once per
+ * CHARACTERS_PER_VALUE characters too), counting stops once past `limit`.
+ */
 function countValues(data: unknown, limit: number): number {
+  const ofText = (text: string) => 1 + Math.floor(text.length / CHARACTERS_PER_VALUE);
   let count = 0;
   const stack: unknown[] = [data];
   while (stack.length > 0 && count <= limit) {
     const value = stack.pop();
-    count++;
-    if (value !== null && typeof value === 'object') for (const child of Object.values(value)) stack.push(child);
+    if (typeof value === 'string') count += ofText(value);
+    else count++;
+    if (value === null || typeof value !== 'object') continue;
+    if (!Array.isArray(value)) for (const key of Object.keys(value)) count += ofText(key);
+    for (const child of Object.values(value)) stack.push(child);
   }
   return count;
 }
