@@ -154,3 +154,40 @@ describe('the public tag list', () => {
     expect(await shown('kept-tag')).toBeUndefined();
   });
 });
+
+describe('search over public workflows', () => {
+  /** The names anonymous search finds for `query` now. */
+  const found = async (query: string) => {
+    const res = await fetchJson(`${gw.url}/api/workflows/search?query=${encodeURIComponent(query)}`);
+    expect(res.status).toBe(200);
+    return (res.body.results as { name: string }[]).map((r) => r.name);
+  };
+
+  it('shows each change on the next request: going live, a rename, going private, a tag renamed from outside, a delete', async () => {
+    const tag = await fetchJson(`${gw.url}/api/public-tags`, { method: 'POST', key, body: JSON.stringify({ name: 'Searchable Tag' }) });
+    const created = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key, body: JSON.stringify({ name: 'Zebra Finder', ...graph }) });
+    const id = created.body.id as string;
+    expect(await found('zebra')).toEqual([]);
+    const goLive = (name: string) =>
+      fetchJson(`${gw.url}/api/workflows/${id}/go-live`, { method: 'PUT', key, body: JSON.stringify({ name, publicTagIds: [tag.body.id] }) });
+    expect((await goLive('Zebra Finder')).status).toBe(200);
+    expect(await found('zebra')).toEqual(['Zebra Finder']);
+
+    expect((await fetchJson(`${gw.url}/api/workflows/${id}`, { method: 'PATCH', key, body: JSON.stringify({ name: 'Okapi Finder' }) })).status).toBe(200);
+    expect(await found('zebra')).toEqual([]);
+    expect(await found('okapi')).toEqual(['Okapi Finder']);
+
+    expect((await fetchJson(`${gw.url}/api/workflows/${id}`, { method: 'PATCH', key, body: JSON.stringify({ visibility: 'private' }) })).status).toBe(200);
+    expect(await found('okapi')).toEqual([]);
+    await goLive('Okapi Finder');
+
+    // Written by another process, never through this gateway's code: a tag's name and a workflow's description.
+    await beside.updateTable('public_tags').set({ name: 'Striped Elsewhere' }).where('id', '=', tag.body.id).execute();
+    expect(await found('striped')).toEqual(['Okapi Finder']);
+    await beside.updateTable('workflows').set({ description: 'Finds quaggas' }).where('id', '=', id).execute();
+    expect(await found('quaggas')).toEqual(['Okapi Finder']);
+
+    expect((await fetchJson(`${gw.url}/api/workflows/${id}`, { method: 'DELETE', key })).status).toBe(200);
+    expect(await found('okapi')).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listPublicWorkflows, markFeatured } from '../src/engine/public-workflows.ts';
-import { eachPublicSummary, type PublicSummary } from '../src/engine/public-search.ts';
+import { publicSummaries } from '../src/engine/public-search.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
 import { decimalWholeNumber, publicTagRefSchema, workflowIdParam, workflowSchema } from './workflow-schemas.ts';
@@ -67,23 +67,6 @@ const searchResultSchema = z.object({
   workflowType: z.enum(['read', 'write']),
 });
 
-function matches(workflow: PublicSummary, text: string): boolean {
-  const haystack = [
-    workflow.name,
-    workflow.description ?? '',
-    workflow.featuredCategory ?? '',
-    workflow.featuredProtocol ?? '',
-    ...workflow.publicTags.flatMap((t) => [t.name, t.slug]),
-  ]
-    .join(' ')
-    .toLowerCase();
-  return text
-    .toLowerCase()
-    .split(/\s+/)
-    .filter(Boolean)
-    .every((word) => haystack.includes(word));
-}
-
 export const searchWorkflowsTool = defineTool({
   name: 'search_workflows',
   title: 'Search public workflows',
@@ -101,13 +84,14 @@ export const searchWorkflowsTool = defineTool({
   mcp: { annotations: READ_ONLY_LOCAL },
   async handler({ query, category, chain, workflowType }, ctx: ToolContext) {
     const chainId = chain === undefined ? undefined : (ctx.services.chains.resolve(chain)?.chainId ?? -1);
+    const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
     const results = [];
-    for await (const workflow of eachPublicSummary(ctx.services.store)) {
+    for (const workflow of await publicSummaries(ctx.services.store)) {
       // Search offers workflows to use; one with a step that cannot run here would only fail.
       if (!workflow.runnable) continue;
+      if (!words.every((word) => workflow.searchText.includes(word))) continue;
       const { networks, workflowType: type } = workflow;
       const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
-      if (query && !matches(workflow, query)) continue;
       if (
         category &&
         !(workflow.featuredCategory?.toLowerCase() === category.toLowerCase() || workflow.publicTags.some((t) => t.slug === category.toLowerCase()))

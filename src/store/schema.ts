@@ -547,6 +547,7 @@ export interface Database {
   store_settings: StoreSettingsTable;
   listings_version: VersionCounterTable;
   public_tags_version: VersionCounterTable;
+  public_workflows_version: VersionCounterTable;
 }
 
 /** One row per fact about the database itself (migration 019): `master_key_check`. */
@@ -557,7 +558,8 @@ export interface StoreSettingsTable {
 
 /**
  * One row (id 1) whose version every change to what it follows moves, by trigger; absent means 0. `listings_version`:
- * workflow_listings (migration 029); `public_tags_version`: public tags, their links and workflows' visibility (migration 030).
+ * workflow_listings (migration 029); `public_tags_version`: public tags, their links and workflows' visibility (migration 030);
+ * `public_workflows_version`: public workflows, public tags and their links (migration 031).
  */
 export interface VersionCounterTable {
   id: number;

@@ -1,8 +1,8 @@
 import type { Store } from './db.ts';
 import { first, prepared } from './prepared.ts';
 
-/** The counter tables triggers move in the writers' own transactions (migrations 029, 030). */
-export type VersionCounter = 'listings_version' | 'public_tags_version';
+/** The counter tables triggers move in the writers' own transactions (migrations 029, 030, 031). */
+export type VersionCounter = 'listings_version' | 'public_tags_version' | 'public_workflows_version';
 
 /**
  * A value built from rows that every anonymous client may read whole, kept per

@@ -29,6 +29,7 @@ import * as skippedRunsPerDay from './027_skipped_runs_per_day.ts';
 import * as publicSearchIndex from './028_public_search_index.ts';
 import * as listingsVersion from './029_listings_version.ts';
 import * as publicTagsVersion from './030_public_tags_version.ts';
+import * as publicWorkflowsVersion from './031_public_workflows_version.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ export const migrations: Record<string, Migration> = {
   '028_public_search_index': publicSearchIndex,
   '029_listings_version': listingsVersion,
   '030_public_tags_version': publicTagsVersion,
+  '031_public_workflows_version': publicWorkflowsVersion,
 };
 
 export const migrationProvider: MigrationProvider = {
