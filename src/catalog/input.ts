@@ -1,17 +1,7 @@
 import type { ErrorObject, Options } from 'ajv';
 import { ServiceError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../json-depth.ts';
-import {
-  checkWithinBudget,
-  compileSchema,
-  compileTenantSchema,
-  patternPath,
-  PatternBudgetError,
-  reportedErrors,
-  ValidationWorkError,
-  ValidatorCache,
-  type TenantValidator,
-} from '../engine/tenant-schema.ts';
+import { checkWithinBudget, compileSchema, compileTenantSchema, reportedErrors, ValidatorCache, type TenantValidator } from '../engine/tenant-schema.ts';
 
 /**
  * A listing's input schema is JSON Schema (what the listing, OpenAPI and the
@@ -81,22 +71,7 @@ export function validateCallInput(slug: string, schema: Record<string, unknown>,
       { field: 'inputSchema' },
     );
   }
-  let checked: ReturnType<typeof checkWithinBudget>;
-  try {
-    checked = checkWithinBudget(validator, copy);
-  } catch (error) {
-    if (error instanceof ValidationWorkError) {
-      throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${error.message}.`, {
-        issues: [{ path: '(body)', message: error.message, code: 'too_large' }],
-        limit: error.maxValues,
-      });
-    }
-    if (!(error instanceof PatternBudgetError)) throw error;
-    const at = patternPath(schema, error.pattern);
-    throw new ServiceError(400, 'invalid_input', `Invalid input for ${slug}: ${error.message}.`, {
-      issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
-    });
-  }
+  const checked = checkWithinBudget(validator, copy, { prefix: `Invalid input for ${slug}`, schema: () => schema });
   if (checked.valid) return copy;
   const { shown, more } = reportedErrors(checked.errors);
   const issues = shown.map((e) => ({ path: fieldOf(e), message: messageOf(e), code: e.keyword }));

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type FuncKeywordDefinition, type Options, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
+import { ServiceError } from '../errors.ts';
 
 /**
  * JSON Schema written by organizations: a workflow's `webhookSchema` (checked
@@ -413,10 +414,34 @@ export function compileTenantSchema(schema: object, options: Options, name: stri
 }
 
 /**
- * Checks `data` within MAX_VALIDATION_WORK (ValidationWorkError past it) and PATTERN_WORK_PER_VALIDATION
- * (PatternBudgetError). Answers the errors a refusal names: every one when the work is small, else the first.
+ * Checks `data` within MAX_VALIDATION_WORK and PATTERN_WORK_PER_VALIDATION; a body past either is refused
+ * with 400 invalid_input, its message opened by `refusal.prefix` (what was checked against what), a
+ * pattern located in `refusal.schema()`. Answers the errors a refusal of the body names: every one when
+ * the work is small, else the first.
  */
-export function checkWithinBudget(validator: TenantValidator, data: unknown): { valid: true } | { valid: false; errors: ErrorObject[] } {
+export function checkWithinBudget(
+  validator: TenantValidator,
+  data: unknown,
+  refusal: { prefix: string; schema: () => unknown },
+): { valid: true } | { valid: false; errors: ErrorObject[] } {
+  try {
+    return runWithinBudget(validator, data);
+  } catch (error) {
+    if (error instanceof ValidationWorkError) {
+      throw new ServiceError(400, 'invalid_input', `${refusal.prefix}: ${error.message}.`, {
+        issues: [{ path: '(body)', message: error.message, code: 'too_large' }],
+        limit: error.maxValues,
+      });
+    }
+    if (!(error instanceof PatternBudgetError)) throw error;
+    const at = patternPath(refusal.schema(), error.pattern);
+    throw new ServiceError(400, 'invalid_input', `${refusal.prefix}: ${error.message}.`, {
+      issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
+    });
+  }
+}
+
+function runWithinBudget(validator: TenantValidator, data: unknown): { valid: true } | { valid: false; errors: ErrorObject[] } {
   const weight = weights.get(validator.first) ?? 1;
   const maxValues = Math.floor(MAX_VALIDATION_WORK / weight);
   const values = countValues(data, maxValues);

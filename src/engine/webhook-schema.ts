@@ -1,16 +1,6 @@
 import type { ErrorObject, Options } from 'ajv';
 import { ServiceError } from '../errors.ts';
-import {
-  checkWithinBudget,
-  compileSchema,
-  compileTenantSchema,
-  patternPath,
-  PatternBudgetError,
-  reportedErrors,
-  ValidationWorkError,
-  ValidatorCache,
-  type TenantValidator,
-} from './tenant-schema.ts';
+import { checkWithinBudget, compileSchema, compileTenantSchema, reportedErrors, ValidatorCache, type TenantValidator } from './tenant-schema.ts';
 
 /** Checks a webhook body against the trigger's optional `webhookSchema` (JSON Schema as JSON text), within tenant-schema.ts's bounds. */
 const webhookOptions: Options = { allErrors: true, strict: false };
@@ -51,23 +41,10 @@ const describe = (e: ErrorObject) =>
 export function assertMatchesWebhookSchema(schemaText: unknown, body: unknown): void {
   if (typeof schemaText !== 'string' || schemaText.trim() === '') return;
   const validator = validatorFor(schemaText);
-  let checked: ReturnType<typeof checkWithinBudget>;
-  try {
-    checked = checkWithinBudget(validator, body);
-  } catch (error) {
-    if (error instanceof ValidationWorkError) {
-      throw new ServiceError(400, 'invalid_input', `The webhook body cannot be checked against the workflow's webhookSchema: ${error.message}.`, {
-        issues: [{ path: '(body)', message: error.message, code: 'too_large' }],
-        limit: error.maxValues,
-      });
-    }
-    if (!(error instanceof PatternBudgetError)) throw error;
-    const schema: unknown = JSON.parse(schemaText);
-    const at = patternPath(schema, error.pattern);
-    throw new ServiceError(400, 'invalid_input', `The webhook body cannot be checked against the workflow's webhookSchema: ${error.message}.`, {
-      issues: [{ path: '(body)', message: error.message, code: 'pattern', ...(at ? { schemaPath: at } : {}) }],
-    });
-  }
+  const checked = checkWithinBudget(validator, body, {
+    prefix: "The webhook body cannot be checked against the workflow's webhookSchema",
+    schema: () => JSON.parse(schemaText) as unknown,
+  });
   if (!checked.valid) {
     const { shown, more } = reportedErrors(checked.errors);
     const issues = shown.map((e) => ({ path: e.instancePath || '(body)', message: e.message ?? 'invalid', code: e.keyword }));
