@@ -3,16 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { processStat } from './helpers/stall-reporter.ts';
+import { isGone } from './helpers/stall-reporter.ts';
 
 /**
  * The suite's stall reporter (test/helpers/stall-reporter.ts), on a vitest run
  * of its own with shortened bounds: one file ends, one loops forever. The run
  * must name the looping file, end as failed, and leave no process behind.
  */
-
-/** Whether `pid` runs: a killed process no one has reaped yet (a zombie) holds nothing and counts as gone. */
-const running = (pid: number) => (processStat(pid)?.state ?? 'Z') !== 'Z';
 
 const VITEST = path.resolve('node_modules/vitest/vitest.mjs');
 const REPORTER = path.resolve('test/helpers/stall-reporter.ts');
@@ -45,7 +42,7 @@ describe('the stall reporter', () => {
     expect(output).not.toMatch(/\S*ends\.test\.js \(running/);
     // The worker that looped is gone with the run.
     const workerPid = Number(fs.readFileSync(pidFile, 'utf8'));
-    expect(running(workerPid)).toBe(false);
+    expect(isGone(workerPid)).toBe(true);
     fs.rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 });

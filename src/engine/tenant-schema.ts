@@ -324,7 +324,7 @@ export function compileSchema(schema: object, options: Options = {}, name = 'sch
  * 60,000 wrong items made 60,000 issues, each of a listing's naming every allowed value: gigabytes of
  * message and a 500 where a 400 was due.
  */
-export const MAX_REPORTED_ISSUES = 20;
+const MAX_REPORTED_ISSUES = 20;
 
 /**
  * The errors a refusal names (at most MAX_REPORTED_ISSUES), and what to add to its message about the rest.
@@ -357,13 +357,13 @@ const weights = new WeakMap<ValidateFunction, number>();
  * 1,000 constants (18 KB) against a 40 KB body of 20,000 numbers took 22 s and 3.8 GB collecting
  * errors, and a 1 MB body would have ended the process. About a tenth of a second at its worst.
  */
-export const MAX_VALIDATION_WORK = 10_000_000;
+const MAX_VALIDATION_WORK = 10_000_000;
 
 /** Up to this work a refused body is told every issue, in a second pass that collects them all; past it, the first. */
-export const ALL_ERRORS_WORK = 200_000;
+const ALL_ERRORS_WORK = 200_000;
 
 /** A body with more JSON values than its schema may check in one request (MAX_VALIDATION_WORK). */
-export class ValidationWorkError extends Error {
+class ValidationWorkError extends Error {
   constructor(
     readonly weight: number,
     readonly maxValues: number,

@@ -72,13 +72,12 @@ export default class StallReporter implements Reporter {
 /**
  * Waits, up to 10 s, until each killed process has exited. SIGKILL takes effect
  * only when the process next runs, and on a loaded machine a looping worker
- * may not run for a while; exiting first would leave it behind. A zombie
- * (exited, not yet reaped) holds nothing and counts as gone.
+ * may not run for a while; exiting first would leave it behind.
  */
 function awaitGone(pids: number[]): void {
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
   for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
-    if (pids.every((pid) => (processStat(pid)?.state ?? 'Z') === 'Z')) return;
+    if (pids.every(isGone)) return;
     Atomics.wait(sleeper, 0, 0, 20);
   }
 }
@@ -104,6 +103,9 @@ function descendants(root: number): number[] {
   }
   return found;
 }
+
+/** Whether `pid` has exited: gone from /proc, or a zombie (exited, not yet reaped), which holds nothing. */
+export const isGone = (pid: number) => (processStat(pid)?.state ?? 'Z') === 'Z';
 
 /** A process's state letter (Z: exited, not yet reaped) and parent, from Linux's /proc; undefined when it is gone. */
 export function processStat(pid: number): { state: string; parent: number } | undefined {
