@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createWalletClient, http, parseEther, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createSharedNonceManager } from '../src/chains/shared-nonces.ts';
@@ -186,6 +186,38 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
     expect(await minedAt(account.address, start)).toMatchObject({ to: account.address.toLowerCase(), value: 0n, input: '0x' });
     survivor.close?.();
+  });
+
+  test('a fill the node keeps refusing is tried six times in all; then the next send takes the nonce over', async () => {
+    const account = await fundedAccount();
+    const survivor = createSharedNonceManager(stores[1]!, { graceMs: 300 });
+    const lines: string[] = [];
+    // Watched, not replaced: the manager's log lines still reach stderr.
+    const write = console.error.bind(console);
+    const log = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+      lines.push(args.map(String).join(' '));
+      write(...args);
+    });
+    try {
+      const start = await count(account.address, 'pending');
+      await abandon(account, start);
+      const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+      await chain.setBalance(account.address, '0');
+      const mine = (line: string) => line.includes(account.address);
+      await expect.poll(() => lines.filter((l) => mine(l) && l.includes('gave up filling')).length, { timeout: 30_000 }).toBe(1);
+      expect(lines.filter((l) => mine(l) && l.includes('could not fill nonce')).length).toBe(6);
+      // Funded again, the survivor does not try once more: the gap waits for the next send.
+      await chain.setBalance(account.address, '10');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await count(account.address, 'latest')).toBe(start);
+      const next = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+      expect((await client.getTransaction({ hash: next })).nonce).toBe(start);
+      expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+      expect((await verifyTransaction(client, next, 20_000)).receiptStatus).toBe('success');
+    } finally {
+      log.mockRestore();
+      survivor.close?.();
+    }
   });
 
   test('a nonce its instance did broadcast before dying (the node has it) is left alone: no fill is spent on it', async () => {
