@@ -190,6 +190,10 @@ describe('validation work per call', () => {
     const wrong = await call(slug, { xs: [1_000_000, 5] });
     expect(wrong.status).toBe(400);
     expect(wrong.body.issues).toContainEqual(expect.objectContaining({ path: 'xs.1', code: 'anyOf' }));
+    // A larger refused body (past 200,000 units of work) is checked to its first error only, and told that one.
+    const manyWrong = await call(slug, { xs: Array.from({ length: 2_000 }, () => 5) });
+    expect(manyWrong.status).toBe(400);
+    expect(manyWrong.body.issues).toEqual([expect.objectContaining({ path: 'xs.0', code: 'anyOf' })]);
   });
 
   it('counts a long string by its length: an anyOf of 1,000 maxLength checks against one 900,000-character string is a prompt 400', async () => {
