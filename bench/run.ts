@@ -334,14 +334,35 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
   // The shared tag vocabulary every anonymous client may read whole: a hundred tenants' 50 tags (their bound).
   await seedPublicTags(gateway, 100, 50, publisher.organization.id);
   rows.push(await measure('GET /api/public-tags (anonymous; 5,000 tags, 250 on public workflows)', gatewayUrl, { path: '/api/public-tags' }));
+  let edited = '';
   for (let o = 0; o < 99; o++) {
     const { organization } = await gateway.services.organizations.ensure(`bench-tagger-${o}`);
-    await seedWorkflows(gateway, organization.id, 50, { visibility: 'public' });
+    [edited] = await seedWorkflows(gateway, organization.id, 50, { visibility: 'public' });
   }
   rows.push(
     await measure('GET /api/workflows/search?query=seeded (anonymous; 5,000 public workflows)', gatewayUrl, { path: '/api/workflows/search?query=seeded' }),
     await measure('GET /api/workflows/search?query=nothing (anonymous; 5,000 public workflows)', gatewayUrl, { path: '/api/workflows/search?query=nothing' }),
   );
+  // The same while tenants keep editing public workflows: each edit moves the counter search's summaries are kept behind.
+  let edits = 0;
+  const editor = setInterval(
+    () =>
+      void gateway.services.store
+        .updateTable('workflows')
+        .set({ name: `Seeded, edited ${++edits}` })
+        .where('id', '=', edited)
+        .execute(),
+    50,
+  );
+  try {
+    rows.push(
+      await measure('GET /api/workflows/search?query=seeded (anonymous; 5,000 public workflows, one renamed 20 times a second)', gatewayUrl, {
+        path: '/api/workflows/search?query=seeded',
+      }),
+    );
+  } finally {
+    clearInterval(editor);
+  }
   return rows;
 }
 

@@ -30,6 +30,7 @@ import * as publicSearchIndex from './028_public_search_index.ts';
 import * as listingsVersion from './029_listings_version.ts';
 import * as publicTagsVersion from './030_public_tags_version.ts';
 import * as publicWorkflowsVersion from './031_public_workflows_version.ts';
+import * as publicOrderIndex from './032_public_order_index.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ export const migrations: Record<string, Migration> = {
   '029_listings_version': listingsVersion,
   '030_public_tags_version': publicTagsVersion,
   '031_public_workflows_version': publicWorkflowsVersion,
+  '032_public_order_index': publicOrderIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
