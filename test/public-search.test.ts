@@ -64,18 +64,23 @@ describe('search_workflows', () => {
     expect(await search('query=renamed')).toEqual([]);
   });
 
-  it('pages past 200 public workflows without repeating or losing one, and filters them by type', async () => {
+  it('reads past 200 public workflows without repeating or losing one, answers the first 50 with the count of all, and filters them by type', async () => {
     const made: string[] = [];
     for (let i = 0; i < 205; i++) {
-      const wf = await createWorkflowViaApi(gw.url, gw.ownerKey, { name: `Paged ${i}` });
+      const wf = await createWorkflowViaApi(gw.url, gw.ownerKey, { name: `Paged p${String(i).padStart(3, '0')}` });
       made.push(wf.id);
     }
     // This gateway lifts the bound on public workflows (50 by default) for this case.
     for (const id of made) expect((await api(`/api/workflows/${id}`, 'PATCH', { visibility: 'public' })).status).toBe(200);
-    const found = await search('query=paged');
-    expect(found).toHaveLength(205);
-    expect(new Set(found.map((r) => r.id))).toEqual(new Set(made));
+    const all = await fetchJson(`${gw.url}/api/workflows/search?query=paged`);
+    expect(all.body.count).toBe(205);
+    // The first 50 in the public list's order: the newest published first.
+    expect(all.body.results.map((r: { id: string }) => r.id)).toEqual(made.slice(-50).reverse());
+    // Every one is found by narrower words, the first published (read last, past 200) too.
+    for (const i of [0, 4, 100, 204]) expect((await search(`query=paged+p${String(i).padStart(3, '0')}`)).map((r) => r.id)).toEqual([made[i]]);
     expect(await search('query=paged&workflowType=write')).toEqual([]);
-    expect(await search('query=paged&workflowType=read')).toHaveLength(205);
+    const reads = await fetchJson(`${gw.url}/api/workflows/search?query=paged&workflowType=read`);
+    expect(reads.body).toMatchObject({ count: 205, results: expect.any(Array) });
+    expect(reads.body.results).toHaveLength(50);
   });
 });

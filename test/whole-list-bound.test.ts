@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WHOLE_LIST_CHARS } from '../src/engine/whole-list.ts';
+import { SEARCH_RESULTS } from '../tools/public-workflows.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { insertWorkflow, orgIdentity } from './helpers/org-fixtures.ts';
 
@@ -94,10 +95,11 @@ describe('lists asked for whole', () => {
     expect(publicPage.body.map((w: { id: string }) => w.id)).toEqual(firstFive.body.slice(2, 5).map((w: { id: string }) => w.id));
     expect((await fetchJson(`${gw.url}/api/workflows/public?offset=2`)).status).toBe(400);
 
-    // Search reads every public workflow a page at a time, so it still finds them all.
+    // Search reads every public workflow a page at a time, so it still counts them all (and answers the first 50).
     const search = await fetchJson(`${gw.url}/api/workflows/search?query=public`);
     expect(search.status).toBe(200);
-    expect(search.body.results.filter((r: { name: string }) => r.name.startsWith('public ')).length).toBe(rows);
+    expect(search.body.count).toBe(rows);
+    expect(search.body.results.filter((r: { name: string }) => r.name.startsWith('public ')).length).toBe(Math.min(rows, SEARCH_RESULTS));
 
     expect((await api('/api/workflows', keyB)).status).toBe(200);
   }, 60_000);

@@ -67,11 +67,19 @@ const searchResultSchema = z.object({
   workflowType: z.enum(['read', 'write']),
 });
 
+/**
+ * Results one search answers, in the public list's order (featured first, then the newest published); `count` is
+ * every match. Search needs no key and every tenant may publish 50 workflows: an empty query answered all of them,
+ * with 5,000 public workflows a megabyte and 9 ms of the shared process per anonymous request, and more than any
+ * agent's context holds. Narrower words, a category or a chain find the rest; GET /api/workflows/public pages them all.
+ */
+export const SEARCH_RESULTS = 50;
+
 export const searchWorkflowsTool = defineTool({
   name: 'search_workflows',
   title: 'Search public workflows',
   description:
-    'Finds published workflows by text, category (featured category or public tag slug), chain and workflowType (read, or write: sends transactions). Full definition: get_workflow.',
+    'Finds public workflows by text, category (featured category or tag slug), chain and workflowType (read, or write: sends transactions). First 50 shown; count: all matches. Graph: get_workflow.',
   scope: 'public',
   input: z.object({
     query: z.string().trim().max(200).optional(),
@@ -86,6 +94,7 @@ export const searchWorkflowsTool = defineTool({
     const chainId = chain === undefined ? undefined : (ctx.services.chains.resolve(chain)?.chainId ?? -1);
     const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
     const results = [];
+    let count = 0;
     for (const workflow of await publicSummaries(ctx.services.store)) {
       // Search offers workflows to use; one with a step that cannot run here would only fail.
       if (!workflow.runnable) continue;
@@ -99,6 +108,7 @@ export const searchWorkflowsTool = defineTool({
         continue;
       if (chainId !== undefined && !chainIds.includes(chainId)) continue;
       if (workflowType && type !== workflowType) continue;
+      if (++count > SEARCH_RESULTS) continue;
       results.push({
         id: workflow.id,
         name: workflow.name,
@@ -111,7 +121,7 @@ export const searchWorkflowsTool = defineTool({
         workflowType: type,
       });
     }
-    return { count: results.length, results };
+    return { count, results };
   },
 });
 
