@@ -52,6 +52,12 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 60,
     describes: 'direct-execution requests per API key per minute',
   },
+  restPerOrganization: {
+    variable: 'FLOWGATE_RATE_LIMIT_REST_PER_ORG',
+    default: 1200,
+    windowSeconds: 60,
+    describes: 'REST API requests per organization per minute (any of its API keys, sessions or OAuth tokens; webhook calls are not counted)',
+  },
   objectWritesPerOrganization: {
     variable: 'FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG',
     default: 300,

@@ -3,6 +3,7 @@ import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
 import { rateLimitedError, rateLimitHeaders } from '../src/guards/rate-limit.ts';
+import type { RateLimitName } from '../src/config.ts';
 import { parseIdempotencyKey } from '../src/guards/idempotency.ts';
 import { signalDeprecations } from './deprecations.ts';
 import { deepFreeze, isDeepFrozen } from '../src/immutable.ts';
@@ -57,7 +58,8 @@ async function parse<T extends z.ZodType>(schema: T, value: unknown) {
   }
 }
 
-async function consumeRateLimit(name: NonNullable<AnyTool['rateLimit']>, key: string, ctx: ToolContext): Promise<void> {
+/** Consumes one request of a limit, putting its X-RateLimit-* headers on the response; past it, the one 429. */
+export async function consumeRateLimit(name: RateLimitName, key: string, ctx: ToolContext): Promise<void> {
   const decision = await ctx.services.rateLimiter.consume(name, key);
   const headers = rateLimitHeaders(decision);
   for (const [header, value] of Object.entries(headers)) ctx.setHeader(header, value);

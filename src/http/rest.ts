@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AnyTool, HttpMethod, ToolContext } from '../../tools/define.ts';
-import { invokeTool } from '../../tools/invoke.ts';
+import { consumeRateLimit, invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
 import { serveEventStream } from './event-stream.ts';
 import { onceForFrozen } from '../immutable.ts';
@@ -111,6 +111,19 @@ function jsonSender(): (res: Response, output: object) => void {
   };
 }
 
+/**
+ * Every REST request an organization's credentials make counts against one budget (FLOWGATE_RATE_LIMIT_REST_PER_ORG),
+ * as MCP requests already did: reads cost the shared process too, and one tenant's keys could otherwise ask as fast
+ * as the gateway answers. Webhook calls (`wfb_` keys) are not counted: their runs are bounded by the run queue, and
+ * another system's burst should not lock the organization out of its own API. A narrower limit of the operation
+ * (direct execution, object writes) is consumed after this one and its headers win.
+ */
+async function consumeOrganizationBudget(ctx: ToolContext): Promise<void> {
+  const { principal, services } = ctx;
+  if (!principal || principal.kind === 'user_key' || !services.rateLimiter.enabled) return;
+  await consumeRateLimit('restPerOrganization', principal.organizationId, ctx);
+}
+
 export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
   const sendJson = jsonSender();
   const operations = operationLookup(registry);
@@ -128,8 +141,10 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
     const rest = tool.rest!;
     try {
       req.params = found.params as Record<string, string>;
-      if (rest.eventStream) return await serveEventStream(tool, collectInput(tool, req), req, res, contextFor(req, res));
-      const output = await invokeTool(tool, collectInput(tool, req), contextFor(req, res));
+      const ctx = contextFor(req, res);
+      await consumeOrganizationBudget(ctx);
+      if (rest.eventStream) return await serveEventStream(tool, collectInput(tool, req), req, res, ctx);
+      const output = await invokeTool(tool, collectInput(tool, req), ctx);
       if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
       res.status((res.locals.status as number | undefined) ?? rest.status ?? 200);
       if (typeof output === 'object' && output !== null && !res.get('Content-Type')) sendJson(res, output);

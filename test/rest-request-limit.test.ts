@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * Every REST request an organization's credentials make counts against one
+ * budget (FLOWGATE_RATE_LIMIT_REST_PER_ORG, 8 a minute here), as MCP requests
+ * already did: before it, one tenant's keys could read as fast as the shared
+ * process answered. Other organizations, anonymous reads, MCP (its own
+ * budget) and webhook calls go on.
+ */
+
+let gw: TestGateway;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_REST_PER_ORG: '8' } });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+const get = (path: string, key?: string) => fetchJson(`${gw.url}${path}`, key ? { key } : {});
+const post = (path: string, key: string, body: unknown) => fetchJson(`${gw.url}${path}`, { method: 'POST', key, body: JSON.stringify(body) });
+
+describe('REST requests per organization', () => {
+  it('refuses the request past the budget across the organization’s keys, with headers and a way out; others go on', async () => {
+    const secondKey = await gw.createKey({ name: 'second key of the same organization' });
+    const otherOrganization = await gw.createKey({ org: 'tenant-b' });
+    // Spent on the way: a webhook key and a Webhook workflow, to show webhook calls are not counted.
+    const webhookKey = (await post('/api/api-keys', gw.ownerKey, { name: 'hook' })).body.key as string;
+    const created = await post('/api/workflows/create', secondKey, {
+      name: 'hooked',
+      nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Webhook' } } }],
+      edges: [],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await get('/api/workflows', i % 2 ? secondKey : gw.ownerKey));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.map((a) => a.headers.get('x-ratelimit-remaining'))).toEqual(['5', '4', '3', '2', '1', '0']);
+    expect(answers[5]!.headers.get('x-ratelimit-limit')).toBe('8');
+
+    const refused = await get('/api/workflows/executions', secondKey);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 8 });
+    expect(refused.body.error).toContain('REST API requests per organization per minute');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Writes too, and nothing is written.
+    const write = await post('/api/projects', gw.ownerKey, { name: 'past the budget' });
+    expect(write.status).toBe(429);
+
+    // Another organization, anonymous reads, MCP and the webhook go on.
+    expect((await get('/api/workflows', otherOrganization)).status).toBe(200);
+    expect((await get('/api/workflows/search?query=x')).status).toBe(200);
+    const overMcp = await fetchJson(`${gw.url}/mcp`, {
+      method: 'POST',
+      key: gw.ownerKey,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_projects', arguments: {} } }),
+    });
+    expect(overMcp.status).toBe(200);
+    expect(JSON.parse(overMcp.body.result.content[0].text)).toEqual({ projects: [] });
+    const hooked = await post(`/api/workflows/${created.body.id}/webhook`, webhookKey, { any: 'body' });
+    expect(hooked.status, JSON.stringify(hooked.body)).toBe(200);
+  }, 60_000);
+});
