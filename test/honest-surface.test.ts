@@ -156,7 +156,7 @@ describe('no claims of what does not exist', () => {
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
   });
 
-  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts; step-up: test/step-up.test.ts; object writes: test/object-write-limit.test.ts; catalog e-mail: test/catalog-email-budget.test.ts; OAuth authorize: test/oauth-authorize-limit.test.ts; address links: test/email-link-limit.test.ts)', async () => {
+  it('x-rate-limits and /docs/limits list only the enforced limits (wallet sign-in: test/siwe-sessions.test.ts; e-mail sign-up and sign-in: test/email-sign-up.test.ts; step-up: test/step-up.test.ts; object writes: test/object-write-limit.test.ts; catalog e-mail: test/catalog-email-budget.test.ts; OAuth authorize: test/oauth-authorize-limit.test.ts; address links: test/email-link-limit.test.ts; REST requests: test/rest-request-limit.test.ts)', async () => {
     const { body } = await fetchJson(`${gw.url}/openapi.json`);
     expect(body['x-rate-limits'].map((l: { name: string }) => l.name).sort()).toEqual([
       'anonymousWorkflowsPerIp',
@@ -173,6 +173,7 @@ describe('no claims of what does not exist', () => {
       'oauthRegisterPerIp',
       'oauthTokenPerIp',
       'objectWritesPerOrganization',
+      'restPerOrganization',
       'siweNoncePerIp',
       'siweVerifyPerIp',
       'stepUpPerUserAction',
@@ -181,6 +182,7 @@ describe('no claims of what does not exist', () => {
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY');
+    expect(limits).toContain('FLOWGATE_RATE_LIMIT_REST_PER_ORG');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_CATALOG_EMAIL_PER_RECIPIENT');
