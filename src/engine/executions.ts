@@ -696,16 +696,16 @@ export async function listLogStatuses(store: Store, executionId: string): Promis
 
 /**
  * Input and output the run list carries in all: each run's are up to a request body and its run data (16 MiB),
- * so a hundred of them could be gigabytes read into the shared process by one request. Past it the list ends
- * early (it always holds the newest run); each run's full record is GET .../executions/{id}/details.
+ * so a hundred of them could be gigabytes read into the shared process by one request, and at 16 MiB one list
+ * still cost about a second of CPU to parse and answer. Past it the list ends early (it always holds the newest
+ * run); each run's full record is GET .../executions/{id}/details.
  */
-export const LIST_DATA_CHARS = 16 * 1024 * 1024;
+export const LIST_DATA_CHARS = 4 * 1024 * 1024;
 const LIST_PAGE = 20;
 
 export async function listExecutions(store: Store, organizationId: string, workflowId: string, limit = 100): Promise<ExecutionRecord[]> {
-  const base = store
+  const ordered = store
     .selectFrom('workflow_executions')
-    .select(RECORD_COLUMNS)
     .where('workflow_id', '=', workflowId)
     .where('organization_id', '=', organizationId)
     .orderBy('created_at', 'desc')
@@ -714,17 +714,25 @@ export async function listExecutions(store: Store, organizationId: string, workf
   let chars = 0;
   while (records.length < limit) {
     const last = records.at(-1);
-    const page = await (
-      last ? base.where((eb) => eb.or([eb('created_at', '<', last.createdAt), eb.and([eb('created_at', '=', last.createdAt), eb('id', '<', last.id)])])) : base
-    )
+    const after = last
+      ? ordered.where((eb) => eb.or([eb('created_at', '<', last.createdAt), eb.and([eb('created_at', '=', last.createdAt), eb('id', '<', last.id)])]))
+      : ordered;
+    // Sizes first: a page of 20 runs could hold 340 MB, and only the rows within the bound are read whole.
+    const sizes = await after
+      .select(['id', sql<number>`coalesce(length(input), 0) + coalesce(length(output), 0)`.as('chars')])
       .limit(Math.min(LIST_PAGE, limit - records.length))
       .execute();
-    for (const row of page) {
-      chars += (row.input?.length ?? 0) + (row.output?.length ?? 0);
-      if (records.length > 0 && chars > LIST_DATA_CHARS) return records;
-      records.push(toExecutionRecord(row));
+    const fitting: string[] = [];
+    for (const row of sizes) {
+      chars += Number(row.chars);
+      if (records.length + fitting.length > 0 && chars > LIST_DATA_CHARS) break;
+      fitting.push(row.id);
     }
-    if (page.length < LIST_PAGE) return records;
+    if (fitting.length > 0) {
+      const rows = await ordered.select(RECORD_COLUMNS).where('id', 'in', fitting).execute();
+      for (const row of rows) records.push(toExecutionRecord(row));
+    }
+    if (fitting.length < sizes.length || sizes.length < LIST_PAGE) return records;
   }
   return records;
 }
