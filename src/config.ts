@@ -56,7 +56,8 @@ export const RATE_LIMIT_VARIABLES = {
     variable: 'FLOWGATE_RATE_LIMIT_REST_PER_ORG',
     default: 1200,
     windowSeconds: 60,
-    describes: 'REST API requests per organization per minute (any of its API keys, sessions or OAuth tokens; webhook calls are not counted)',
+    describes:
+      'REST API requests per organization per minute (any of its API keys, sessions or OAuth tokens; webhook calls are not counted), an answer counting one more for each 64 KiB it held',
   },
   objectWritesPerOrganization: {
     variable: 'FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG',

@@ -66,3 +66,38 @@ describe('REST requests per organization', () => {
     expect(hooked.status, JSON.stringify(hooked.body)).toBe(200);
   }, 60_000);
 });
+
+describe('a large answer', () => {
+  it('costs one more point per 64 KiB it holds, and a copy still current (304) does not', async () => {
+    const roomy = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_REST_PER_ORG: '100' } });
+    try {
+      const call = (path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${roomy.url}${path}`, { key: roomy.ownerKey, ...init });
+      const created = await call('/api/workflows/create', {
+        method: 'POST',
+        body: JSON.stringify({
+          name: 'large',
+          nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual', note: 'n'.repeat(240_000) } } }],
+          edges: [],
+        }),
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const before = Number((await call('/api/projects')).headers.get('x-ratelimit-remaining'));
+      const list = await call('/api/workflows');
+      expect(list.status).toBe(200);
+      // The answer's own headers were written before it was sent: one point.
+      expect(Number(list.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
+      const extra = Math.floor(Number(list.headers.get('content-length')) / (64 * 1024));
+      expect(extra).toBe(3);
+      const after = Number((await call('/api/projects')).headers.get('x-ratelimit-remaining'));
+      expect(after).toBe(before - 1 - extra - 1);
+      // Asked again with the ETag it has: 304, no body, one point. (fetch sends `Cache-Control: no-cache` with a conditional request unless told otherwise.)
+      const again = await fetch(`${roomy.url}/api/workflows`, {
+        headers: { authorization: `Bearer ${roomy.ownerKey}`, 'if-none-match': list.headers.get('etag')!, 'cache-control': 'max-age=0' },
+      });
+      expect(again.status).toBe(304);
+      expect(Number((await call('/api/projects')).headers.get('x-ratelimit-remaining'))).toBe(after - 2);
+    } finally {
+      await roomy.close();
+    }
+  }, 60_000);
+});

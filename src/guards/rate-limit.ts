@@ -26,6 +26,8 @@ export interface RateLimiter {
   consume(name: RateLimitName, key: string): Promise<RateLimitDecision>;
   /** Forgets the counter of `key` (a completed step-up resets its budget). */
   reset(name: RateLimitName, key: string): Promise<void>;
+  /** Adds `points` to `key`'s counter without refusing anything now: the cost of work already done (a large answer). */
+  charge(name: RateLimitName, key: string, points: number): Promise<void>;
 }
 
 /**
@@ -88,6 +90,10 @@ export function createRateLimiter(config: Config, opened: OpenedStore): RateLimi
     async reset(name, key) {
       if (!config.rateLimitsEnabled) return;
       await limiterFor(name).delete(byIp(name) ? addressBucket(key) : key);
+    },
+    async charge(name, key, points) {
+      if (!config.rateLimitsEnabled || points <= 0) return;
+      await limiterFor(name).penalty(byIp(name) ? addressBucket(key) : key, points);
     },
   };
 }

@@ -95,33 +95,49 @@ export function operationLookup(registry: readonly AnyTool[]): OperationLookup {
  * of app.ts; express then answers 304 or HEAD as for res.json), with the serialization and the ETag's hash
  * kept for a deeply frozen output (a static list such as the chain catalog's: src/immutable.ts).
  */
-function jsonSender(): (res: Response, output: object) => void {
+function jsonSender(): (res: Response, output: object, beforeSending: (bytes: number) => Promise<void>) => Promise<void> {
   let etagOf: ((body: Buffer) => string | undefined) | undefined;
   const serialized = onceForFrozen((output: object) => {
     const body = Buffer.from(stringifyJson(output));
     return { body, etag: etagOf?.(body) };
   });
-  return (res, output) => {
+  return async (res, output, beforeSending) => {
     etagOf ??= res.app.get('etag fn') as typeof etagOf;
     const { body, etag } = serialized(output);
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', body.length);
     if (etag && !res.get('ETag')) res.setHeader('ETag', etag);
+    // A client whose copy is current gets a 304 with no body (express decides by the ETag set above).
+    await beforeSending(res.req.fresh ? 0 : body.length);
     res.send(body);
   };
 }
 
+/** An answer costs one more point of the budget below for each this many bytes it holds. */
+export const RESPONSE_POINT_BYTES = 64 * 1024;
+
 /**
  * Every REST request an organization's credentials make counts against one budget (FLOWGATE_RATE_LIMIT_REST_PER_ORG),
  * as MCP requests already did: reads cost the shared process too, and one tenant's keys could otherwise ask as fast
- * as the gateway answers. Webhook calls (`wfb_` keys) are not counted: their runs are bounded by the run queue, and
- * another system's burst should not lock the organization out of its own API. A narrower limit of the operation
- * (direct execution, object writes) is consumed after this one and its headers win.
+ * as the gateway answers. A large answer costs more, since reading, parsing and sending it does: one point, plus one
+ * per RESPONSE_POINT_BYTES it holds, charged before it is sent (an 8 MiB list is 129 points). Webhook calls
+ * (`wfb_` keys) are not counted: their runs are bounded by the run queue, and another system's burst should not lock
+ * the organization out of its own API. A narrower limit of the operation (direct execution, object writes) is
+ * consumed after this one and its headers win.
  */
+const countedOrganization = ({ principal, services }: ToolContext) =>
+  principal && principal.kind !== 'user_key' && services.rateLimiter.enabled ? principal.organizationId : undefined;
+
 async function consumeOrganizationBudget(ctx: ToolContext): Promise<void> {
-  const { principal, services } = ctx;
-  if (!principal || principal.kind === 'user_key' || !services.rateLimiter.enabled) return;
-  await consumeRateLimit('restPerOrganization', principal.organizationId, ctx);
+  const organizationId = countedOrganization(ctx);
+  if (organizationId) await consumeRateLimit('restPerOrganization', organizationId, ctx);
+}
+
+/** The extra points of an answer of `bytes`, charged before it is sent (so the caller's next request sees them). */
+async function chargeAnswer(ctx: ToolContext, bytes: number): Promise<void> {
+  const organizationId = countedOrganization(ctx);
+  const points = Math.floor(bytes / RESPONSE_POINT_BYTES);
+  if (organizationId && points > 0) await ctx.services.rateLimiter.charge('restPerOrganization', organizationId, points);
 }
 
 export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
@@ -147,7 +163,7 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
       const output = await invokeTool(tool, collectInput(tool, req), ctx);
       if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
       res.status((res.locals.status as number | undefined) ?? rest.status ?? 200);
-      if (typeof output === 'object' && output !== null && !res.get('Content-Type')) sendJson(res, output);
+      if (typeof output === 'object' && output !== null && !res.get('Content-Type')) await sendJson(res, output, (bytes) => chargeAnswer(ctx, bytes));
       else res.json(output);
     } catch (error) {
       next(error);
