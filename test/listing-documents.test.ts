@@ -191,3 +191,54 @@ describe('search over public workflows', () => {
     expect(await found('okapi')).toEqual([]);
   });
 });
+
+describe('the public workflow list', () => {
+  /** What the anonymous public list (a page of it, when `query` says so) holds of this test's workflows now. */
+  const listed = async (query = '') => {
+    const res = await fetchJson(`${gw.url}/api/workflows/public${query}`);
+    expect(res.status).toBe(200);
+    return (res.body as { id: string; name: string; description: string | null; publicTags: { name: string }[]; nodes: unknown[] }[]).filter((w) =>
+      w.name.startsWith('Gnu '),
+    );
+  };
+
+  it('answers a repeated request the same, and shows each change on the next one: a rename, a tag, a graph, another connection’s write, going private, a delete', async () => {
+    const tag = await fetchJson(`${gw.url}/api/public-tags`, { method: 'POST', key, body: JSON.stringify({ name: 'Listed Tag' }) });
+    const created = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key, body: JSON.stringify({ name: 'Gnu One', ...graph }) });
+    const id = created.body.id as string;
+    const patch = (body: unknown) => fetchJson(`${gw.url}/api/workflows/${id}`, { method: 'PATCH', key, body: JSON.stringify(body) });
+    expect((await fetchJson(`${gw.url}/api/workflows/${id}/go-live`, { method: 'PUT', key, body: JSON.stringify({ name: 'Gnu One' }) })).status).toBe(200);
+    const first = await fetchJson(`${gw.url}/api/workflows/public`);
+    const again = await fetchJson(`${gw.url}/api/workflows/public`);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect((await listed()).map((w) => w.name)).toEqual(['Gnu One']);
+    expect((await listed('?limit=200')).map((w) => w.name)).toEqual(['Gnu One']);
+
+    expect((await patch({ name: 'Gnu Two' })).status).toBe(200);
+    expect((await listed()).map((w) => w.name)).toEqual(['Gnu Two']);
+    expect((await listed('?limit=200')).map((w) => w.name)).toEqual(['Gnu Two']);
+    expect(
+      (await fetchJson(`${gw.url}/api/workflows/${id}/go-live`, { method: 'PUT', key, body: JSON.stringify({ name: 'Gnu Two', publicTagIds: [tag.body.id] }) }))
+        .status,
+    ).toBe(200);
+    expect((await listed())[0]!.publicTags.map((t) => t.name)).toEqual(['Listed Tag']);
+    const longer = { ...graph, nodes: [...graph.nodes, { id: 'more', type: 'action', data: { label: 'More', config: graph.nodes[1]!.data.config } }] };
+    expect((await patch({ nodes: longer.nodes })).status).toBe(200);
+    expect((await listed())[0]!.nodes).toHaveLength(3);
+
+    // Written by another process: the description, and the tag's name.
+    await beside.updateTable('workflows').set({ description: 'Grazes elsewhere' }).where('id', '=', id).execute();
+    expect((await listed())[0]!.description).toBe('Grazes elsewhere');
+    await beside.updateTable('public_tags').set({ name: 'Renamed Elsewhere' }).where('id', '=', tag.body.id).execute();
+    expect((await listed())[0]!.publicTags.map((t) => t.name)).toEqual(['Renamed Elsewhere']);
+
+    expect((await patch({ visibility: 'private' })).status).toBe(200);
+    expect(await listed()).toEqual([]);
+    expect((await patch({ visibility: 'public' })).status).toBe(200);
+    expect((await listed()).map((w) => w.name)).toEqual(['Gnu Two']);
+    expect((await fetchJson(`${gw.url}/api/workflows/${id}`, { method: 'DELETE', key })).status).toBe(200);
+    expect(await listed()).toEqual([]);
+    expect(await listed('?limit=200')).toEqual([]);
+  });
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { listPublicWorkflows, markFeatured } from '../src/engine/public-workflows.ts';
+import { markFeatured } from '../src/engine/public-workflows.ts';
+import { keptPublicWorkflows } from '../src/engine/public-list-cache.ts';
 import { publicSummaries } from '../src/engine/public-search.ts';
 import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { booleanish } from './inputs.ts';
@@ -34,7 +35,7 @@ export const listPublicWorkflowsTool = defineTool({
   output: z.array(publicWorkflowSchema),
   rest: { method: 'GET', path: '/api/workflows/public' },
   mcp: false,
-  handler: (filters, ctx) => listPublicWorkflows(ctx.services.store, filters),
+  handler: (filters, ctx) => keptPublicWorkflows(ctx.services.store, filters),
 });
 
 export const featureWorkflowTool = defineTool({

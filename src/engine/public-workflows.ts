@@ -178,6 +178,11 @@ export function publicWorkflowsQuery(store: Store, filters: Omit<PublicListFilte
 }
 
 export async function listPublicWorkflows(store: Store, filters: PublicListFilters = {}): Promise<PublicWorkflow[]> {
+  return (await readPublicWorkflows(store, filters)).list;
+}
+
+/** The list and the characters of graph it was built from (what keeping it costs: public-list-cache.ts). */
+export async function readPublicWorkflows(store: Store, filters: PublicListFilters): Promise<{ list: PublicWorkflow[]; chars: number }> {
   const ordered = publicWorkflowsQuery(store, filters).selectAll('workflows');
   // Reads by offset (the order has no single key to seek by); a workflow published meanwhile may repeat one, dropped here.
   let offset = filters.offset ?? 0;
@@ -197,7 +202,8 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
     store,
     rows.map((r) => r.id),
   );
-  return rows.map((row) => ({
+  const chars = rows.reduce((sum, row) => sum + row.nodes.length + row.edges.length, 0);
+  const list = rows.map((row) => ({
     ...asPublic(toWorkflowRecord(row)),
     publicTags: tags.get(row.id) ?? [],
     featured: row.featured === 1,
@@ -206,6 +212,7 @@ export async function listPublicWorkflows(store: Store, filters: PublicListFilte
     featuredOrder: row.featured_order,
     publishedAt: row.published_at,
   }));
+  return { list, chars };
 }
 
 export async function markFeatured(
