@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import type { AnyTool, ToolContext } from './define.ts';
 import { authorize } from './authorize.ts';
+import { requireRole } from '../src/org/roles.ts';
 import { rateLimitedError, rateLimitHeaders } from '../src/guards/rate-limit.ts';
 import type { RateLimitName } from '../src/config.ts';
 import { parseIdempotencyKey } from '../src/guards/idempotency.ts';
@@ -70,6 +71,10 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
   // First, so refusals (401, 400) that used a deprecated shape say so too.
   signalDeprecations(tool, rawInput, ctx);
   authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
+  // An API key keeps the scope it was made with, but an admin operation also needs its user to be an admin or owner
+  // now: a demoted admin's key lost the right at the next request only where a handler remembered to look.
+  // (Sessions carry their role and OAuth tokens are capped by it, both read on every request.)
+  if (tool.scope === 'mcp:admin' && ctx.principal?.kind === 'api_key') await requireRole(ctx.services.store, ctx.principal, 'admin');
   if (tool.rateLimit && ctx.principal) {
     const key = tool.rateLimit === 'executePerKey' ? ctx.principal.keyId : ctx.principal.organizationId;
     await consumeRateLimit(tool.rateLimit, key, ctx);
