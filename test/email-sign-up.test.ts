@@ -99,7 +99,9 @@ describe('e-mail sign-up behind a CAPTCHA', () => {
     const res = await signUp(client, { email, password: 'correct horse battery', name: 'Ada' });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('verification_sent');
-    expect(res.headers.get('set-cookie')).toBeNull();
+    // No session yet: only the cookie that tells the link this browser signed up.
+    expect(res.headers.get('set-cookie')).toMatch(/^flowgate_signup=[\w-]+;/);
+    expect(res.headers.get('set-cookie')).not.toContain('flowgate_session');
 
     const [mail] = mailsTo(email);
     expect(fakes.resend.received.at(-1)!.headers.authorization).toBe(`Bearer ${CREDENTIALS.resend}`);
@@ -114,8 +116,8 @@ describe('e-mail sign-up behind a CAPTCHA', () => {
     // Not signed in until the link is followed, and not with the password either.
     expect((await client.fetch('/api/auth/sign-in/email', { method: 'POST', json: { email, password: 'correct horse battery' } })).status).toBe(401);
 
-    // A mail client opens the link: a plain GET without Origin.
-    const browser = browserClient(gw.url, { origin: null });
+    // The link opened in the browser that signed up (a plain GET, as from a mail client).
+    const browser = client;
     const verified = await browser.fetch(link);
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
     expect(verified.body).toMatchObject({ user: { email }, organization: { role: 'owner', name: "Ada's organization" }, created: true });
@@ -130,6 +132,30 @@ describe('e-mail sign-up behind a CAPTCHA', () => {
     const again = await browserClient(gw.url).fetch(link);
     expect(again.status).toBe(400);
     expect(again.body.code).toBe('email_token_invalid');
+  });
+
+  it('opened in another browser, the link verifies and creates the organization but signs nobody in there: no page can sign a visitor into its own account', async () => {
+    // The attacker signs up and keeps the link.
+    const attackerEmail = newEmail();
+    await signUp(browserClient(gw.url), { email: attackerEmail, password: 'attacker password' });
+    const attackerLink = linkIn(mailsTo(attackerEmail).at(-1)!.text)!;
+    // The victim is signed in to an account of their own, and a page sends their browser to the attacker's link.
+    const victim = await verifiedAccount();
+    const forced = await victim.client.fetch(attackerLink, { headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } });
+    expect(forced.status, JSON.stringify(forced.body)).toBe(200);
+    expect(forced.body).toMatchObject({ user: { email: attackerEmail }, session: null, created: true });
+    expect(forced.body.next).toContain('POST /api/auth/sign-in/email');
+    expect(forced.headers.get('set-cookie')).toBeNull();
+    const still = await victim.client.fetch('/api/auth/session');
+    expect(still.body.user.email).toBe(victim.email);
+    expect(still.body.organization.id).toBe(victim.verified.organization.id);
+    // The attacker's account exists, verified, and its owner signs in with the password.
+    const signedIn = await browserClient(gw.url).fetch('/api/auth/sign-in/email', {
+      method: 'POST',
+      json: { email: attackerEmail, password: 'attacker password' },
+    });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.created).toBe(false);
   });
 
   it('POST /api/auth/verify-email takes the token in the body', async () => {

@@ -39,6 +39,8 @@ export interface ToolContext {
   setHeader(name: string, value: string): void;
   /** Overrides the REST success status for this response (a replayed 202, a 200 simulation); ignored over MCP. */
   setStatus(status: number): void;
+  /** The sign-up cookie's value (REST only): which sign-up this browser made (src/auth/session-cookie.ts). */
+  signUpBinding?: string;
   /** The HTTP request as a trigger sees it (REST only): method, non-secret headers, query. */
   request?: { method: string; headers: Record<string, string>; query: Record<string, unknown> };
   /**

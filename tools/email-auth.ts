@@ -7,6 +7,8 @@ import { CAPTCHA_HEADER, requireCaptcha } from '../src/auth/captcha.ts';
 import { deploymentMailer } from '../src/auth/mailer.ts';
 import {
   authenticateWithPassword,
+  EMAIL_TOKEN_TTL_MS,
+  emailSignUpBinding,
   normalizeEmail,
   requestEmailLink,
   requireMailer,
@@ -17,6 +19,7 @@ import {
 import { requireStepUp, stepUpProofFields } from '../src/auth/step-up.ts';
 import { requirePrincipal } from './authorize.ts';
 import { tokenHash } from '../src/auth/tokens.ts';
+import { signUpCookie } from '../src/auth/session-cookie.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { isServiceError } from '../src/errors.ts';
 
@@ -34,8 +37,11 @@ const accountOutput = z.object({
   session: z
     .object({ id: z.string(), expiresAt: z.string() })
     .nullable()
-    .describe('The session opened (cookie set); null when the link only confirmed an address added to an account, which signs nobody in'),
+    .describe(
+      'The session opened (cookie set); null when the link only confirmed an address added to an account, which signs nobody in, or was opened in another browser than the one that signed up',
+    ),
   created: z.boolean().describe('true when this call created the organization (first verification)'),
+  next: z.string().optional().describe('What to do when no session was opened'),
 });
 
 const deps = (ctx: ToolContext) => ({
@@ -74,14 +80,39 @@ export const signUpEmail = defineTool({
     // Per address too, so nobody floods one inbox; counted alike for known and new addresses.
     const perAddress = await ctx.services.rateLimiter.consume('emailSignUpPerAddress', tokenHash(normalizeEmail(input.email)));
     if (!perAddress.allowed) throw rateLimitedError('emailSignUpPerAddress', perAddress, 'sign-up mails to one address are limited');
-    await signUpWithEmail(d, input);
+    const { binding } = await signUpWithEmail(d, input);
+    ctx.setHeader('Set-Cookie', signUpCookie(ctx.services.config.baseUrl, binding, EMAIL_TOKEN_TTL_MS / 1000));
     return SIGN_UP_ANSWER;
   },
 });
 
-async function followLink(token: string, ctx: ToolContext) {
+/**
+ * `fromLink`: the mailed link itself, a GET any page can send. It opens a session only in the browser that signed up
+ * (its sign-up cookie matches the link); elsewhere it verifies the address and creates the organization, and the
+ * owner signs in with the password. Otherwise an attacker's page could sign a visitor into the attacker's new
+ * account, where whatever the visitor saved (integrations, keys) would be the attacker's.
+ */
+async function followLink(token: string, ctx: ToolContext, fromLink = false) {
   const { kind, account } = await verifyEmailToken(deps(ctx), token);
-  if (kind === 'sign_up') return sessionAnswer(ctx, account, 'email_link');
+  if (kind === 'sign_up' && (!fromLink || ctx.signUpBinding === emailSignUpBinding(token))) return sessionAnswer(ctx, account, 'email_link');
+  if (kind === 'sign_up') {
+    if (account.created)
+      await recordAudit(ctx.services.store, {
+        organizationId: account.organization.id,
+        actor: null, // whoever followed the mailed link, in another browser
+        action: 'sign_up',
+        target: account.email,
+        ip: ctx.ip,
+        details: { method: 'email_link', session: false },
+      });
+    return {
+      user: { id: account.userId, email: account.email },
+      organization: account.organization,
+      session: null,
+      created: account.created,
+      next: 'Address verified. This browser did not sign up, so it is not signed in: sign in with POST /api/auth/sign-in/email {email, password}.',
+    };
+  }
   // A link that added an address to an account confirms the address only: whoever holds it is not signed in by it.
   await recordAudit(ctx.services.store, {
     organizationId: account.organization.id,
@@ -130,7 +161,7 @@ export const verifyEmailLink = defineTool({
   output: accountOutput,
   rest: { method: 'GET', path: '/api/auth/verify-email' },
   mcp: false,
-  handler: (input, ctx) => followLink(input.token, ctx),
+  handler: (input, ctx) => followLink(input.token, ctx, true),
 });
 
 export const signInEmail = defineTool({

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
 import type { SecretBox } from '../wallets/crypto.ts';
@@ -104,7 +105,14 @@ export async function requestEmailLink(deps: EmailAccountDeps, input: { userId: 
   });
 }
 
-export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: string; password: string; name?: string }): Promise<void> {
+/**
+ * What the browser that signed up keeps of its link (a digest, not the link): following the link opens a session
+ * only where it is presented (src/auth/session-cookie.ts). A known address gets one too, from a link never mailed,
+ * so the two answers stay alike.
+ */
+export const emailSignUpBinding = (token: string) => createHash('sha256').update(`flowgate sign-up browser v1:${token}`).digest('base64url');
+
+export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: string; password: string; name?: string }): Promise<{ binding: string }> {
   const mailer = requireMailer(deps.mailer);
   const email = deliverableEmail(deps.config, input.email);
   // Hashed on every path, so a known address costs the same time as a new one.
@@ -152,9 +160,11 @@ export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: st
             `Verify it and sign in: ${verificationLink(base, token)}`,
             '',
             'The link works once and expires in 24 hours. If you did not sign up, ignore this message: no account opens until the link is followed.',
+            'Opened in the browser you signed up in, the link also signs you in; elsewhere, sign in with your e-mail and password afterwards.',
           ].join('\n'),
         },
   );
+  return { binding: emailSignUpBinding(token) };
 }
 
 /**

@@ -30,3 +30,20 @@ export function sessionTokenFrom(cookieHeader: string | undefined, baseUrl: stri
   if (!cookieHeader) return undefined;
   return parse(cookieHeader)[sessionCookieName(baseUrl)] || undefined;
 }
+
+/**
+ * The sign-up cookie: set by the e-mail sign-up's answer to the browser that asked, holding a digest of the
+ * link it mailed (emailSignUpBinding). Following the link opens a session only in a browser holding it: a GET
+ * any page can send must not sign a visitor into someone else's new account (login CSRF). Path / because the
+ * `__Host-` prefix requires it; it lives as long as the link.
+ */
+const signUpCookieName = (baseUrl: string) => (isHttps(baseUrl) ? '__Host-flowgate_signup' : 'flowgate_signup');
+
+export function signUpCookie(baseUrl: string, binding: string, maxAgeSeconds: number): string {
+  return serialize(signUpCookieName(baseUrl), binding, { httpOnly: true, secure: isHttps(baseUrl), sameSite: 'lax', path: '/', maxAge: maxAgeSeconds });
+}
+
+export function signUpBindingFrom(cookieHeader: string | undefined, baseUrl: string): string | undefined {
+  if (!cookieHeader) return undefined;
+  return parse(cookieHeader)[signUpCookieName(baseUrl)] || undefined;
+}

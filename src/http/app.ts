@@ -7,6 +7,7 @@ import type { Services } from '../services.ts';
 import { MCP_INSTRUCTIONS } from '../discovery/identity.ts';
 import { GATEWAY_VERSION } from '../version.ts';
 import { requestAuth } from './auth.ts';
+import { signUpBindingFrom } from '../auth/session-cookie.ts';
 import { originRules } from './csrf.ts';
 import { renderErrors, sendError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
@@ -116,6 +117,10 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
         transport,
         tools: registry,
         idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
+        // Read on first use: only following a sign-up link looks at it.
+        get signUpBinding() {
+          return transport === 'rest' ? signUpBindingFrom(req.headers.cookie, config.baseUrl) : undefined;
+        },
         setHeader: transport === 'rest' ? (name, value) => res.setHeader(name, value) : () => {},
         setStatus: transport === 'rest' ? (status) => void (res.locals.status = status) : () => {},
         // Built on first read: only the webhook trigger looks at it.
