@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Services } from '../src/services.ts';
 import type { QuotaName } from '../src/config.ts';
+import type { ErrorCode } from '../src/errors.ts';
 import type { DeprecationName } from './deprecations.ts';
 import type { KeyScope, Principal } from '../src/auth/principal.ts';
 
@@ -57,6 +58,9 @@ export interface ToolContext {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** What an operation that takes an `Idempotency-Key` may answer about the key. */
+export const IDEMPOTENCY_ERRORS = ['idempotency_conflict', 'idempotency_in_progress'] as const;
+
 export interface RestBinding {
   method: HttpMethod;
   /** Express-style path: `/api/chains/:chainId/abi`. Path params, query and body merge into one input object. */
@@ -71,6 +75,11 @@ export interface RestBinding {
   cacheControl?: string;
   /** One-line summary for OpenAPI when it should differ from `title`. */
   summary?: string;
+  /**
+   * Error codes this operation answers beyond those /openapi.json derives for every operation (400, 429, auth;
+   * 404 with a path parameter; 413 and 415 with a body; 409 with quotas): listed there by status.
+   */
+  errors?: readonly ErrorCode[];
   /**
    * A server-sent-events feed (src/http/event-stream.ts): the edge calls the
    * handler every `intervalMs` and sends its output as an event (with an `id:`)

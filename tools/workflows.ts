@@ -186,7 +186,7 @@ export const deleteWorkflowTool = defineTool({
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam, force: booleanish.optional() }),
   output: z.object({ success: z.literal(true), id: z.string(), deletedExecutions: z.number() }),
-  rest: { method: 'DELETE', path: '/api/workflows/:workflowId' },
+  rest: { method: 'DELETE', path: '/api/workflows/:workflowId', errors: ['conflict'] },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } },
   async handler({ workflowId, force }, ctx) {
     const { deletedExecutions } = await deleteWorkflow(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId, force === true);

@@ -1,5 +1,5 @@
 import { sessionCookieName } from '../auth/session-cookie.ts';
-import { ERROR_CODES } from '../errors.ts';
+import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 import type { AnyTool } from '../../tools/define.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
 import { DEPRECATIONS, describeDeprecations } from '../../tools/deprecations.ts';
@@ -98,6 +98,19 @@ function operation(tool: AnyTool) {
   } else if (!isPublic) {
     responses['401'] = errorResponse('Missing or invalid API key; `WWW-Authenticate` names the resource metadata');
     responses['403'] = errorResponse('`insufficient_scope`: the key lacks the required scope');
+  }
+
+  // The answers every operation of its shape can give, and those it declares: grouped by status, each code with its meaning.
+  const codes: ErrorCode[] = [
+    ...(/:[A-Za-z]/.test(rest.path) ? (['not_found'] as const) : []),
+    ...(['POST', 'PUT', 'PATCH'].includes(rest.method) ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
+    ...(rest.errors ?? []),
+  ];
+  for (const code of codes) {
+    const status = String(ERROR_CODES[code].status);
+    const line = `\`${code}\`: ${ERROR_CODES[code].meaning}`;
+    const known = responses[status] as { description: string } | undefined;
+    responses[status] = errorResponse(known ? `${known.description}. ${line}` : line);
   }
 
   const deprecatedPath = (tool.deprecations ?? []).some((name) => DEPRECATIONS[name].kind === 'path');

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+/**
+ * /openapi.json lists, for each operation, the error answers it gives: a client generated from it must not meet
+ * a status the document never named. Each case makes the gateway answer an error, then looks the status and the
+ * code up in the document under that operation.
+ */
+
+let gw: TestGateway;
+let doc: { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  doc = (await fetchJson(`${gw.url}/openapi.json`)).body;
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+const api = (path: string, init: RequestInit = {}) => fetchJson(`${gw.url}${path}`, { key: gw.ownerKey, ...init });
+
+/** The answer was an error the document lists for the operation, by status and by code. */
+function expectDeclared(template: string, method: string, answer: { status: number; body: { code?: string } }) {
+  const declared = doc.paths[template]?.[method]?.responses[String(answer.status)];
+  expect(declared, `${method.toUpperCase()} ${template} answered ${answer.status} ${answer.body.code}, which /openapi.json does not list`).toBeDefined();
+  expect(declared!.description).toContain(`\`${answer.body.code}\``);
+}
+
+describe('/openapi.json names the errors operations answer', () => {
+  it('404 for an unknown id, 409 for deleting a workflow with runs, 413 for a body too large, 415 for a body that is not JSON', async () => {
+    expectDeclared('/api/workflows/{workflowId}', 'get', await api('/api/workflows/no-such-workflow'));
+
+    const created = await api('/api/workflows/create', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'has runs', nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] }),
+    });
+    const run = await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: '{}' });
+    await api(`/api/workflows/executions/${run.body.executionId}/wait`);
+    const refused = await api(`/api/workflows/${created.body.id}`, { method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    expectDeclared('/api/workflows/{workflowId}', 'delete', refused);
+
+    const tooLarge = await api(`/api/workflows/${created.body.id}/execute`, {
+      method: 'POST',
+      body: JSON.stringify({ input: { blob: 'x'.repeat(1_100_000) } }),
+    });
+    expect(tooLarge.status).toBe(413);
+    expectDeclared('/api/workflows/{workflowId}/execute', 'post', tooLarge);
+
+    const notJson = await fetchJson(`${gw.url}/api/projects`, { method: 'POST', key: gw.ownerKey, headers: { 'content-type': 'text/plain' }, body: 'name=x' });
+    expect(notJson.status).toBe(415);
+    expectDeclared('/api/projects', 'post', notJson);
+  });
+
+  it('409 for an idempotency key reused with another body', async () => {
+    const created = await api('/api/workflows/create', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'keyed', nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] }),
+    });
+    const run = (input: unknown) =>
+      api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', headers: { 'idempotency-key': 'same-key' }, body: JSON.stringify({ input }) });
+    expect((await run({ n: 1 })).status).toBe(200);
+    const reused = await run({ n: 2 });
+    expect(reused.status).toBe(409);
+    expectDeclared('/api/workflows/{workflowId}/execute', 'post', reused);
+  });
+});
