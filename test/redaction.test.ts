@@ -162,6 +162,47 @@ describe('a published workflow', () => {
   });
 });
 
+describe('capability URLs (the URL is the credential)', () => {
+  it('are hidden from the public graph and another organization: Slack, Discord and Telegram webhooks; the owner still sees them', async () => {
+    const hooks = {
+      discord: 'https://discord.com/api/webhooks/112233/discord-token-SECRET',
+      slack: 'https://hooks.slack.com/services/T0001/B0001/slack-SECRET',
+      telegram: 'https://api.telegram.org/bot123456:telegram-SECRET/sendMessage',
+    };
+    const created = await api('/api/workflows/create', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'Hooked',
+        nodes: [
+          trigger,
+          action('discord', 'Tell Discord', { actionType: 'webhook/send-webhook', webhookUrl: hooks.discord, webhookMethod: 'POST', webhookPayload: '{"content":"hi"}' }),
+          action('slack', 'Tell Slack', { actionType: 'HTTP Request', endpoint: hooks.slack, httpMethod: 'POST', httpBody: '{"text":"hi"}' }),
+          action('tg', 'Tell Telegram', { actionType: 'HTTP Request', endpoint: hooks.telegram, httpMethod: 'POST' }),
+        ],
+        edges: [
+          { source: 't', target: 'discord' },
+          { source: 'discord', target: 'slack' },
+          { source: 'slack', target: 'tg' },
+        ],
+      }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const live = await api(`/api/workflows/${created.body.id}/go-live`, { method: 'PUT', body: JSON.stringify({ name: 'Hooked' }) });
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    expect(live.body.redactedPaths.sort()).toEqual(
+      ['nodes[id=discord].data.config.webhookUrl@path', 'nodes[id=slack].data.config.endpoint@path', 'nodes[id=tg].data.config.endpoint@path'].sort(),
+    );
+    const asRival = await fetchJson(`${gw.url}/api/workflows/${created.body.id}`, { key: rivalKey });
+    const config = (id: string) => asRival.body.nodes.find((n: any) => n.id === id).data.config;
+    expect(config('discord').webhookUrl).toBe('https://discord.com/api/webhooks/112233/[REDACTED]');
+    expect(config('slack').endpoint).toBe('https://hooks.slack.com/services/[REDACTED]');
+    expect(config('tg').endpoint).toBe('https://api.telegram.org/bot[REDACTED]/sendMessage');
+    const anonymous = JSON.stringify((await fetchJson(`${gw.url}/api/workflows/public`)).body);
+    for (const text of [JSON.stringify(asRival.body), anonymous]) expect(text).not.toMatch(/discord-token-SECRET|slack-SECRET|telegram-SECRET/);
+    expect(JSON.stringify((await api(`/api/workflows/${created.body.id}`)).body)).toContain('discord-token-SECRET');
+  });
+});
+
 describe('execution logs', () => {
   it('hide set-cookie and a token the endpoint echoes back, as well as the credentials sent', async () => {
     const created = await api('/api/workflows/create', {

@@ -233,7 +233,20 @@ const USERINFO = /^(https?:\/\/)([^/?#@\s]+)@/i;
 /** `a=1&b=2` with no spaces: a form-encoded body. */
 const FORM_BODY = /^[^=&\s?/]+=[^&\s]*(?:&[^=&\s]+=[^&\s]*)*$/;
 
-/** In every URL of a text: userinfo (`https://user:pass@host`) and credential query parameters (`?api_key=`). */
+/**
+ * URLs that are their own credential (capability URLs): whoever reads one can post as its owner. The part after
+ * each prefix is hidden. Before, a Slack or Discord webhook typed into a step showed whole in a public graph and
+ * in run logs, since neither its field name nor a query parameter said it was secret.
+ */
+const CAPABILITY_URLS: readonly RegExp[] = [
+  /^(https?:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/)([^?#]+)/i,
+  /^(https?:\/\/(?:[\w-]+\.)?discord(?:app)?\.com\/api\/(?:v\d+\/)?webhooks\/\d+\/)([^/?#]+)/i,
+  /^(https?:\/\/api\.telegram\.org\/(?:file\/)?bot)([^/?#]+)/i,
+  /^(https?:\/\/[\w-]+\.webhook\.office\.com\/)([^?#]+)/i,
+  /^(https?:\/\/hooks\.zapier\.com\/hooks\/catch\/)([^?#]+)/i,
+];
+
+/** In every URL of a text: userinfo (`https://user:pass@host`), capability paths and credential query parameters (`?api_key=`). */
 function redactUrls(text: string, path: string, c: Collector): string {
   if (!text.includes('://')) return text;
   return text.replace(URL_IN_TEXT, (url) => {
@@ -243,6 +256,14 @@ function redactUrls(text: string, path: string, c: Collector): string {
       userinfo.split(':').forEach((part) => c.remember(part));
       return `${scheme}${REDACTED}@`;
     });
+    for (const capability of CAPABILITY_URLS) {
+      out = out.replace(capability, (whole, prefix: string, secret: string) => {
+        if (TEMPLATE_ONLY.test(secret)) return whole;
+        c.hide(`${path}@path`, secret);
+        c.remember(secret);
+        return `${prefix}${REDACTED}`;
+      });
+    }
     const query = out.indexOf('?');
     if (query >= 0) {
       const hash = out.indexOf('#', query);
