@@ -175,7 +175,12 @@ describe('capability URLs (the URL is the credential)', () => {
         name: 'Hooked',
         nodes: [
           trigger,
-          action('discord', 'Tell Discord', { actionType: 'webhook/send-webhook', webhookUrl: hooks.discord, webhookMethod: 'POST', webhookPayload: '{"content":"hi"}' }),
+          action('discord', 'Tell Discord', {
+            actionType: 'webhook/send-webhook',
+            webhookUrl: hooks.discord,
+            webhookMethod: 'POST',
+            webhookPayload: '{"content":"hi"}',
+          }),
           action('slack', 'Tell Slack', { actionType: 'HTTP Request', endpoint: hooks.slack, httpMethod: 'POST', httpBody: '{"text":"hi"}' }),
           action('tg', 'Tell Telegram', { actionType: 'HTTP Request', endpoint: hooks.telegram, httpMethod: 'POST' }),
         ],
