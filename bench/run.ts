@@ -324,6 +324,10 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
     await measure('GET /api/workflows/search?query=seeded (anonymous; 50 public workflows of 1.1 MB)', gatewayUrl, {
       path: '/api/workflows/search?query=seeded',
     }),
+    // The public list answers their graphs, redacted: the same page asked again and again, as a hub page would.
+    await measure('GET /api/workflows/public?featured=false&limit=5 (anonymous; 5 of those 50)', gatewayUrl, {
+      path: '/api/workflows/public?featured=false&limit=5',
+    }),
   );
   // The documents every anonymous client reads, each naming every listing in the deployment: ten tenants' 100 listings (their bound).
   await seedListings(gateway, 10, 100);
