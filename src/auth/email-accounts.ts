@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
 import type { SecretBox } from '../wallets/crypto.ts';
@@ -110,7 +109,7 @@ export async function requestEmailLink(deps: EmailAccountDeps, input: { userId: 
  * only where it is presented (src/auth/session-cookie.ts). A known address gets one too, from a link never mailed,
  * so the two answers stay alike.
  */
-export const emailSignUpBinding = (token: string) => createHash('sha256').update(`flowgate sign-up browser v1:${token}`).digest('base64url');
+export const emailSignUpBinding = (token: string) => tokenHash(`flowgate sign-up browser v1:${token}`);
 
 export async function signUpWithEmail(deps: EmailAccountDeps, input: { email: string; password: string; name?: string }): Promise<{ binding: string }> {
   const mailer = requireMailer(deps.mailer);
