@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { AUDIT_ACTIONS, recordAudit } from '../src/org/audit-log.ts';
 import { AUDIT_EXPORT_MAX_ROWS, exportAuditRows, auditRowSchema, auditRowsToCsv, auditRowsToJsonLines, queryAuditLog } from '../src/org/audit-log-query.ts';
 import { requireStepUp, stepUpProofFields } from '../src/auth/step-up.ts';
-import { requireRole } from '../src/org/roles.ts';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 
@@ -33,7 +32,6 @@ const listAuditLogTool = defineTool({
   mcp: false,
   async handler(input, ctx) {
     const principal = requirePrincipal(ctx);
-    await requireRole(ctx.services.store, principal, 'admin');
     return queryAuditLog(ctx.services.store, principal.organizationId, input);
   },
 });
@@ -65,7 +63,6 @@ const exportAuditLogTool = defineTool({
   async handler(input, ctx) {
     const principal = requirePrincipal(ctx);
     const { store } = ctx.services;
-    await requireRole(store, principal, 'admin');
     await requireStepUp(ctx.services, principal, 'audit_export', input, ctx.ip);
     const { rows, truncated } = await exportAuditRows(store, principal.organizationId, { action: input.action, since: input.since });
     // Recorded after the read: the export shows the log as it was when asked for.

@@ -72,8 +72,8 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
   signalDeprecations(tool, rawInput, ctx);
   authorize(ctx, tool, `${ctx.services.config.baseUrl}/.well-known/oauth-protected-resource`);
   // An API key keeps the scope it was made with, but an admin operation also needs its user to be an admin or owner
-  // now: a demoted admin's key lost the right at the next request only where a handler remembered to look.
-  // (Sessions carry their role and OAuth tokens are capped by it, both read on every request.)
+  // now: the one check for every mcp:admin handler (a demoted admin's key could use those that forgot to look).
+  // Sessions carry their role (authorize) and OAuth tokens' scope is capped by it, both read on every request.
   if (tool.scope === 'mcp:admin' && ctx.principal?.kind === 'api_key') await requireRole(ctx.services.store, ctx.principal, 'admin');
   if (tool.rateLimit && ctx.principal) {
     const key = tool.rateLimit === 'executePerKey' ? ctx.principal.keyId : ctx.principal.organizationId;

@@ -86,7 +86,6 @@ export const listApiKeys = defineTool({
   mcp: { annotations: READ_ONLY_LOCAL, resultKey: 'keys' },
   async handler(_input, ctx) {
     const principal = requirePrincipal(ctx);
-    await requireRole(ctx.services.store, principal, 'admin');
     return (await ctx.services.keys.list(principal.organizationId, { includeRevoked: true })).map(view);
   },
 });
@@ -103,7 +102,6 @@ export const revokeApiKey = defineTool({
   async handler(input, ctx) {
     const principal = requirePrincipal(ctx);
     const { services } = ctx;
-    await requireRole(services.store, principal, 'admin');
     const existing = (await services.keys.list(principal.organizationId, { includeRevoked: true })).find((k) => k.id === input.keyId);
     if (!existing) throw new ServiceError(404, 'not_found', `No API key ${JSON.stringify(input.keyId)} in this organization.`, { keyId: input.keyId });
     if (existing.revokedAt) return { id: existing.id, revokedAt: existing.revokedAt };
