@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { RESPONSE_POINT_BYTES } from '../src/http/rest.ts';
 
 /**
  * Every REST request an organization's credentials make counts against one
@@ -86,7 +87,7 @@ describe('a large answer', () => {
       expect(list.status).toBe(200);
       // The answer's own headers were written before it was sent: one point.
       expect(Number(list.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
-      const extra = Math.floor(Number(list.headers.get('content-length')) / (64 * 1024));
+      const extra = Math.floor(Number(list.headers.get('content-length')) / RESPONSE_POINT_BYTES);
       expect(extra).toBe(3);
       const after = Number((await call('/api/projects')).headers.get('x-ratelimit-remaining'));
       expect(after).toBe(before - 1 - extra - 1);

@@ -5,7 +5,7 @@ import { inputJsonSchema, outputJsonSchema } from '../../tools/json-schema.ts';
 import { DEPRECATIONS, describeDeprecations } from '../../tools/deprecations.ts';
 import { QUOTA_VARIABLES, RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
 import { DESCRIPTION_VERSION, SUPPORTED_API_VERSIONS } from '../version.ts';
-import { openApiPath } from './rest.ts';
+import { openApiPath, takesBody } from './rest.ts';
 
 /** /openapi.json, generated from the registry: every REST binding is one operation. */
 
@@ -103,7 +103,7 @@ function operation(tool: AnyTool) {
   // The answers every operation of its shape can give, and those it declares: grouped by status, each code with its meaning.
   const codes: ErrorCode[] = [
     ...(/:[A-Za-z]/.test(rest.path) ? (['not_found'] as const) : []),
-    ...(['POST', 'PUT', 'PATCH'].includes(rest.method) ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
+    ...(takesBody(rest) ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
     ...(rest.errors ?? []),
   ];
   for (const code of codes) {

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type { AnyTool, HttpMethod, ToolContext } from '../../tools/define.ts';
+import type { AnyTool, HttpMethod, RestBinding, ToolContext } from '../../tools/define.ts';
 import { consumeRateLimit, invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
 import { serveEventStream } from './event-stream.ts';
@@ -22,12 +22,15 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
+/** Whether the operation reads a JSON body (and so can answer 413 and 415): POST, PUT, PATCH, and a DELETE that declares body fields. */
+export const takesBody = (rest: RestBinding) => BODY_METHODS.has(rest.method) || (rest.method === 'DELETE' && rest.body !== undefined);
+
 /** Path params, query and body merged into the tool's one input object (path wins, then body). */
 function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   const method = tool.rest!.method;
   const query = asRecord(req.query);
   const deleteBody = method === 'DELETE' ? tool.rest!.body : undefined;
-  if (!BODY_METHODS.has(method) && !deleteBody) return { ...query, ...req.params };
+  if (!takesBody(tool.rest!)) return { ...query, ...req.params };
 
   let body: Record<string, unknown> = {};
   if (req.body === undefined) {
@@ -116,6 +119,10 @@ function jsonSender(): (res: Response, output: object, beforeSending: (bytes: nu
 /** An answer costs one more point of the budget below for each this many bytes it holds. */
 export const RESPONSE_POINT_BYTES = 64 * 1024;
 
+/** The organization whose budget a request counts against; none for anonymous and webhook calls, or with limits off. */
+const countedOrganization = ({ principal, services }: ToolContext) =>
+  principal && principal.kind !== 'user_key' && services.rateLimiter.enabled ? principal.organizationId : undefined;
+
 /**
  * Every REST request an organization's credentials make counts against one budget (FLOWGATE_RATE_LIMIT_REST_PER_ORG),
  * as MCP requests already did: reads cost the shared process too, and one tenant's keys could otherwise ask as fast
@@ -125,9 +132,6 @@ export const RESPONSE_POINT_BYTES = 64 * 1024;
  * the organization out of its own API. A narrower limit of the operation (direct execution, object writes) is
  * consumed after this one and its headers win.
  */
-const countedOrganization = ({ principal, services }: ToolContext) =>
-  principal && principal.kind !== 'user_key' && services.rateLimiter.enabled ? principal.organizationId : undefined;
-
 async function consumeOrganizationBudget(ctx: ToolContext): Promise<void> {
   const organizationId = countedOrganization(ctx);
   if (organizationId) await consumeRateLimit('restPerOrganization', organizationId, ctx);
