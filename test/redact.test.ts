@@ -80,6 +80,22 @@ describe('redaction', () => {
     expect(secrets).toEqual(expect.arrayContaining(['s3cr3t-pw', 'ak_1234567', 'tk_7654321', 'form-pass-1', 'custom-auth-1']));
   });
 
+  it('hides the secret part of URLs that are their own credential, for each provider listed in the README, and keeps a templated one', () => {
+    const urls = {
+      slack: ['https://hooks.slack.com/services/T1/B1/slackSecret', 'https://hooks.slack.com/services/[REDACTED]'],
+      discord: ['https://discordapp.com/api/v10/webhooks/42/discordSecret?wait=true', 'https://discordapp.com/api/v10/webhooks/42/[REDACTED]?wait=true'],
+      teams: ['https://contoso.webhook.office.com/webhookb2/teamsSecret/IncomingWebhook/x', 'https://contoso.webhook.office.com/[REDACTED]'],
+      zapier: ['https://hooks.zapier.com/hooks/catch/123/zapierSecret/', 'https://hooks.zapier.com/hooks/catch/[REDACTED]'],
+      telegram: ['https://api.telegram.org/bot99:telegramSecret/sendMessage', 'https://api.telegram.org/bot[REDACTED]/sendMessage'],
+      templated: ['https://hooks.slack.com/services/{{@int:slack.path}}', 'https://hooks.slack.com/services/{{@int:slack.path}}'],
+      elsewhere: ['https://example.com/services/T1/B1/notSecret', 'https://example.com/services/T1/B1/notSecret'],
+    };
+    const { value, paths, secrets } = redact(Object.fromEntries(Object.entries(urls).map(([k, [url]]) => [k, url])), 'c');
+    expect(value).toEqual(Object.fromEntries(Object.entries(urls).map(([k, [, shown]]) => [k, shown])));
+    expect(paths.sort()).toEqual(['c.discord@path', 'c.slack@path', 'c.teams@path', 'c.telegram@path', 'c.zapier@path']);
+    expect(secrets).toEqual(expect.arrayContaining(['T1/B1/slackSecret', 'discordSecret', '99:telegramSecret']));
+  });
+
   it('hides credentials in header maps that are not valid JSON', () => {
     const { value, paths } = redact({ httpHeaders: '{Authorization: "Bearer loose-secret-1", "X-Api-Key": loose-key-2, Accept: "text/plain",}' });
     expect(value.httpHeaders).toBe('{Authorization: "[REDACTED]", "X-Api-Key": [REDACTED], Accept: "text/plain",}');
