@@ -206,7 +206,10 @@ describe('POST /api/integrations/:id/test', () => {
     expect(target.hits.length).toBe(before + 1);
     expect(JSON.parse(target.hits.at(-1)!.body).type).toBe('flowgate.test');
 
-    const over = await api(`/api/integrations/${created.id}/test`, { method: 'POST', json: { configOverrides: { url: `${target.url}/override` } } });
+    const over = await api(`/api/integrations/${created.id}/test`, {
+      method: 'POST',
+      json: { configOverrides: { url: `${target.url}/override`, headers: { authorization: 'Bearer test-only' } } },
+    });
     expect(over.status).toBe(200);
     expect(target.hits.at(-1)!.url).toBe('/override');
     const saved = await api(`/api/integrations/${created.id}`);

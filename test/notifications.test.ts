@@ -446,7 +446,10 @@ describe('POST /api/integrations/{id}/test contacts every provider', () => {
 
   it('an apiBaseUrl override the egress policy refuses fails the test without contacting it', async () => {
     const id = await integration('resend', configs().resend);
-    const res = await api(`/api/integrations/${id}/test`, { method: 'POST', body: JSON.stringify({ configOverrides: { apiBaseUrl: 'http://10.0.0.1' } }) });
+    const res = await api(`/api/integrations/${id}/test`, {
+      method: 'POST',
+      body: JSON.stringify({ configOverrides: { apiBaseUrl: 'http://10.0.0.1', apiKey: 're_override' } }),
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('Refused to connect');
     expect(fakes.resend.received).toHaveLength(0);

@@ -35,6 +35,11 @@ interface TypeSpec {
   schema: z.ZodType<Record<string, unknown>>;
   /** Config fields that are credentials. */
   secrets: readonly string[];
+  /**
+   * Config fields that say where the credentials are sent. Changing one
+   * needs every kept credential typed again (see checkRedirect).
+   */
+  destinations: readonly string[];
   description: string;
 }
 
@@ -53,6 +58,7 @@ export const INTEGRATION_TYPES = {
     description:
       'Generic outgoing webhook: `url` (credential: webhook URLs often carry a token), optional `method`, `headers` (credential), `secret` (credential, HMAC-SHA256 signing key).',
     secrets: ['url', 'headers', 'secret'],
+    destinations: ['url'],
     schema: z.strictObject({
       url: httpUrl,
       method: z.enum(['POST', 'PUT', 'PATCH']).optional(),
@@ -63,6 +69,7 @@ export const INTEGRATION_TYPES = {
   web3: {
     description: 'An on-chain address: `address` (returned EIP-55 checksummed), optional `chainId`.',
     secrets: [],
+    destinations: [],
     schema: z.strictObject({
       address: z
         .string()
@@ -74,16 +81,19 @@ export const INTEGRATION_TYPES = {
   'ai-gateway': {
     description: 'AI gateway: `apiKey` (credential), optional `baseUrl`, `defaultModel`.',
     secrets: ['apiKey'],
+    destinations: ['baseUrl'],
     schema: z.strictObject({ apiKey: nonEmpty, baseUrl: httpUrl.optional(), defaultModel: z.string().optional() }),
   },
   discord: {
     description: `Discord channel webhook: \`webhookUrl\` (credential: the URL carries the token), ${API_BASE_URL_HINT}.`,
     secrets: ['webhookUrl'],
+    destinations: ['apiBaseUrl'],
     schema: z.strictObject({ webhookUrl: httpUrl, apiBaseUrl }),
   },
   slack: {
     description: `Slack: \`webhookUrl\` (incoming webhook) and/or \`botToken\` (credentials; the bot token is used when set), optional \`channel\`, ${API_BASE_URL_HINT}.`,
     secrets: ['webhookUrl', 'botToken'],
+    destinations: ['apiBaseUrl'],
     schema: z
       .strictObject({ webhookUrl: httpUrl.optional(), botToken: nonEmpty.optional(), channel: z.string().optional(), apiBaseUrl })
       .refine((c) => c.webhookUrl !== undefined || c.botToken !== undefined, { error: 'set webhookUrl or botToken' }),
@@ -91,21 +101,25 @@ export const INTEGRATION_TYPES = {
   telegram: {
     description: `Telegram bot: \`botToken\` (credential), optional \`chatId\`, ${API_BASE_URL_HINT}.`,
     secrets: ['botToken'],
+    destinations: ['apiBaseUrl'],
     schema: z.strictObject({ botToken: nonEmpty, chatId: z.union([z.string(), z.number()]).optional(), apiBaseUrl }),
   },
   sendgrid: {
     description: `SendGrid e-mail: \`apiKey\` (credential), \`fromEmail\` (needed to send), optional \`fromName\`, ${API_BASE_URL_HINT}.`,
     secrets: ['apiKey'],
+    destinations: ['apiBaseUrl'],
     schema: emailSchema,
   },
   resend: {
     description: `Resend e-mail: \`apiKey\` (credential), \`fromEmail\` (needed to send), optional \`fromName\`, ${API_BASE_URL_HINT}.`,
     secrets: ['apiKey'],
+    destinations: ['apiBaseUrl'],
     schema: emailSchema,
   },
   safe: {
     description: `Safe (multisig) transaction service: \`apiKey\` (credential), optional \`chainId\`, \`safeAddress\`, ${API_BASE_URL_HINT}.`,
     secrets: ['apiKey'],
+    destinations: ['apiBaseUrl'],
     schema: z.strictObject({
       apiKey: nonEmpty,
       apiBaseUrl,
@@ -120,6 +134,7 @@ export const INTEGRATION_TYPES = {
     description:
       'Database for the Database Query action: `driver` (`sqlite` | `postgres`); sqlite: `path` (a file inside the directory the operator allows, FLOWGATE_SQLITE_INTEGRATION_DIR; the driver is off without it), `allowWrites` (default false: read-only); postgres: `host`, `port`, `database`, `user`, `ssl`, `password` (credential) or `connectionString` (credential), reached through the egress policy (FLOWGATE_DATABASE_ALLOW_HOSTS).',
     secrets: ['password', 'connectionString'],
+    destinations: ['host', 'port'],
     schema: z
       .strictObject({
         driver: z.enum(['sqlite', 'postgres']),
@@ -291,6 +306,28 @@ function applyPatch(type: string, current: Config, patch: Config): Config {
   return next;
 }
 
+/**
+ * Credentials are never returned, so a caller who may use an integration
+ * (any `mcp:write` holder, a member) must not learn them by pointing it at a
+ * host they control. Changing where the requests go (an `apiBaseUrl`, a
+ * webhook `url`, a database `host`) therefore needs every credential that
+ * stays set typed again in the same request, as only someone who has them can.
+ */
+function checkRedirect(type: string, current: Config, patch: Config, next: Config): void {
+  const spec = specOf(type);
+  const moved = spec.destinations.filter((key) => JSON.stringify(current[key] ?? null) !== JSON.stringify(next[key] ?? null));
+  if (!moved.length) return;
+  const missing = spec.secrets.filter((key) => next[key] !== undefined && isEmptyValue(patch[key]));
+  if (!missing.length) return;
+  const fields = (keys: readonly string[]) => keys.map((key) => `config.${key}`).join(', ');
+  throw new ServiceError(
+    400,
+    'invalid_input',
+    `Changing ${fields(moved)} sends this integration's stored credentials somewhere new, so it needs them typed again: add ${fields(missing)} to the same request (stored credentials are never returned, so only someone who has them can redirect them).`,
+    { issues: missing.map((key) => ({ path: `config.${key}`, message: `required when ${fields(moved)} changes`, code: 'custom' })) },
+  );
+}
+
 async function getRow(db: Store, organizationId: string, integrationId: string): Promise<Row> {
   const row = await selectIntegrations(db, organizationId).where('id', '=', integrationId).executeTakeFirst();
   if (!row) {
@@ -363,6 +400,7 @@ export async function updateIntegration(
     if (patch.config !== undefined) {
       const current = { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) };
       const config = validateConfig(row.type, applyPatch(row.type, current, patch.config));
+      checkRedirect(row.type, current, patch.config, config);
       checkDatabasePath(services, row.type, config);
       const { plain, secret } = split(row.type, config);
       set.config = JSON.stringify(plain);
@@ -409,6 +447,7 @@ export async function integrationUnderTest(
   const spec = specOf(row.type);
   const stored: Config = { ...(JSON.parse(row.config) as Config), ...openSecrets(services, row) };
   const config = validateConfig(row.type, configOverrides ? applyPatch(row.type, stored, configOverrides) : stored);
+  if (configOverrides) checkRedirect(row.type, stored, configOverrides, config);
   const secrets = Object.fromEntries(spec.secrets.filter((k) => config[k] !== undefined).map((k) => [k, config[k]]));
   return { id: row.id, name: row.name, type: row.type as IntegrationType, config, secrets, address: addressOf(row.type, config) };
 }
