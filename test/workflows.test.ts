@@ -339,6 +339,12 @@ describe('publishing', () => {
     const noName = await api(`/api/workflows/${wf.id}/go-live`, { method: 'PUT', body: JSON.stringify({}) });
     expect(noName.status).toBe(400);
 
+    // Filed under the owner's own project and tag: ids the public does not see.
+    const project = await post('/api/projects', { name: `Filing ${Date.now()}` });
+    const ownTag = await post('/api/tags', { name: `own ${Date.now()}`, color: '#112233' });
+    const filed = await api(`/api/workflows/${wf.id}`, { method: 'PATCH', body: JSON.stringify({ projectId: project.body.id, tagId: ownTag.body.id }) });
+    expect(filed.body).toMatchObject({ projectId: project.body.id, tagId: ownTag.body.id });
+
     const live = await api(`/api/workflows/${wf.id}/go-live`, { method: 'PUT', body: JSON.stringify({ name: 'Public balance', publicTagIds: [tag.body.id] }) });
     expect(live.status).toBe(200);
     expect(live.body).toMatchObject({ visibility: 'public', name: 'Public balance', publicTags: [{ id: tag.body.id, slug: tag.body.slug }] });
@@ -346,10 +352,13 @@ describe('publishing', () => {
     const listing = await fetchJson(`${gw.url}/api/workflows/public?tag=${tag.body.slug}`);
     expect(listing.status).toBe(200);
     expect(listing.body.map((w: any) => w.id)).toEqual([wf.id]);
+    expect(listing.body[0]).toMatchObject({ projectId: null, tagId: null });
 
     const asRival = await fetchJson(`${gw.url}/api/workflows/${wf.id}`, { key: otherKey });
     expect(asRival.status).toBe(200);
     expect(asRival.body.isOwner).toBe(false);
+    expect(asRival.body).toMatchObject({ projectId: null, tagId: null });
+    expect((await api(`/api/workflows/${wf.id}`)).body).toMatchObject({ isOwner: true, projectId: project.body.id, tagId: ownTag.body.id });
     expect((await fetchJson(`${gw.url}/api/workflows/${wf.id}`, { key: otherKey, method: 'PATCH', body: JSON.stringify({ name: 'x' }) })).status).toBe(404);
 
     const client = await connectMcp(gw.url);

@@ -60,7 +60,8 @@ export function publicGraph(nodes: readonly WorkflowNode[]): { nodes: WorkflowNo
 
 /** A workflow record with its graph as the public sees it. */
 function asPublic<T extends WorkflowRecord>(record: T): T {
-  return { ...record, nodes: publicGraph(record.nodes).nodes };
+  // The owner's project and tag ids are its own filing, not part of what it published.
+  return { ...record, projectId: null, tagId: null, nodes: publicGraph(record.nodes).nodes };
 }
 
 /**
