@@ -4,6 +4,7 @@ import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { invokeTool } from '../../tools/invoke.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import { ServiceError } from '../errors.ts';
+import { latestWins } from './latest-wins.ts';
 
 /**
  * Server-sent events for a registry entry with `rest.eventStream` (the
@@ -20,6 +21,12 @@ import { ServiceError } from '../errors.ts';
 
 /** Run endings within this long of the first are answered by one check. */
 const RUN_END_COALESCE_MS = 200;
+
+/**
+ * A stream whose reader has taken nothing for this long, with its socket's
+ * buffers full, is closed (see latest-wins.ts).
+ */
+const STALLED_READER_MS = 60_000;
 
 /** Seconds a refused stream is told to wait: about how long a closed tab's stream takes to be noticed. */
 const STREAM_RETRY_AFTER_SECONDS = 30;
@@ -89,13 +96,15 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
   res.flushHeaders();
   res.write(`retry: ${intervalMs}\n\n`);
 
+  // A reader that stops reading holds one summary, the newest, not every one since.
+  const out = latestWins(res, STALLED_READER_MS);
   let lastId = typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : undefined;
   let lastWrite = Date.now();
   const send = (value: unknown) => {
     const id = eventId(value);
     if (id === lastId) return;
     lastId = id;
-    res.write(`id: ${id}\ndata: ${JSON.stringify(value)}\n\n`);
+    out.offer(`id: ${id}\ndata: ${JSON.stringify(value)}\n\n`);
     lastWrite = Date.now();
   };
 
@@ -136,8 +145,9 @@ export async function serveEventStream(tool: AnyTool, input: Record<string, unkn
       data = await invokeTool(tool, input, ctx);
       if (!open) return;
       send(data);
-      if (Date.now() - lastWrite >= heartbeatMs) {
-        res.write(': heartbeat\n\n');
+      // While a summary waits for the socket, the connection is not idle: no heartbeat to take its place.
+      if (!out.waiting && Date.now() - lastWrite >= heartbeatMs) {
+        out.offer(': heartbeat\n\n');
         lastWrite = Date.now();
       }
       // The next check is planned after this one finished: a slow check never piles up behind itself.
