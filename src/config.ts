@@ -59,6 +59,14 @@ export const RATE_LIMIT_VARIABLES = {
     describes:
       'REST API requests per organization per minute (any of its API keys, sessions or OAuth tokens; webhook calls are not counted), an answer counting one more for each 64 KiB it held',
   },
+  restAnonymousPerIp: {
+    byIp: true,
+    variable: 'FLOWGATE_RATE_LIMIT_REST_ANONYMOUS_PER_IP',
+    default: 600,
+    windowSeconds: 60,
+    describes:
+      'REST API requests without a credential per IP per minute (public lists, discovery documents, sign-in; health checks are not counted), an answer counting one more for each 64 KiB it held',
+  },
   objectWritesPerOrganization: {
     variable: 'FLOWGATE_RATE_LIMIT_OBJECT_WRITES_PER_ORG',
     default: 300,

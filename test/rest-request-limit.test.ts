@@ -68,6 +68,60 @@ describe('REST requests per organization', () => {
   }, 60_000);
 });
 
+describe('REST requests without a credential', () => {
+  it('count per IP, a large public list more, and past the budget get 429 while health checks and keyed callers go on', async () => {
+    const open = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_REST_ANONYMOUS_PER_IP: '20' } });
+    try {
+      const anonymous = (path: string) => fetchJson(`${open.url}${path}`);
+      // A public workflow of about 200 KB of graph: the public list that holds it costs a few more points.
+      const created = await fetchJson(`${open.url}/api/workflows/create`, {
+        method: 'POST',
+        key: open.ownerKey,
+        body: JSON.stringify({
+          name: 'large public',
+          nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual', note: 'n'.repeat(200_000) } } }],
+          edges: [],
+        }),
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const live = await fetchJson(`${open.url}/api/workflows/${created.body.id}/go-live`, {
+        method: 'PUT',
+        key: open.ownerKey,
+        body: JSON.stringify({ name: 'Large public' }),
+      });
+      expect(live.status, JSON.stringify(live.body)).toBe(200);
+
+      const first = await anonymous('/api/chains');
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-limit')).toBe('20');
+      expect(first.headers.get('x-ratelimit-remaining')).toBe('19');
+      const list = await anonymous('/api/workflows/public');
+      expect(list.status).toBe(200);
+      const extra = Math.floor(Number(list.headers.get('content-length')) / RESPONSE_POINT_BYTES);
+      expect(extra).toBeGreaterThanOrEqual(3);
+      expect((await anonymous('/api/public-tags')).headers.get('x-ratelimit-remaining')).toBe(String(20 - 3 - extra));
+
+      const answers = [];
+      for (let i = 0; i < 20 && answers.at(-1)?.status !== 429; i++) answers.push(await anonymous('/.well-known/mcp.json'));
+      const refused = answers.at(-1)!;
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 20 });
+      expect(refused.body.error).toContain('REST API requests without a credential per IP per minute');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      // What was left, then the refusal.
+      expect(answers.length).toBe(20 - 3 - extra + 1);
+
+      // A load balancer's health check from the same address, and a caller with a key, are not counted here.
+      const health = await anonymous('/healthz');
+      expect(health.status).toBe(200);
+      expect(health.headers.get('x-ratelimit-limit')).toBeNull();
+      expect((await fetchJson(`${open.url}/api/workflows/public`, { key: open.ownerKey })).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  }, 60_000);
+});
+
 describe('a large answer', () => {
   it('costs one more point per 64 KiB it holds, and a copy still current (304) does not', async () => {
     const roomy = await startTestGateway({ env: { FLOWGATE_RATE_LIMIT_REST_PER_ORG: '100' } });

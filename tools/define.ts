@@ -73,6 +73,11 @@ export interface RestBinding {
   body?: readonly string[];
   /** `Cache-Control` for successful responses (public documents); ETag and 304 come with it. */
   cacheControl?: string;
+  /**
+   * Not counted against the REST budgets (src/http/rest.ts): health checks, which a load balancer sends from one
+   * address however much of that address's anonymous budget other callers behind it have used.
+   */
+  unmetered?: true;
   /** One-line summary for OpenAPI when it should differ from `title`. */
   summary?: string;
   /**

@@ -17,7 +17,7 @@ export const health = defineTool({
   scope: 'public',
   input: z.object({}),
   output: z.object({ status: z.literal('ok'), version: z.string(), uptimeSeconds: z.number(), database: z.literal('ok'), store: storeStatus }),
-  rest: { method: 'GET', path: '/healthz', cacheControl: 'no-store' },
+  rest: { method: 'GET', path: '/healthz', cacheControl: 'no-store', unmetered: true },
   mcp: false,
   async handler(_input, { services }) {
     const kind = storeKind(services.config.databaseUrl);

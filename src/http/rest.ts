@@ -3,6 +3,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AnyTool, HttpMethod, RestBinding, ToolContext } from '../../tools/define.ts';
 import { consumeRateLimit, invokeTool } from '../../tools/invoke.ts';
 import { ServiceError } from '../errors.ts';
+import type { RateLimitName } from '../config.ts';
 import { serveEventStream } from './event-stream.ts';
 import { onceForFrozen } from '../immutable.ts';
 import { stringifyJson } from '../text/json-text.ts';
@@ -119,29 +120,36 @@ function jsonSender(): (res: Response, output: object, beforeSending: (bytes: nu
 /** An answer costs one more point of the budget below for each this many bytes it holds. */
 export const RESPONSE_POINT_BYTES = 64 * 1024;
 
-/** The organization whose budget a request counts against; none for anonymous and webhook calls, or with limits off. */
-const countedOrganization = ({ principal, services }: ToolContext) =>
-  principal && principal.kind !== 'user_key' && services.rateLimiter.enabled ? principal.organizationId : undefined;
+/**
+ * The budget a REST request counts against: its organization's for a credential (any key, session or OAuth token but
+ * a `wfb_` webhook key), its IP's without one; none for an unmetered operation or with limits off.
+ */
+function budgetOf({ principal, services, ip }: ToolContext, rest: RestBinding): { name: RateLimitName; key: string } | undefined {
+  if (!services.rateLimiter.enabled || rest.unmetered) return undefined;
+  if (!principal) return { name: 'restAnonymousPerIp', key: ip };
+  return principal.kind === 'user_key' ? undefined : { name: 'restPerOrganization', key: principal.organizationId };
+}
 
 /**
- * Every REST request an organization's credentials make counts against one budget (FLOWGATE_RATE_LIMIT_REST_PER_ORG),
- * as MCP requests already did: reads cost the shared process too, and one tenant's keys could otherwise ask as fast
- * as the gateway answers. A large answer costs more, since reading, parsing and sending it does: one point, plus one
- * per RESPONSE_POINT_BYTES it holds, charged before it is sent (an 8 MiB list is 129 points). Webhook calls
- * (`wfb_` keys) are not counted: their runs are bounded by the run queue, and another system's burst should not lock
- * the organization out of its own API. A narrower limit of the operation (direct execution, object writes) is
- * consumed after this one and its headers win.
+ * Every REST request counts against one budget: an organization's credentials share FLOWGATE_RATE_LIMIT_REST_PER_ORG
+ * (as MCP requests already did: reads cost the shared process too, and one tenant's keys could otherwise ask as fast
+ * as the gateway answers), and callers without one share FLOWGATE_RATE_LIMIT_REST_ANONYMOUS_PER_IP per address (an
+ * anonymous query of the public list that misses its cache reads up to 8 MiB). A large answer costs more, since
+ * reading, parsing and sending it does: one point, plus one per RESPONSE_POINT_BYTES it holds, charged before it is
+ * sent (an 8 MiB list is 129 points). Webhook calls (`wfb_` keys) are not counted: their runs are bounded by the run
+ * queue, and another system's burst should not lock the organization out of its own API. A narrower limit of the
+ * operation (direct execution, object writes, sign-in) is consumed after this one and its headers win.
  */
-async function consumeOrganizationBudget(ctx: ToolContext): Promise<void> {
-  const organizationId = countedOrganization(ctx);
-  if (organizationId) await consumeRateLimit('restPerOrganization', organizationId, ctx);
+async function consumeBudget(ctx: ToolContext, rest: RestBinding): Promise<void> {
+  const budget = budgetOf(ctx, rest);
+  if (budget) await consumeRateLimit(budget.name, budget.key, ctx);
 }
 
 /** The extra points of an answer of `bytes`, charged before it is sent (so the caller's next request sees them). */
-async function chargeAnswer(ctx: ToolContext, bytes: number): Promise<void> {
-  const organizationId = countedOrganization(ctx);
+async function chargeAnswer(ctx: ToolContext, rest: RestBinding, bytes: number): Promise<void> {
+  const budget = budgetOf(ctx, rest);
   const points = Math.floor(bytes / RESPONSE_POINT_BYTES);
-  if (organizationId && points > 0) await ctx.services.rateLimiter.charge('restPerOrganization', organizationId, points);
+  if (budget && points > 0) await ctx.services.rateLimiter.charge(budget.name, budget.key, points);
 }
 
 export function restRouter(registry: readonly AnyTool[], contextFor: (req: Request, res: Response) => ToolContext): RequestHandler {
@@ -162,12 +170,12 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
     try {
       req.params = found.params as Record<string, string>;
       const ctx = contextFor(req, res);
-      await consumeOrganizationBudget(ctx);
+      await consumeBudget(ctx, rest);
       if (rest.eventStream) return await serveEventStream(tool, collectInput(tool, req), req, res, ctx);
       const output = await invokeTool(tool, collectInput(tool, req), ctx);
       if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
       res.status((res.locals.status as number | undefined) ?? rest.status ?? 200);
-      if (typeof output === 'object' && output !== null && !res.get('Content-Type')) await sendJson(res, output, (bytes) => chargeAnswer(ctx, bytes));
+      if (typeof output === 'object' && output !== null && !res.get('Content-Type')) await sendJson(res, output, (bytes) => chargeAnswer(ctx, rest, bytes));
       else res.json(output);
     } catch (error) {
       next(error);

@@ -94,6 +94,7 @@ async function startTestGatewayOn(port: number, options: { env?: Record<string, 
     FLOWGATE_RATE_LIMIT_SIWE_VERIFY_PER_IP: '1000',
     // Files drive one organization harder than any user would; the limit is tested with its own value (test/rest-request-limit.test.ts).
     FLOWGATE_RATE_LIMIT_REST_PER_ORG: '1000000',
+    FLOWGATE_RATE_LIMIT_REST_ANONYMOUS_PER_IP: '1000000',
     ...options.env,
   });
   const gateway = await createGateway(config, { tools: options.tools });

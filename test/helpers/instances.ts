@@ -38,6 +38,7 @@ export async function startCluster(
     FLOWGATE_MASTER_KEY: CLUSTER_MASTER_KEY,
     // A thousand runs over REST in a minute: as in test/helpers/gateway.ts.
     FLOWGATE_RATE_LIMIT_REST_PER_ORG: '1000000',
+    FLOWGATE_RATE_LIMIT_REST_ANONYMOUS_PER_IP: '1000000',
     ...(options.rpcUrl ? { FLOWGATE_RPC_URL_31337: options.rpcUrl } : {}),
     ...options.env,
   };
