@@ -65,5 +65,34 @@ describe('/openapi.json names the errors operations answer', () => {
     const reused = await run({ n: 2 });
     expect(reused.status).toBe(409);
     expectDeclared('/api/workflows/{workflowId}/execute', 'post', reused);
+    // The header itself is documented, with the bound the gateway enforces, on the operations that read it and no others.
+    const keyed = Object.entries(
+      doc.paths as unknown as Record<string, Record<string, { parameters?: { name: string; in: string; schema: { maxLength: number } }[] }>>,
+    )
+      .flatMap(([path, ops]) =>
+        Object.entries(ops).map(
+          ([method, op]) => [`${method.toUpperCase()} ${path}`, op.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key')] as const,
+        ),
+      )
+      .filter(([, header]) => header);
+    expect(keyed.map(([name]) => name).sort()).toEqual([
+      'POST /api/execute/check-and-execute',
+      'POST /api/execute/contract-call',
+      'POST /api/execute/node',
+      'POST /api/execute/transfer',
+      'POST /api/organization/wallet/withdraw',
+      'POST /api/workflows/{workflowId}/execute',
+      'POST /api/workflows/{workflowId}/webhook',
+    ]);
+    const maxLength = keyed[0]![1]!.schema.maxLength;
+    const tooLong = await api(`/api/workflows/${created.body.id}/execute`, {
+      method: 'POST',
+      headers: { 'idempotency-key': 'k'.repeat(maxLength + 1) },
+      body: '{}',
+    });
+    expect(tooLong.status).toBe(400);
+    expect(
+      (await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', headers: { 'idempotency-key': 'k'.repeat(maxLength) }, body: '{}' })).status,
+    ).toBe(200);
   });
 });

@@ -58,8 +58,6 @@ export interface ToolContext {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** What an operation that takes an `Idempotency-Key` may answer about the key. */
-export const IDEMPOTENCY_ERRORS = ['idempotency_conflict', 'idempotency_in_progress'] as const;
 
 export interface RestBinding {
   method: HttpMethod;
@@ -80,6 +78,11 @@ export interface RestBinding {
   unmetered?: true;
   /** One-line summary for OpenAPI when it should differ from `title`. */
   summary?: string;
+  /**
+   * Takes an `Idempotency-Key` header (read by its handler as `ctx.idempotencyKey`): /openapi.json lists the header
+   * and the idempotency errors it can answer.
+   */
+  idempotencyKey?: true;
   /**
    * Error codes this operation answers beyond those /openapi.json derives for every operation (400, 429, auth;
    * 404 with a path parameter; 413 and 415 with a body; 409 with quotas): listed there by status.

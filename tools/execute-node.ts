@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { executeNode } from '../src/execute/node.ts';
 import { GAS_TOP_UP_DEFAULT, GAS_TOP_UP_MAX, gasTopUp } from '../src/execute/gas-top-up.ts';
-import { defineTool, IDEMPOTENCY_ERRORS } from './define.ts';
+import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { directRecordSchema } from '../src/execute/records.ts';
 import { callerOf } from './execute.ts';
@@ -42,7 +42,7 @@ const executeNodeRest = defineTool({
   output: z.union([readOutput, directRecordSchema]),
   scope: 'mcp:read',
   rateLimit: 'executePerKey',
-  rest: { method: 'POST', path: '/api/execute/node', status: 202, errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/execute/node', status: 202, idempotencyKey: true },
   mcp: false,
   async handler(input, ctx) {
     const { actionType, config, simulate, ...rest } = input;

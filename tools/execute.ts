@@ -6,7 +6,7 @@ import { isRead, prepareContractCall, readCall, writeOf, type ContractCallInput 
 import { prepareTransfer, type TransferInput } from '../src/onchain/transfer.ts';
 import { directRecordSchema, refreshRecord } from '../src/execute/records.ts';
 import { spendCapData, spendCapDataSchema } from '../src/guards/spend-cap.ts';
-import { defineTool, IDEMPOTENCY_ERRORS, type ToolContext } from './define.ts';
+import { defineTool, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish, idempotencyKeyArgument } from './inputs.ts';
 import { mcpTwin } from './mcp-twin.ts';
@@ -157,7 +157,7 @@ const executeTransferRest = defineTool({
   output: writeResponse,
   scope: 'mcp:read',
   rateLimit: 'executePerKey',
-  rest: { method: 'POST', path: '/api/execute/transfer', status: 202, errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/execute/transfer', status: 202, idempotencyKey: true },
   mcp: false,
   handler: (input, ctx) => transfer(input, ctx),
 });
@@ -172,7 +172,7 @@ const executeContractCallRest = defineTool({
   output: readOrWriteResponse,
   scope: 'mcp:read',
   rateLimit: 'executePerKey',
-  rest: { method: 'POST', path: '/api/execute/contract-call', status: 202, errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/execute/contract-call', status: 202, idempotencyKey: true },
   mcp: false,
   handler(input, ctx) {
     return contractCall(input, ctx).then((out) => {
@@ -192,7 +192,7 @@ const checkAndExecuteRest = defineTool({
   output: writeResponse,
   scope: 'mcp:read',
   rateLimit: 'executePerKey',
-  rest: { method: 'POST', path: '/api/execute/check-and-execute', status: 202, errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/execute/check-and-execute', status: 202, idempotencyKey: true },
   mcp: false,
   handler: (input, ctx) => conditional(input as CheckAndExecuteInput & { simulate?: boolean }, ctx),
 });

@@ -19,7 +19,7 @@ import { executionProgress } from '../src/engine/progress.ts';
 import type { RunOutcome } from '../src/engine/run-events.ts';
 import { truncateLarge, truncateLargeText } from '../src/engine/truncate.ts';
 import { storedJson } from '../src/text/json-text.ts';
-import { defineTool, IDEMPOTENCY_ERRORS, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
+import { defineTool, type ToolContext, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
 import { idempotencyKeyArgument } from './inputs.ts';
@@ -110,7 +110,7 @@ export const executeWorkflowTool = defineTool({
   scope: 'mcp:write',
   input: executeInput,
   output: started,
-  rest: { method: 'POST', path: '/api/workflows/:workflowId/execute', errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/execute', idempotencyKey: true },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true } },
   handler: ({ workflowId, input }, ctx) => execute(workflowId, input, ctx),
 });
@@ -137,7 +137,7 @@ export const webhookTriggerTool = defineTool({
   scope: 'webhook',
   input: z.looseObject({ workflowId: workflowIdParam }),
   output: started,
-  rest: { method: 'POST', path: '/api/workflows/:workflowId/webhook', errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/webhook', idempotencyKey: true },
   mcp: false,
   async handler({ workflowId, ...body }, ctx) {
     const principal = requirePrincipal(ctx);

@@ -5,7 +5,7 @@ import { prepareTransfer } from '../src/onchain/transfer.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
 import { isServiceError } from '../src/errors.ts';
 import { requireRole } from '../src/org/roles.ts';
-import { defineTool, IDEMPOTENCY_ERRORS } from './define.ts';
+import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { respond, writeResponse } from './execute.ts';
 
@@ -33,7 +33,7 @@ const withdraw = defineTool({
     ...stepUpProofFields,
   }),
   output: writeResponse,
-  rest: { method: 'POST', path: '/api/organization/wallet/withdraw', status: 202, errors: IDEMPOTENCY_ERRORS },
+  rest: { method: 'POST', path: '/api/organization/wallet/withdraw', status: 202, idempotencyKey: true },
   mcp: false,
   async handler(input, ctx) {
     const principal = requirePrincipal(ctx);

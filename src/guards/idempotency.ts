@@ -39,7 +39,7 @@ export type Reservation =
   | ({ kind: 'stale'; executionId: string | null } & OwnedReservation)
   | { kind: 'replay'; response: StoredResponse };
 
-const MAX_KEY_LENGTH = 255;
+export const MAX_KEY_LENGTH = 255;
 
 /** Adds `idempotentReplay: true` to JSON-object bodies only (SPEC rule 1); the stored body stays untouched. */
 export function replayBody(body: unknown): unknown {

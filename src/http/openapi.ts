@@ -6,6 +6,7 @@ import { DEPRECATIONS, describeDeprecations } from '../../tools/deprecations.ts'
 import { QUOTA_VARIABLES, RATE_LIMIT_VARIABLES, type Config } from '../config.ts';
 import { DESCRIPTION_VERSION, SUPPORTED_API_VERSIONS } from '../version.ts';
 import { openApiPath, takesBody } from './rest.ts';
+import { MAX_KEY_LENGTH } from '../guards/idempotency.ts';
 
 /** /openapi.json, generated from the registry: every REST binding is one operation. */
 
@@ -38,6 +39,15 @@ function markDeprecatedFields(tool: AnyTool, properties: Record<string, unknown>
   );
 }
 
+const IDEMPOTENCY_KEY_HEADER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'The same key on every retry of one request, a new key per request: a retry within 24 hours answers the first result instead of acting again. Surrounding whitespace is trimmed.',
+  schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH },
+};
+
 function operation(tool: AnyTool) {
   const rest = tool.rest!;
   const input = inputJsonSchema(tool) as JsonSchema;
@@ -53,6 +63,7 @@ function operation(tool: AnyTool) {
   const parameters = [
     ...[...inPath].map((name) => ({ name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' } })),
     ...[...inQuery].filter((n) => n in properties).map((name) => ({ name, in: 'query', required: required.has(name), schema: properties[name] })),
+    ...(rest.idempotencyKey ? [IDEMPOTENCY_KEY_HEADER] : []),
   ];
 
   const bodyNames = bodyMethod ? Object.keys(properties).filter((k) => !inPath.has(k) && !inQuery.has(k)) : [];
@@ -104,6 +115,7 @@ function operation(tool: AnyTool) {
   const codes: ErrorCode[] = [
     ...(/:[A-Za-z]/.test(rest.path) ? (['not_found'] as const) : []),
     ...(takesBody(rest) ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
+    ...(rest.idempotencyKey ? (['idempotency_conflict', 'idempotency_in_progress'] as const) : []),
     ...(rest.errors ?? []),
   ];
   for (const code of codes) {
