@@ -58,7 +58,6 @@ export interface ToolContext {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-
 export interface RestBinding {
   method: HttpMethod;
   /** Express-style path: `/api/chains/:chainId/abi`. Path params, query and body merge into one input object. */
