@@ -101,14 +101,19 @@ export const searchWorkflowsTool = defineTool({
       if (!workflow.runnable) continue;
       if (!words.every((word) => workflow.searchText.includes(word))) continue;
       const { networks, workflowType: type } = workflow;
-      const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
       if (
         category &&
         !(workflow.featuredCategory?.toLowerCase() === category.toLowerCase() || workflow.publicTags.some((t) => t.slug === category.toLowerCase()))
       )
         continue;
-      if (chainId !== undefined && !chainIds.includes(chainId)) continue;
       if (workflowType && type !== workflowType) continue;
+      // Resolved only where needed: to filter by chain, or for one of the results shown (not for every match counted).
+      if (chainId === undefined && count >= SEARCH_RESULTS) {
+        count++;
+        continue;
+      }
+      const chainIds = [...new Set(networks.map((n) => ctx.services.chains.resolve(n)?.chainId).filter((id): id is number => id !== undefined))];
+      if (chainId !== undefined && !chainIds.includes(chainId)) continue;
       if (++count > SEARCH_RESULTS) continue;
       results.push({
         id: workflow.id,
