@@ -373,9 +373,8 @@ describe('postgres database integrations and the egress policy', () => {
       const refused = await probe(gw, { host: '127.0.0.1', port: open.port, user: 'u', password: 'pw-refused-0001' });
       const viaName = await probe(gw, { host: 'localhost', port: open.port });
       const viaString = await probe(gw, { connectionString: `postgres://u:pw-string-0002@127.0.0.1:${open.port}/db` });
-      const viaSocket = await probe(gw, { connectionString: 'postgres://u@localhost/db?host=/var/run/postgresql' });
       expect(open.connections()).toBe(before);
-      for (const answer of [refused, viaName, viaString, viaSocket]) {
+      for (const answer of [refused, viaName, viaString]) {
         expect(answer.test.status).toBe(400);
         expect(answer.test.body.code).toBe('integration_test_failed');
         expect(answer.test.body.error).toContain('FLOWGATE_DATABASE_ALLOW_HOSTS');
@@ -383,6 +382,59 @@ describe('postgres database integrations and the egress policy', () => {
         expect(answer.run.error).toContain('FLOWGATE_DATABASE_ALLOW_HOSTS');
         expect(JSON.stringify(answer)).not.toMatch(/pw-refused-0001|pw-string-0002|ECONNREFUSED|terminated/);
       }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('takes a connection string only to a network host, without parameters naming files on the gateway', async () => {
+    const gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_DATABASE_ALLOW_HOSTS: '127.0.0.1' } });
+    try {
+      const api = client(gw, gw.ownerKey);
+      const create = (connectionString: string) =>
+        api('/api/integrations', { method: 'POST', json: { name: `pg ${Math.random()}`, type: 'database', config: { driver: 'postgres', connectionString } } });
+      // Before: pg read /dev/zero synchronously while building the client (the process grew ~170 MB/s), a FIFO froze it, and ENOENT told which paths exist.
+      const refusals: [string, string][] = [
+        [`postgres://u:pw@127.0.0.1:${open.port}/db?sslcert=/dev/zero`, 'parameter "sslcert" is not accepted'],
+        [`postgres://u:pw@127.0.0.1:${open.port}/db?sslkey=/etc/passwd`, 'parameter "sslkey" is not accepted'],
+        [`postgres://u:pw@127.0.0.1:${open.port}/db?sslmode=require&sslrootcert=/nonexistent`, 'parameter "sslrootcert" is not accepted'],
+        ['postgres://u@localhost/db?host=/var/run/postgresql', 'parameter "host" is not accepted'],
+        ['postgres://u@%2Fvar%2Frun%2Fpostgresql/db', 'must name a network host'],
+        ['socket:/var/run/postgresql?db=x', 'must start with postgres://'],
+        [`postgres://u:pw@127.0.0.1:${open.port}/db?sslmode=bogus`, 'sslmode must be one of'],
+      ];
+      for (const [connectionString, says] of refusals) {
+        const res = await create(connectionString);
+        expect(res.status, connectionString).toBe(400);
+        expect(res.body.code).toBe('invalid_input');
+        expect(res.body.error, connectionString).toContain(says);
+        expect(res.body.issues[0].path).toBe('config.connectionString');
+        expect(JSON.stringify(res.body)).not.toContain(':pw@');
+      }
+      const ok = await create(`postgres://u:pw@127.0.0.1:${open.port}/db?sslmode=disable&application_name=flowgate`);
+      expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+      // The same rule for a test's override, and for a row saved before the rule (refused before pg reads anything).
+      const before = open.connections();
+      const override = await api(`/api/integrations/${ok.body.id}/test`, {
+        method: 'POST',
+        json: { configOverrides: { connectionString: `postgres://u:pw@127.0.0.1:${open.port}/db?sslcert=/dev/zero` } },
+      });
+      expect(override.status).toBe(400);
+      expect(override.body.error).toContain('sslcert');
+      const { services } = gw.gateway;
+      const sealed = services.secrets.seal(
+        JSON.stringify({ connectionString: `postgres://u:pw@127.0.0.1:${open.port}/db?sslcert=/dev/zero` }),
+        `integration:${ok.body.id}`,
+      );
+      await services.store.updateTable('integrations').set({ credentials_encrypted: sealed }).where('id', '=', ok.body.id).execute();
+      const stored = await api(`/api/integrations/${ok.body.id}/test`, { method: 'POST', json: {} });
+      expect(stored.status).toBe(400);
+      expect(stored.body.code).toBe('invalid_input');
+      expect(stored.body.error).toContain('parameter "sslcert" is not accepted');
+      const run = await runQuery(api, ok.body.id, 'select 1');
+      expect(run.status).toBe('error');
+      expect(run.error).toContain('sslcert');
+      expect(open.connections()).toBe(before);
     } finally {
       await gw.close();
     }

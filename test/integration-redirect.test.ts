@@ -114,9 +114,9 @@ describe('moving an integration to another host', () => {
     expect((await getIntegrationForRun(gw.gateway.services, organizationId, id)).config).toMatchObject({ url: `${attacker.url}/hook` });
   });
 
-  it('covers a database host and port: the stored password stays with its server', async () => {
+  it('covers a database host, port and connection string: the stored password stays with its server', async () => {
     const id = await created('database', { driver: 'postgres', host: '127.0.0.1', port: 5432, database: 'app', user: 'app', password: DB_PASSWORD });
-    for (const change of [{ host: '127.0.0.2' }, { port: 6543 }]) {
+    for (const change of [{ host: '127.0.0.2' }, { port: 6543 }, { connectionString: 'postgres://app@127.0.0.2/app' }]) {
       const res = await as(memberKey)(`/api/integrations/${id}`, { method: 'PUT', json: { config: change } });
       expect(res.status, JSON.stringify(res.body)).toBe(400);
       expect(res.body.issues).toEqual([expect.objectContaining({ path: 'config.password' })]);

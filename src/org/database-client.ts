@@ -8,6 +8,7 @@ import { egressVerdict, type EgressAllowList } from '../net/egress-policy.ts';
 import { checkSqliteStatement, resolveSqlitePath, SQLITE_PATH_UNAVAILABLE, SqliteGuardError } from './sqlite-guard.ts';
 import { runSqliteJob } from './sqlite-process.ts';
 import { rowChars } from './row-chars.ts';
+import { connectionStringProblem } from './pg-connection-string.ts';
 
 /**
  * Connections to `database` integrations: run one statement on a SQLite file
@@ -164,6 +165,9 @@ async function runPostgres(
   params: unknown[],
   signal: AbortSignal,
 ): Promise<{ rows: unknown[]; rowCount: number }> {
+  // Also checked on save; a row saved before that check is refused here, before pg reads anything it names.
+  const problem = typeof config.connectionString === 'string' ? connectionStringProblem(config.connectionString) : undefined;
+  if (problem) throw new DatabaseError(`This integration's connectionString is refused: it ${problem}. Update the integration.`);
   const pgModule = loadPg();
   /** The TCP socket, and the TLS stream over it when the integration asks for TLS (pg reads from that one then). */
   const streams: Duplex[] = [];

@@ -1,4 +1,5 @@
 import { resolveSqlitePath, SqliteGuardError } from './sqlite-guard.ts';
+import { connectionStringProblem } from './pg-connection-string.ts';
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
@@ -134,7 +135,7 @@ export const INTEGRATION_TYPES = {
     description:
       'Database for the Database Query action: `driver` (`sqlite` | `postgres`); sqlite: `path` (a file inside the directory the operator allows, FLOWGATE_SQLITE_INTEGRATION_DIR; the driver is off without it), `allowWrites` (default false: read-only); postgres: `host`, `port`, `database`, `user`, `ssl`, `password` (credential) or `connectionString` (credential), reached through the egress policy (FLOWGATE_DATABASE_ALLOW_HOSTS).',
     secrets: ['password', 'connectionString'],
-    destinations: ['host', 'port'],
+    destinations: ['host', 'port', 'connectionString'],
     schema: z
       .strictObject({
         driver: z.enum(['sqlite', 'postgres']),
@@ -150,6 +151,8 @@ export const INTEGRATION_TYPES = {
       })
       .superRefine((c, ctx) => {
         if (c.driver === 'sqlite' && !c.path) ctx.addIssue({ code: 'custom', path: ['path'], message: 'sqlite needs `path` (the database file)' });
+        const connectionProblem = c.connectionString === undefined ? undefined : connectionStringProblem(c.connectionString);
+        if (connectionProblem) ctx.addIssue({ code: 'custom', path: ['connectionString'], message: connectionProblem });
         if (c.driver === 'postgres' && !c.host && !c.connectionString) {
           ctx.addIssue({ code: 'custom', path: ['host'], message: 'postgres needs `host` or `connectionString`' });
         }
