@@ -431,7 +431,15 @@ describe('refusals', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_client');
     expect(res.body.error_description).toMatch(/could not be fetched/);
-    expect(res.body.error_description).toMatch(/127\.0\.0\.1/);
+    // Why is not told to an anonymous caller: no resolved address, no egress verdict, no TLS or HTTP detail.
+    for (const clientId of ['https://127.0.0.1/oauth/client.json', 'https://localhost/oauth/client.json', 'https://169.254.169.254/latest/meta']) {
+      url.searchParams.set('client_id', clientId);
+      const refused = await owner.client.fetch(url.href, { redirect: 'manual' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error_description).toBe(
+        `client_id ${clientId}: the metadata document could not be fetched: it must be served over https by a public host, answer 200 within 5 s, and hold at most 64 KiB`,
+      );
+    }
   });
 
   it('without a session /authorize shows wallet sign-in; a decision from another origin is refused', async () => {

@@ -78,6 +78,12 @@ async function storedClient(store: Store, clientId: string): Promise<OAuthClient
 /** Fetches and checks a Client ID Metadata Document; the refusal says why. */
 async function fetchMetadataDocument(clientId: string, allowList: EgressAllowList): Promise<ClientMetadata> {
   const fail = (why: string) => new InvalidClientError(`client_id ${clientId}: ${why}`);
+  // Anyone may send /authorize a client_id, so why a fetch failed (the address a name resolved to, a refusal, a TLS
+  // error, a status) is not told: it would resolve and probe the hosts the operator allows for tenants' steps.
+  const unfetched = () =>
+    fail(
+      `the metadata document could not be fetched: it must be served over https by a public host, answer 200 within ${METADATA_DOCUMENT_TIMEOUT_MS / 1000} s, and hold at most ${METADATA_DOCUMENT_MAX_BYTES / 1024} KiB`,
+    );
   let url: URL;
   try {
     url = new URL(clientId);
@@ -94,10 +100,10 @@ async function fetchMetadataDocument(clientId: string, allowList: EgressAllowLis
       maxResponseBytes: METADATA_DOCUMENT_MAX_BYTES,
       maxRedirects: 0,
     });
-    if (response.status !== 200) throw fail(`fetching the metadata document answered HTTP ${response.status}`);
+    if (response.status !== 200) throw unfetched();
     body = response.body;
   } catch (error) {
-    if (isEgressError(error)) throw fail(`the metadata document could not be fetched: ${error.message}`);
+    if (isEgressError(error)) throw unfetched();
     throw error;
   }
   let document: unknown;
