@@ -272,17 +272,28 @@ describe('idempotency, legacy path, webhooks', () => {
       ],
       [{ source: 't', target: 'sum' }],
     );
-    const hook = (body: unknown, key = webhookKey, wf = id) =>
-      fetchJson(`${gw.url}/api/workflows/${wf}/webhook?source=test`, { method: 'POST', key, body: JSON.stringify(body) });
-    const started = await hook({ amount: 41 });
+    const hook = (body: unknown, key = webhookKey, wf = id, headers: Record<string, string> = {}) =>
+      fetchJson(`${gw.url}/api/workflows/${wf}/webhook?source=test&token=query-secret-1`, { method: 'POST', key, headers, body: JSON.stringify(body) });
+    // What a sender authenticates with besides the wfb_ key is not kept with the run either.
+    const senderCredentials = {
+      'x-api-key': 'partner-secret-2',
+      'proxy-authorization': 'Basic cHJveHk6c2VjcmV0',
+      'x-hub-signature-256': 'sha256=signature-secret-3',
+      'x-request-id': 'kept-4',
+    };
+    const started = await hook({ amount: 41 }, webhookKey, id, senderCredentials);
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     const done = (await api(`/api/workflows/executions/${started.body.executionId}/wait`)).body;
     expect(done.status, done.error).toBe('success');
     expect(done.output.result).toMatchObject({ result: 42 });
     const logs = await logsOf(started.body.executionId);
     const triggerOutput = logs.find((l) => l.nodeId === 't').output.data;
-    expect(triggerOutput).toMatchObject({ body: { amount: 41 }, method: 'POST', query: { source: 'test' } });
-    expect(JSON.stringify(triggerOutput.headers)).not.toContain(webhookKey);
+    expect(triggerOutput).toMatchObject({ body: { amount: 41 }, method: 'POST', query: { source: 'test', token: '[REDACTED]' } });
+    expect(triggerOutput.headers['x-request-id']).toBe('kept-4');
+    const run = await api(`/api/workflows/executions/${started.body.executionId}`);
+    for (const stored of [JSON.stringify(logs), JSON.stringify(run.body)]) {
+      for (const secret of [webhookKey, 'query-secret-1', 'partner-secret-2', 'cHJveHk6c2VjcmV0', 'signature-secret-3']) expect(stored).not.toContain(secret);
+    }
 
     expect((await hook({ amount: 'lots' })).status).toBe(400);
     expect((await hook({ amount: 1 }, webhookKey, simple)).status).toBe(400);

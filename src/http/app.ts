@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isCredentialName, REDACTED } from '../text/redact.ts';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AnyTool, ToolContext } from '../../tools/define.ts';
 import { isLoopbackHost } from '../config.ts';
@@ -43,14 +44,24 @@ function allowedHostnames(services: Services): string[] {
   return [...new Set(['localhost', '127.0.0.1', '[::1]', base, ...services.config.allowedHosts])];
 }
 
-/** Request headers a workflow may see: credentials and hop-by-hop headers removed. */
+/**
+ * Request headers a workflow may see (a webhook trigger's `headers`, stored with the run): hop-by-hop headers and
+ * credentials removed, the latter by the names the log redaction knows (`x-api-key`, `proxy-authorization`,
+ * `x-hub-signature-256`...), since whoever may read the organization's runs would otherwise read what a sender
+ * authenticated with.
+ */
 const HIDDEN_HEADERS = new Set(['authorization', 'cookie', 'x-internal-service-token', 'payment-signature', 'connection', 'keep-alive', 'transfer-encoding']);
 function publicHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(headers)
-      .filter(([name, value]) => value !== undefined && !HIDDEN_HEADERS.has(name))
+      .filter(([name, value]) => value !== undefined && !HIDDEN_HEADERS.has(name) && !isCredentialName(name))
       .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value!]),
   );
+}
+
+/** The query a workflow may see: a parameter named like a credential (`?token=`, `?api_key=`) keeps its name, not its value. */
+function publicQuery(query: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(query).map(([name, value]) => [name, isCredentialName(name) ? REDACTED : value]));
 }
 
 function paymentHeaders(req: Request): ToolContext['payment'] {
@@ -126,7 +137,7 @@ export function createHttpApp(services: Services, registry: readonly AnyTool[], 
         // Built on first read: only the webhook trigger looks at it.
         get request() {
           if (transport !== 'rest') return undefined;
-          return (restRequest ??= { method: req.method, headers: publicHeaders(req.headers), query: { ...(req.query as Record<string, unknown>) } });
+          return (restRequest ??= { method: req.method, headers: publicHeaders(req.headers), query: publicQuery(req.query as Record<string, unknown>) });
         },
         // MCP carries payment credentials in `_meta` (src/mcp/toolset.ts), REST in these two headers.
         payment: transport === 'rest' ? paymentHeaders(req) : undefined,
