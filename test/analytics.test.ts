@@ -151,6 +151,12 @@ describe('summary, time series, networks', () => {
       expect(res.body.code, query).toBe('invalid_input');
       expect(res.body.issues[0].path, query).toMatch(/range|customStart|customEnd/);
     }
+    // A day its month does not have is refused naming that field, not rolled into the next month (Feb 31 was March 3rd).
+    const impossible = await get('/api/analytics/summary?range=custom&customStart=2026-02-31T00:00:00Z&customEnd=2026-03-05T00:00:00Z');
+    expect(impossible.status).toBe(400);
+    expect(impossible.body.issues[0].path).toBe('customStart');
+    expect(impossible.body.error).toContain('on a day that exists');
+    expect((await get('/api/analytics/summary?range=custom&customStart=2024-02-29T00:00:00Z&customEnd=2024-03-05T00:00:00Z')).status).toBe(200);
   });
 });
 
@@ -191,10 +197,12 @@ describe('runs', () => {
     expect(await ids('source=workflow&status=success')).toEqual([runs.onchain, runs.ok[1], runs.ok[0]]);
     expect(await ids('source=direct&status=error')).toEqual([]);
     expect(await ids('status=pending')).toEqual([]);
-    for (const query of ['status=done', 'source=cron', 'limit=0', 'limit=201', 'cursor=not-a-cursor']) {
+    for (const query of ['status=done', 'source=cron', 'limit=0', 'limit=201', 'limit=abc', 'limit=', 'cursor=not-a-cursor']) {
       const res = await get(`/api/analytics/runs?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.code, query).toBe('invalid_input');
+      // The message says what a limit is, whatever was wrong with it.
+      if (query.startsWith('limit')) expect(res.body.error, query).toContain('limit: expected a whole number from 1 to 200');
     }
   });
 

@@ -105,7 +105,7 @@ describe('HTTP edge', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('invalid_input');
     expect(bad.body.issues[0].path).toBe('includeDisabled');
-    expect(bad.body.error).toContain('includeDisabled');
+    expect(bad.body.error).toContain('includeDisabled: expected true, false, 1 or 0');
   });
 
   it('serves public documents with ETag and answers If-None-Match with 304', async () => {

@@ -71,6 +71,28 @@ describe('POST /api/tags', () => {
     expect(after).toBe(before);
   });
 
+  it('refuses text that is not text: a lone surrogate escape and bytes that are not UTF-8, storing nothing', async () => {
+    const before = (await api('/api/tags')).body.length;
+    // JSON.stringify writes a lone surrogate as the escape \ud800: valid JSON, not a character.
+    const surrogate = await api('/api/tags', { method: 'POST', json: { name: 'ab\ud800cd', color: '#fff' } });
+    expect(surrogate.status).toBe(400);
+    expect(surrogate.body).toMatchObject({ code: 'invalid_input', issues: [{ path: 'name', code: 'lone_surrogate' }] });
+    // Raw bytes 0xff 0xfe inside the string: before, stored as two U+FFFD.
+    const bytes = Buffer.concat([Buffer.from('{"name":"ab'), Buffer.from([0xff, 0xfe]), Buffer.from('cd","color":"#fff"}')]);
+    const latin = await fetch(`${gw.url}/api/tags`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.ownerKey}`, 'content-type': 'application/json' },
+      body: bytes,
+    });
+    expect(latin.status).toBe(400);
+    expect(await latin.json()).toMatchObject({ code: 'invalid_json' });
+    // A whole character outside the BMP (a surrogate pair) is text, and kept.
+    const emoji = await api('/api/tags', { method: 'POST', json: { name: 'gem \u{1F48E}', color: '#fff' } });
+    expect(emoji.status, JSON.stringify(emoji.body)).toBe(201);
+    expect(emoji.body.name).toBe('gem \u{1F48E}');
+    expect((await api('/api/tags')).body.length).toBe(before + 1);
+  });
+
   it.each([['red'], ['#12345'], ['#ggg'], ['fff'], ['#1234567'], ['']])('refuses color %j naming the field and the value', async (color) => {
     const res = await api('/api/tags', { method: 'POST', json: { name: `c ${color}`, color } });
     expect(res.status).toBe(400);

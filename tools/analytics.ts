@@ -6,6 +6,7 @@ import { STATUS_FILTERS } from '../src/analytics/statuses.ts';
 import { runSteps, stepsSchema } from '../src/analytics/steps.ts';
 import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
+import { pageLimit } from './inputs.ts';
 
 /**
  * SPEC "Analytics": totals, a time series, networks and one list of runs
@@ -63,7 +64,7 @@ const runsTool = defineTool({
     ...rangeFields,
     status: z.enum(STATUS_FILTERS).optional(),
     source: z.enum(['workflow', 'direct']).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    limit: pageLimit(200, 50),
     cursor: z
       .string()
       .refine((v) => v.length <= 400, 'at most 400 characters')

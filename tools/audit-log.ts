@@ -4,6 +4,7 @@ import { AUDIT_EXPORT_MAX_ROWS, exportAuditRows, auditRowSchema, auditRowsToCsv,
 import { requireStepUp, stepUpProofFields } from '../src/auth/step-up.ts';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
+import { pageLimit } from './inputs.ts';
 
 /**
  * The organization's audit log (issue "Identity and access" item 7): read by
@@ -23,7 +24,7 @@ const listAuditLogTool = defineTool({
   scope: 'mcp:admin',
   input: z.object({
     ...filters,
-    limit: z.coerce.number().int().min(1).max(200).default(50).describe('Rows per page, 1-200 (default 50)'),
+    limit: pageLimit(200, 50).describe('Rows per page, 1-200 (default 50)'),
     cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
   }),
   output: z.object({ rows: z.array(auditRowSchema), nextCursor: z.string().nullable() }),

@@ -133,6 +133,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
    */
   anonymous?: boolean;
   /**
+   * Input names taken and ignored, outside the schema (tools/unknown-fields.ts refuses any other undeclared name):
+   * the envelope of download_workflow's portable JSON, which create_workflow takes back unchanged.
+   */
+  accepts?: readonly string[];
+  /**
    * A request-rate limit, consumed after authorization and before validation:
    * `executePerKey` per API key, `objectWritesPerOrganization` per organization
    * (writes of stored objects, whichever key or session makes them). Its

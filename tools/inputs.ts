@@ -7,7 +7,15 @@ import { z } from 'zod';
  */
 
 /** `true`/`false` as a boolean or as the strings "true"/"false" (query strings). */
-export const booleanish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
+export const booleanish = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])], { error: 'expected true, false, 1 or 0' })
+  .transform((v) => v === true || v === 'true' || v === '1');
+
+/** A page size from the query string (or a number over MCP): 1 to `max`, `fallback` when omitted. */
+export const pageLimit = (max: number, fallback: number) => {
+  const error = `expected a whole number from 1 to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(1, { error }).max(max, { error }).default(fallback);
+};
 
 /** A chain reference: numeric id (number or decimal string) or a name alias such as `base`. */
 export const chainRef = z.union([z.number().int().positive(), z.string().trim().min(1, 'expected a chain id or chain name')]);

@@ -6,6 +6,7 @@ import { requireRole } from '../src/org/roles.ts';
 import { rateLimitedError, rateLimitHeaders } from '../src/guards/rate-limit.ts';
 import type { RateLimitName } from '../src/config.ts';
 import { parseIdempotencyKey } from '../src/guards/idempotency.ts';
+import { declaresField } from './unknown-fields.ts';
 import { signalDeprecations } from './deprecations.ts';
 import { deepFreeze, isDeepFrozen } from '../src/immutable.ts';
 
@@ -34,17 +35,24 @@ export function invalidInput(issues: InputIssue[]): ServiceError {
 }
 
 /**
- * The path of the first string holding a NUL character (U+0000), or undefined.
- * PostgreSQL text cannot store one (SQLite can), so a gateway would answer the
- * same input differently by store; it is refused on both, naming the field.
+ * A string no text column holds as sent. PostgreSQL text cannot store a NUL character (U+0000; SQLite can), so a
+ * gateway would answer the same input differently by store. Half of a UTF-16 surrogate pair (a lone `\ud800` escape)
+ * is not text: it was stored as U+FFFD while the answer echoed what was sent. Both are refused, naming the field.
  */
-function nulPath(value: unknown): string[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined;
+const unstorable = (text: string): 'nul' | 'surrogate' | undefined =>
+  text.includes('\u0000') ? 'nul' : (text as string & { isWellFormed(): boolean }).isWellFormed() ? undefined : 'surrogate';
+
+/** The path of the first such string, and what is wrong with it. */
+function badTextPath(value: unknown): { path: string[]; kind: 'nul' | 'surrogate' } | undefined {
+  if (typeof value === 'string') {
+    const kind = unstorable(value);
+    return kind ? { path: [], kind } : undefined;
+  }
   if (typeof value !== 'object' || value === null) return undefined;
   // The path is built only on the way back from a find: the common clean input allocates nothing.
   for (const [key, child] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
-    const found = nulPath(child);
-    if (found) return [String(key), ...found];
+    const found = badTextPath(child);
+    if (found) return { ...found, path: [String(key), ...found.path] };
   }
   return undefined;
 }
@@ -84,13 +92,32 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
 
   const parsed = await parse(tool.input, rawInput ?? {});
   if (!parsed.success) throw invalidInput(describeIssues(parsed.error));
-  const nul = nulPath(parsed.data);
-  if (nul)
+  const bad = badTextPath(parsed.data);
+  if (bad) {
+    const path = bad.path.join('.') || '(body)';
     throw invalidInput([
-      { path: nul.join('.') || '(body)', message: 'contains a NUL character (\\u0000), which no text field can hold; remove it', code: 'nul_character' },
+      bad.kind === 'nul'
+        ? { path, message: 'contains a NUL character (\\u0000), which no text field can hold; remove it', code: 'nul_character' }
+        : {
+            path,
+            message: 'contains half of a UTF-16 surrogate pair (a lone \\ud800-\\udfff escape), which is not text; send whole characters',
+            code: 'lone_surrogate',
+          },
     ]);
-  // One rule for the key on every path (header or argument): trimmed, 1-255 characters.
-  if (ctx.idempotencyKey !== undefined) ctx = { ...ctx, idempotencyKey: parseIdempotencyKey(ctx.idempotencyKey) };
+  }
+  // The key arrives as a header (REST) or as the `idempotency_key` argument of an operation that declares one (MCP,
+  // and execute_workflow's REST body, which advertised it): one rule for both, trimmed, 1-255 characters.
+  const argument = declaresField(tool, 'idempotency_key') ? (rawInput as Record<string, unknown> | undefined)?.idempotency_key : undefined;
+  if (argument !== undefined && ctx.idempotencyKey !== undefined && argument !== ctx.idempotencyKey) {
+    throw new ServiceError(
+      400,
+      'invalid_idempotency_key',
+      'The request gives two different idempotency keys (the Idempotency-Key header and the idempotency_key field); send one.',
+      { field: 'idempotency_key' },
+    );
+  }
+  const idempotencyKey = ctx.idempotencyKey ?? argument;
+  if (idempotencyKey !== undefined) ctx = { ...ctx, idempotencyKey: parseIdempotencyKey(idempotencyKey) };
 
   const output = await tool.handler(parsed.data, ctx);
   const kept = typeof output === 'object' && output !== null ? shapedOutputs.get(tool)?.get(output) : undefined;

@@ -103,6 +103,7 @@ export const createWorkflowTool = defineTool({
   quotas: ['workflows'],
   rateLimit: 'objectWritesPerOrganization',
   anonymous: true,
+  accepts: ['format', 'exportedAt'],
   input: createInput,
   output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema), claimToken: z.string().optional() }),
   rest: { method: 'POST', path: '/api/workflows/create' },

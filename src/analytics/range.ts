@@ -13,9 +13,18 @@ export type RangeName = (typeof RANGES)[number];
 
 /** An ISO 8601 time with a zone. Checked by a refinement, not z.iso.datetime: its pattern would cost an agent 500 bytes per field in tools/list. */
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
+/** Date.parse rolls an impossible day forward (2026-02-31 is March 3rd): the day must be one of its month's. */
+function isCalendarDay(v: string): boolean {
+  const [year, month, day] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 const isoTime = z
   .string()
-  .refine((v) => v.length <= 40 && ISO_TIME.test(v) && !Number.isNaN(Date.parse(v)), 'an ISO 8601 time with a zone, such as 2026-01-31T00:00:00Z');
+  .refine(
+    (v) => v.length <= 40 && ISO_TIME.test(v) && !Number.isNaN(Date.parse(v)) && isCalendarDay(v),
+    'an ISO 8601 time with a zone on a day that exists, such as 2026-01-31T00:00:00Z',
+  );
 
 export const rangeFields = {
   // Default 30d, applied in resolveWindow: a `default` in the schema would cost every tools/list 16 bytes per tool.

@@ -2,6 +2,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AnyTool, HttpMethod, RestBinding, ToolContext } from '../../tools/define.ts';
 import { consumeRateLimit, invokeTool } from '../../tools/invoke.ts';
+import { canUse } from '../../tools/authorize.ts';
+import { unknownFields } from '../../tools/unknown-fields.ts';
 import { ServiceError } from '../errors.ts';
 import type { RateLimitName } from '../config.ts';
 import { serveEventStream } from './event-stream.ts';
@@ -172,7 +174,11 @@ export function restRouter(registry: readonly AnyTool[], contextFor: (req: Reque
       const ctx = contextFor(req, res);
       await consumeBudget(ctx, rest);
       if (rest.eventStream) return await serveEventStream(tool, collectInput(tool, req), req, res, ctx);
-      const output = await invokeTool(tool, collectInput(tool, req), ctx);
+      const input = collectInput(tool, req);
+      // A misspelled body field is refused, never dropped (tools/unknown-fields.ts); a caller who may not use the operation gets its 401/403 first.
+      const unknown = takesBody(rest) && canUse(ctx.principal, tool) ? unknownFields(tool, input, 'field') : undefined;
+      if (unknown) throw unknown;
+      const output = await invokeTool(tool, input, ctx);
       if (rest.cacheControl) res.setHeader('Cache-Control', rest.cacheControl);
       res.status((res.locals.status as number | undefined) ?? rest.status ?? 200);
       if (typeof output === 'object' && output !== null && !res.get('Content-Type')) await sendJson(res, output, (bytes) => chargeAnswer(ctx, rest, bytes));

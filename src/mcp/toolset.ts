@@ -1,7 +1,8 @@
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
 import { canUse } from '../../tools/authorize.ts';
+import { unknownFields } from '../../tools/unknown-fields.ts';
 import { invokeTool } from '../../tools/invoke.ts';
-import { compactInputJsonSchema, compactOutputJsonSchema, inputJsonSchema } from '../../tools/json-schema.ts';
+import { compactInputJsonSchema, compactOutputJsonSchema } from '../../tools/json-schema.ts';
 import { isServiceError, ServiceError } from '../errors.ts';
 import type { McpCallResult, McpToolDescriptor, McpToolSet } from './sdk.ts';
 import { suggest } from '../text/suggest.ts';
@@ -59,33 +60,6 @@ export function errorResult(error: unknown): McpCallResult {
 const X402_PAYMENT_META = 'x402/payment';
 const MPP_CREDENTIAL_META = 'org.paymentauth/credential';
 
-/**
- * MCP arguments are snake_case where REST is camelCase, and an agent that
- * mixes them up must hear so: an argument the tool does not declare is an
- * error naming the closest declared one, never silently dropped.
- */
-function unknownArguments(tool: AnyTool, args: Record<string, unknown>): ServiceError | undefined {
-  const declared = Object.keys((inputJsonSchema(tool).properties as Record<string, unknown> | undefined) ?? {});
-  const unknown = Object.keys(args).filter((key) => !declared.includes(key));
-  if (unknown.length === 0) return undefined;
-  const issues = unknown.map((key) => {
-    const guess = suggest(key, declared) ?? suggest(key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), declared);
-    return {
-      path: key,
-      code: 'unrecognized_keys',
-      message: `unknown argument${guess ? `; did you mean "${guess}"?` : ''}`,
-      ...(guess ? { suggestion: guess } : {}),
-    };
-  });
-  const accepted = declared.length > 0 ? ` ${tool.name} takes: ${declared.join(', ')}.` : ` ${tool.name} takes no arguments.`;
-  return new ServiceError(
-    400,
-    'invalid_input',
-    `Unknown argument${unknown.length > 1 ? 's' : ''} for ${tool.name}: ${issues.map((i) => `"${i.path}"${i.suggestion ? ` (did you mean "${i.suggestion}"?)` : ''}`).join(', ')}.${accepted}`,
-    { issues },
-  );
-}
-
 function resultOf(tool: AnyTool, output: unknown): McpCallResult {
   const structured = tool.mcp && tool.mcp.resultKey ? { [tool.mcp.resultKey]: output } : (output as Record<string, unknown>);
   return { content: [{ type: 'text', text: stringifyJson(structured) }], structuredContent: structured };
@@ -110,8 +84,9 @@ export async function callRegistryTool(
 ): Promise<McpCallResult> {
   const resultMeta: Record<string, unknown> = {};
   try {
+    // MCP arguments are snake_case where REST is camelCase, and an agent that mixes them up must hear so (tools/unknown-fields.ts).
     // After the scope check's verdict: a caller who may not use the tool learns nothing of its arguments.
-    const unknown = canUse(context.principal, tool) ? unknownArguments(tool, args) : undefined;
+    const unknown = canUse(context.principal, tool) ? unknownFields(tool, args, 'argument') : undefined;
     if (unknown) throw unknown;
     const payment = { x402: meta?.[X402_PAYMENT_META], mpp: meta?.[MPP_CREDENTIAL_META] };
     // Added to the call's own context rather than spread into a copy, which would resolve its lazy fields (the caller's IP).
@@ -180,15 +155,8 @@ export function createToolSet(registry: readonly AnyTool[], principal: Principal
           ),
         );
       }
-      // MCP callers pass the idempotency key as an argument; REST sends it as a header. Passed on as sent:
-      // invokeTool applies the one rule (parseIdempotencyKey) to both.
-      const idempotencyKey = args.idempotency_key as string | undefined;
-      return callRegistryTool(
-        tool,
-        args,
-        meta,
-        Object.assign(makeContext(), idempotencyKey !== undefined ? { idempotencyKey } : {}, { notifyProgress: progress }),
-      );
+      // An `idempotency_key` argument is read by invokeTool, which applies the one rule (parseIdempotencyKey) to it.
+      return callRegistryTool(tool, args, meta, Object.assign(makeContext(), { notifyProgress: progress }));
     },
   };
 }
