@@ -1,6 +1,10 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { STDIO_CHECKOUT_PLACEHOLDER } from '../tools/discovery.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { deriveSkills } from '../src/discovery/skills.ts';
@@ -73,6 +77,25 @@ describe('/.well-known/mcp', () => {
     expect(viaWellKnown).toEqual(viaMcp);
     expect(viaWellKnown.length).toBeGreaterThan(10);
   });
+
+  it('advertises a stdio bridge that runs once its placeholders are filled in', async () => {
+    const { stdio } = (await fetchJson(`${gw.url}/.well-known/mcp`)).body;
+    expect(stdio).toEqual({
+      command: 'node',
+      args: [`${STDIO_CHECKOUT_PLACEHOLDER}/bin/flowgate.js`, 'mcp', '--url', BASE],
+      env: { FLOWGATE_API_KEY: '<API_KEY>' },
+    });
+    // This checkout, this key, and the address this test gateway really listens on (BASE is not served here).
+    const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const args = stdio.args.map((arg: string) => (arg === BASE ? gw.url : arg.replace(STDIO_CHECKOUT_PLACEHOLDER, checkout)));
+    const client = new Client({ name: 'stdio-recipe', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: stdio.command, args, env: { ...getDefaultEnvironment(), FLOWGATE_API_KEY: gw.ownerKey } }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('list_workflows');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
 
 describe('A2A agent card', () => {
@@ -88,9 +111,13 @@ describe('A2A agent card', () => {
     expect(body).not.toHaveProperty('registrations');
   });
 
-  it('derives its skills from the tool families: every MCP tool is named by exactly one skill', async () => {
+  it('derives its skills from the tool families: every MCP tool a bearer can call is named by exactly one skill, and no other', async () => {
     const { body } = await fetchJson(`${gw.url}/.well-known/agent-card.json`);
-    const mcpTools = registry.filter((t) => t.mcp).map((t) => t.name);
+    const mcpTools = registry.filter((t) => t.mcp && t.scope !== 'session').map((t) => t.name);
+    // Session-only tools (signed-in browsers) are refused to every key and token the card's security scheme names.
+    const sessionOnly = registry.filter((t) => t.mcp && t.scope === 'session').map((t) => t.name);
+    expect(sessionOnly).toContain('get_run_steps');
+    for (const name of sessionOnly) expect(JSON.stringify(body.skills), name).not.toMatch(new RegExp(`\\b${name}\\b`));
     for (const name of mcpTools) {
       const naming = body.skills.filter((s: { description: string }) => new RegExp(`\\b${name}\\b`).test(s.description));
       expect(

@@ -154,6 +154,10 @@ describe('wait', () => {
     await subscribed(gw, executionId);
     gate.release();
     expect((await waiting).body).toMatchObject({ status: 'cancelled', completed: true });
+    // Cancelling it again, or any run that has ended, changes nothing and says so.
+    const again = await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/cancel`, { key: gw.ownerKey, method: 'POST', body: '{}' });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ executionId, status: 'cancelled', cancelRequested: false });
     const logs = (await fetchJson(`${gw.url}/api/workflows/executions/${executionId}/logs`, { key: gw.ownerKey })).body.logs as {
       nodeId: string;
       status: string;

@@ -136,12 +136,20 @@ export const mcpTransportDiscovery = defineTool({
         protectedResourceMetadata: urls.mcpProtectedResource,
         oauthAuthorizationServer: urls.authorizationServer,
       },
-      // The CLI of a Flowgate checkout (bin/flowgate.js); not an npm registry package name, which anyone could claim.
-      stdio: { command: 'flowgate', args: ['mcp', '--url', services.config.baseUrl], env: { FLOWGATE_API_KEY: '<API_KEY>' } },
+      // The CLI of the client's own Flowgate checkout, run on the client's machine: not an npm registry package name, which
+      // anyone could claim, nor this server's path, which is of no use there and no business of anonymous readers.
+      stdio: {
+        command: 'node',
+        args: [`${STDIO_CHECKOUT_PLACEHOLDER}/bin/flowgate.js`, 'mcp', '--url', services.config.baseUrl],
+        env: { FLOWGATE_API_KEY: '<API_KEY>' },
+      },
       documentation: `${urls.docs}/mcp`,
     };
   },
 });
+
+/** Where the client's Flowgate checkout goes in the advertised stdio command. */
+export const STDIO_CHECKOUT_PLACEHOLDER = '<FLOWGATE_CHECKOUT>';
 
 export const agentCard = defineTool({
   name: 'agent_card',

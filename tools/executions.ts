@@ -418,17 +418,19 @@ export const getExecutionLegacyTool = defineTool({
 export const cancelExecutionTool = defineTool({
   name: 'cancel_execution',
   title: 'Cancel execution',
-  description: 'Stops a run: at once if not started, else at its next node boundary (a step sending a transaction completes). Returns the status now.',
+  description:
+    'Stops a run: at once if pending, else before its next step (a sending step completes). Returns the status; cancelRequested false: it ended.',
   scope: 'mcp:write',
   input: z.object({ executionId: executionIdParam }),
-  output: z.object({ executionId: z.string(), status: z.string(), cancelRequested: z.literal(true) }),
+  output: z.object({ executionId: z.string(), status: z.string(), cancelRequested: z.boolean() }),
   rest: { method: 'POST', path: '/api/workflows/executions/:executionId/cancel' },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   async handler({ executionId }, ctx) {
-    const status = await requestCancel(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    const { status, requested } = await requestCancel(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
     // A run of this process stops at its next node boundary without re-reading the flag; one elsewhere reads it with its lease.
     if (!isTerminal(status)) ctx.services.engine.events.cancelRequested(executionId);
-    return { executionId, status, cancelRequested: true as const };
+    // A run that had already ended is left as it ended: cancelRequested false says so (status is how it ended).
+    return { executionId, status, cancelRequested: requested };
   },
 });
 

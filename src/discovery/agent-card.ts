@@ -38,7 +38,9 @@ const ACCESS_TAG = { key: 'requires-api-key', public: 'public', mixed: 'partly-p
 
 export function buildAgentCard(config: Pick<Config, 'baseUrl' | 'agentRegistration'>, registry: readonly AnyTool[], families: readonly ToolFamily[]) {
   const urls = discoveryUrls(config.baseUrl);
-  const skills = deriveSkills(registry, families).map((skill) => ({
+  // Skills an agent holding a key or token can use: session-only tools (get_run_steps) are for signed-in browsers.
+  const bearerTools = registry.filter((tool) => tool.scope !== 'session');
+  const skills = deriveSkills(bearerTools, families).map((skill) => ({
     id: skill.id,
     name: skill.name,
     description: skill.description,

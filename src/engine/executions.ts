@@ -652,18 +652,19 @@ export async function pendingExecutionIds(
 }
 
 /** Asks a run to stop at its next node boundary; a run that has not started is cancelled at once. */
-export async function requestCancel(store: Store, organizationId: string, executionId: string): Promise<string> {
+/** Records a cancel; `requested` is false when the run had already ended (nothing was recorded). */
+export async function requestCancel(store: Store, organizationId: string, executionId: string): Promise<{ status: string; requested: boolean }> {
   const row = await getExecutionRow(store, organizationId, executionId);
-  if (isTerminal(row.status)) return row.status;
+  if (isTerminal(row.status)) return { status: row.status, requested: false };
   const immediate = await store
     .updateTable('workflow_executions')
     .set({ status: 'cancelled', cancel_requested: 1, error: 'Cancelled before it started', completed_at: nowIso() })
     .where('id', '=', executionId)
     .where('status', '=', 'pending')
     .executeTakeFirst();
-  if (Number(immediate.numUpdatedRows) === 1) return 'cancelled';
+  if (Number(immediate.numUpdatedRows) === 1) return { status: 'cancelled', requested: true };
   await store.updateTable('workflow_executions').set({ cancel_requested: 1 }).where('id', '=', executionId).execute();
-  return (await getExecutionRow(store, organizationId, executionId)).status;
+  return { status: (await getExecutionRow(store, organizationId, executionId)).status, requested: true };
 }
 
 /** A run's log rows, newest first; `data` reads each input and output from its stored text (truncateLargeText reads only what it keeps). */
