@@ -418,8 +418,7 @@ export const getExecutionLegacyTool = defineTool({
 export const cancelExecutionTool = defineTool({
   name: 'cancel_execution',
   title: 'Cancel execution',
-  description:
-    'Stops a run: at once if pending, else before its next step (a sending step completes). Returns the status; cancelRequested false: it ended.',
+  description: 'Stops a run: at once if pending, else before its next step (a sending step completes). Returns the status; cancelRequested false: it ended.',
   scope: 'mcp:write',
   input: z.object({ executionId: executionIdParam }),
   output: z.object({ executionId: z.string(), status: z.string(), cancelRequested: z.boolean() }),
