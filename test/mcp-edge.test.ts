@@ -42,6 +42,28 @@ async function runsOf(slug: string): Promise<number> {
 
 const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '1' + '}'.repeat(depth - 1);
 
+describe('JSON-RPC envelopes', () => {
+  it('answers valid JSON that is no JSON-RPC message with -32600 Invalid Request naming the field, and its id', async () => {
+    const cases: [unknown, string, unknown][] = [
+      [{ id: 1, method: 'tools/list' }, '"jsonrpc" must be "2.0" (got nothing)', 1],
+      [{ jsonrpc: '1.0', id: 2, method: 'tools/list' }, '"jsonrpc" must be "2.0" (got "1.0")', 2],
+      [{ jsonrpc: '2.0', id: 3, method: 5 }, '"method" must be a string', 3],
+      [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: [1] }, '"params" must be an object', 4],
+      [{ jsonrpc: '2.0', id: { no: 1 }, method: 'ping' }, '"id" must be a string or a number', null],
+      [{ jsonrpc: '2.0', id: 6 }, 'a message needs "method"', 6],
+    ];
+    for (const path of ['/mcp', '/mcp/w/helloworld']) {
+      for (const [body, says, id] of cases) {
+        const res = await post(`${gw.url}${path}`, body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        const answer = await res.json();
+        expect(answer, JSON.stringify(body)).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32600 } });
+        expect(answer.error.message, JSON.stringify(body)).toContain(says);
+      }
+    }
+  });
+});
+
 describe('JSON-RPC batches', () => {
   it('refuses a batch under protocol 2025-06-18 or later with 400 -32600, running nothing', async () => {
     const before = await runsOf('helloworld');
@@ -90,6 +112,35 @@ describe('JSON-RPC batches', () => {
     const answers: { id: string; result?: { tools?: unknown[] } }[] = await res.json();
     expect(answers.map((a) => a.id).sort()).toEqual(['a', 'b']);
     expect(answers.find((a) => a.id === 'a')!.result!.tools!.length).toBeGreaterThan(0);
+  });
+
+  it('answers a batch of one as an array of one; refuses initialize among others, and a malformed message by its place', async () => {
+    const one = await post(`${gw.url}/mcp`, [{ jsonrpc: '2.0', id: 'only', method: 'ping' }], { 'mcp-protocol-version': '2025-03-26' });
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual([{ jsonrpc: '2.0', id: 'only', result: {} }]);
+
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batcher', version: '1' } },
+    };
+    const withInit = await post(`${gw.url}/mcp`, [init, { jsonrpc: '2.0', id: 2, method: 'ping' }], { 'mcp-protocol-version': '2025-03-26' });
+    expect(withInit.status).toBe(400);
+    const refused = await withInit.json();
+    expect(refused.error.code).toBe(-32600);
+    expect(refused.error.message).toContain('initialize must be sent alone');
+
+    const malformed = await post(
+      `${gw.url}/mcp`,
+      [
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { id: 2, method: 'ping' },
+      ],
+      { 'mcp-protocol-version': '2025-03-26' },
+    );
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error).toMatchObject({ code: -32600, message: expect.stringContaining('message 1 of the batch: "jsonrpc" must be "2.0"') });
   });
 
   it('counts every call of an anonymous batch against the per-IP limit: 100 calls start 10 runs', async () => {

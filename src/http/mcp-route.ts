@@ -1,3 +1,4 @@
+import { answerIdOf, envelopeProblem } from '../mcp/envelope.ts';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AnyTool, Principal, ToolContext } from '../../tools/define.ts';
 import {
@@ -182,6 +183,13 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
     if (messages.length === 0) return jsonRpcError(res, 400, -32600, 'Invalid Request: the batch is empty.');
     // Before counting: the transport refuses larger batches whole, and counting thousands would cost more than refusing.
     if (messages.length > MAX_BATCH_MESSAGES) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages.`);
+    for (const [index, message] of messages.entries()) {
+      const problem = envelopeProblem(message);
+      if (problem) return jsonRpcError(res, 400, -32600, `Invalid Request: message ${index} of the batch: ${problem}.`);
+    }
+    if (messages.length > 1 && messages.some((m) => asMessage(m)?.method === 'initialize')) {
+      return jsonRpcError(res, 400, -32600, 'Invalid Request: initialize must be sent alone, not in a batch; send it first, then the other messages.');
+    }
 
     const forwarded: unknown[] = [];
     const refused: ReturnType<typeof rateLimited>[] = [];
@@ -199,7 +207,13 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
     }
     if (last && deps.rateLimiter.enabled) res.set(rateLimitHeaders(last));
     const response = forwarded.length > 0 ? await answer(req, res, principal, forwarded, false) : undefined;
-    if (!refusal) return sendWebResponse(res, response!);
+    if (!refusal) {
+      // A batch's answer is an array, even of one (the transport answers a batch of one with a bare object).
+      if (response!.status !== 200) return sendWebResponse(res, response!);
+      const answered: unknown = await response!.json();
+      response!.headers.forEach((value, name) => name !== 'content-length' && res.setHeader(name, value));
+      return res.status(200).json(Array.isArray(answered) ? answered : [answered]);
+    }
 
     // The transport refused the batch whole (a malformed message): that answer stands.
     if (response && response.status !== 200 && response.status !== 202) return sendWebResponse(res, response);
@@ -258,6 +272,8 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
         );
       }
       if (Array.isArray(req.body)) return await answerBatch(req, res, principal, req.body);
+      const problem = envelopeProblem(req.body);
+      if (problem) return jsonRpcError(res, 400, -32600, `Invalid Request: ${problem}.`, answerIdOf(req.body));
 
       const counted = await consumeFor(req, principal, req.body);
       if (counted && deps.rateLimiter.enabled) res.set(rateLimitHeaders(counted.decision));
