@@ -367,7 +367,39 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
   } finally {
     clearInterval(editor);
   }
+  rows.push(...(await measureRateLimitCost(gatewayUrl, auth)));
   return rows;
+}
+
+/**
+ * What the request-rate limits cost an ordinary authenticated read: the rows above run with limits off, but a
+ * deployment runs with them on, and every authenticated REST request then writes its organization's counter.
+ * A second gateway with limits on (budgets too large to refuse anything) answers the same read.
+ */
+async function measureRateLimitCost(gatewayUrl: string, auth: Record<string, string>): Promise<Row[]> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-limits-'));
+  const limited = await createGateway(
+    loadConfig({
+      PORT: '0',
+      FLOWGATE_DATA_DIR: dataDir,
+      FLOWGATE_DEVNET: 'off',
+      FLOWGATE_RATE_LIMIT_REST_PER_ORG: String(1e9),
+      FLOWGATE_BASE_URL: 'http://127.0.0.1:3000',
+    }),
+  );
+  try {
+    const limitedUrl = await limited.listen();
+    return [
+      await measure('GET /api/projects (rate limits off)', gatewayUrl, { path: '/api/projects', headers: auth }),
+      await measure('GET /api/projects (rate limits on: the REST budget counted)', limitedUrl, {
+        path: '/api/projects',
+        headers: { authorization: `Bearer ${limited.firstStart!.ownerKey}` },
+      }),
+    ];
+  } finally {
+    await limited.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 /** The two workflows of the engine rows; `steps` counts every node a run logs. */

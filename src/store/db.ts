@@ -35,7 +35,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely prepares every query afresh, and preparing costs more than running
  * most of ours; statements are reusable, so keep the recent ones (LRU).
  */
-function withStatementCache(sqlite: SqliteHandle) {
+export function withStatementCache(sqlite: SqliteHandle) {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
