@@ -180,14 +180,19 @@ function nextHop(hop: Hop, status: number, location: string): Hop {
   return { url, method, headers, body, from: hop.url };
 }
 
+/**
+ * A name is reported with the kind of address it resolved to, not the address: the tenant reading the message would
+ * otherwise learn what the gateway's internal DNS answers for any name it likes (`db.internal` → 10.0.3.7).
+ */
 function blockedError(hop: Hop, ip: string, range: string): EgressError {
   const host = hop.url.hostname.replace(/^\[|\]$/g, '');
-  const target = host === ip ? `${ip} (${range})` : `${host} (${ip}, ${range})`;
+  const literal = host === ip;
+  const target = literal ? `${ip} (${range})` : `${host} (resolves to a ${range} address)`;
   const via = hop.from ? `, reached by a redirect from ${shown(hop.from)}` : '';
   return new EgressError('blocked', `Refused to connect to ${target}${via}: add the host to ${ALLOW_HOSTS_VARIABLE} to allow it`, {
     url: shown(hop.url),
     host,
-    address: ip,
+    ...(literal ? { address: ip } : {}),
     range,
     ...(hop.from ? { redirectedFrom: shown(hop.from) } : {}),
   });
