@@ -160,6 +160,13 @@ export const RATE_LIMIT_VARIABLES = {
     windowSeconds: 86_400,
     describes: "e-mails the catalog's email-send listing sends in all per day",
   },
+  explorerLookupsPerOrganization: {
+    variable: 'FLOWGATE_RATE_LIMIT_EXPLORER_LOOKUPS_PER_ORG',
+    default: 30,
+    windowSeconds: 60,
+    describes:
+      "block-explorer ABI requests per organization per minute (the operator's explorer key is shared by every tenant; ABIs already in the cache are not counted)",
+  },
 } as const;
 
 /**

@@ -72,15 +72,16 @@ function assembleRuntime(config: Config, { opened, masterKey, box }: Awaited<Ret
   const paymentSettings = resolvePaymentSettings(config, chains, masterKey, devnet);
   // Several instances may share a PostgreSQL database and so the wallets: nonces are then allocated in it.
   const nonces = opened.kind === 'postgres' ? createSharedNonceManager(store) : createNonceManager();
+  const rateLimiter = createRateLimiter(config, opened);
   const base = {
     config,
     store,
     chains,
-    abiLookup: createAbiLookup({ store, chains, config }),
+    abiLookup: createAbiLookup({ store, chains, config, rateLimiter }),
     keys: createKeyService(store),
     sessions: createSessionService(store),
     organizations: createOrganizationService(store, box),
-    rateLimiter: createRateLimiter(config, opened),
+    rateLimiter,
     secrets: box,
     stablecoins,
     devnet,

@@ -92,6 +92,35 @@ describe('GET /api/chains/{chainId}/abi', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("counts each organization's requests to the explorer, not its cache hits: one tenant cannot spend the operator's explorer key for all", async () => {
+    const limited = await startTestGateway({
+      env: { FLOWGATE_EXPLORER_API_URL_8453: `${explorer.url}/api`, FLOWGATE_RATE_LIMIT_EXPLORER_LOOKUPS_PER_ORG: '3' },
+    });
+    try {
+      const hostile = await limited.createKey({ org: 'explorer-hostile' });
+      const neighbour = await limited.createKey({ org: 'explorer-neighbour' });
+      const abi = (key: string, address: string) => fetchJson(`${limited.url}/api/chains/8453/abi?address=${address}`, { key });
+      // A verified ABI the neighbour fetched is cached: anyone's later lookups of it are free.
+      expect((await abi(neighbour, VERIFIED)).status).toBe(200);
+      // Unverified contracts are asked anew each time: three reach the explorer, the fourth does not.
+      const before = explorer.requests.length;
+      const unverified = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
+      for (let i = 1; i <= 3; i++) expect((await abi(hostile, unverified(i))).body.code).toBe('abi_not_verified');
+      const refused = await abi(hostile, unverified(4));
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('rate_limited');
+      expect(refused.body.error).toContain('block-explorer ABI requests per organization per minute');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(explorer.requests.length).toBe(before + 3);
+      // The cached ABI still answers the hostile tenant, and the neighbour's own budget is untouched.
+      expect((await abi(hostile, VERIFIED)).status).toBe(200);
+      expect((await abi(neighbour, unverified(5))).body.code).toBe('abi_not_verified');
+      expect(explorer.requests.length).toBe(before + 4);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('tells the caller to pass the ABI on chains without automatic lookup', async () => {
     const res = await fetchJson(`${gw.url}/api/chains/5042/abi?address=${VERIFIED}`, { key: gw.ownerKey });
     expect(res.status).toBe(400);

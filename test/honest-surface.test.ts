@@ -167,6 +167,7 @@ describe('no claims of what does not exist', () => {
       'emailSignUpPerAddress',
       'emailSignUpPerIp',
       'executePerKey',
+      'explorerLookupsPerOrganization',
       'mcpPerOrganization',
       'mcpPublicCallsPerIp',
       'oauthAuthorizePerIp',
@@ -183,6 +184,7 @@ describe('no claims of what does not exist', () => {
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_SIWE_NONCE_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_EXECUTE_PER_KEY');
+    expect(limits).toContain('FLOWGATE_RATE_LIMIT_EXPLORER_LOOKUPS_PER_ORG');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_REST_PER_ORG');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_REST_ANONYMOUS_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_ANONYMOUS_WORKFLOWS_PER_IP');

@@ -65,7 +65,7 @@ const getContractAbi = defineTool({
     const { chains, abiLookup } = ctx.services;
     const chain = chains.resolve(input.chainId);
     if (!chain) throw new ServiceError(404, 'chain_not_found', unknownChainMessage(chains, input.chainId), { chain: input.chainId });
-    const { abi, explorerUrl } = await abiLookup.lookup(chain.chainId, input.address);
+    const { abi, explorerUrl } = await abiLookup.lookup(chain.chainId, input.address, ctx.principal?.organizationId);
     return { success: true as const, abi, explorerUrl };
   },
 });

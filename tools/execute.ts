@@ -75,7 +75,7 @@ async function transfer(input: TransferInput, ctx: ToolContext) {
 
 async function contractCall(input: ContractCallInput, ctx: ToolContext) {
   const caller = callerOf(ctx);
-  const call = await prepareContractCall(ctx.services, input);
+  const call = await prepareContractCall(ctx.services, input, caller.organizationId);
   if (isRead(call.fn)) {
     const result = await readCall(ctx.services, call);
     return { success: true as const, type: 'read' as const, chainId: call.chain.chainId, contractAddress: call.contract, functionName: call.fn.name, result };

@@ -1,6 +1,7 @@
 import { getAddress } from 'viem';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
+import { rateLimitedError, type RateLimiter } from '../guards/rate-limit.ts';
 import { nowIso } from '../ids.ts';
 import type { Store } from '../store/db.ts';
 import { addressLink, type ChainCatalog, type ChainEntry, type ExplorerApi } from './catalog.ts';
@@ -14,13 +15,19 @@ export interface AbiLookupResult {
 }
 
 export interface AbiLookup {
-  lookup(chainId: number, address: string): Promise<AbiLookupResult>;
+  /** `organizationId`: whose explorer budget a request to the explorer counts against (none for the gateway's own lookups). */
+  lookup(chainId: number, address: string, organizationId?: string): Promise<AbiLookupResult>;
 }
 
 export interface AbiLookupDeps {
   store: Store;
   chains: ChainCatalog;
   config: Config;
+  /**
+   * Counts each organization's requests to the explorer (FLOWGATE_RATE_LIMIT_EXPLORER_LOOKUPS_PER_ORG): they spend
+   * the operator's explorer key, whose own limit every tenant shares, and an unverified address is asked anew each time.
+   */
+  rateLimiter?: RateLimiter;
   fetch?: typeof fetch;
   /** Explorer request timeout; 10 s by default. */
   timeoutMs?: number;
@@ -68,7 +75,7 @@ export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
   }
 
   return {
-    async lookup(chainId, rawAddress) {
+    async lookup(chainId, rawAddress, organizationId) {
       const address = typeof rawAddress === 'string' ? rawAddress.trim().toLowerCase() : '';
       if (!ADDRESS.test(address)) {
         throw new ServiceError(400, 'invalid_address', 'address must be a 0x-prefixed 20-byte hex contract address', { field: 'address' });
@@ -88,6 +95,12 @@ export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
       if (hit) return hit;
 
       const key = `${chainId}:${address}`;
+      if (!inFlight.has(key) && organizationId && deps.rateLimiter?.enabled) {
+        const decision = await deps.rateLimiter.consume('explorerLookupsPerOrganization', organizationId);
+        if (!decision.allowed) {
+          throw rateLimitedError('explorerLookupsPerOrganization', decision, "ABIs already fetched still answer; or pass the contract's `abi` explicitly");
+        }
+      }
       const pending = inFlight.get(key);
       if (pending) return pending;
       const request = fetchAndCache(chain, api, address).finally(() => inFlight.delete(key));

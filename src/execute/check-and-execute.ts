@@ -38,10 +38,10 @@ export function compare(left: unknown, operator: ConditionOperator, right: strin
 }
 
 export async function checkAndExecute(services: Services, caller: DirectCaller, input: CheckAndExecuteInput, simulate: boolean): Promise<DirectResponse> {
-  const read = await prepareContractCall(services, input);
+  const read = await prepareContractCall(services, input, caller.organizationId);
   if (!isRead(read.fn))
     throw badRequest('invalid_input', `${read.fn.name} is not a view or pure function; the check must be a read.`, { field: 'functionName' });
-  const action = await prepareContractCall(services, { ...input.action, chainId: read.chain.chainId });
+  const action = await prepareContractCall(services, { ...input.action, chainId: read.chain.chainId }, caller.organizationId);
   if (isRead(action.fn)) throw badRequest('invalid_input', `action.${action.fn.name} is a read; the action must be a write.`, { field: 'action.functionName' });
 
   const readResult = await readCall(services, read);

@@ -53,13 +53,14 @@ export interface PreparedCall {
 
 export const isRead = (fn: AbiFunction) => fn.stateMutability === 'view' || fn.stateMutability === 'pure';
 
-async function resolveAbi(services: Services, chain: ChainEntry, contract: Address, abi: unknown): Promise<Abi> {
+async function resolveAbi(services: Services, chain: ChainEntry, contract: Address, abi: unknown, organizationId: string): Promise<Abi> {
   if (abi !== undefined && abi !== null && abi !== '') return parseAbiDocument(abi);
-  const found = await services.abiLookup.lookup(chain.chainId, contract);
+  const found = await services.abiLookup.lookup(chain.chainId, contract, organizationId);
   return found.abi as Abi;
 }
 
-export async function prepareContractCall(services: Services, input: ContractCallInput): Promise<PreparedCall> {
+/** `organizationId`: whose explorer budget an ABI fetched from the block explorer counts against. */
+export async function prepareContractCall(services: Services, input: ContractCallInput, organizationId: string): Promise<PreparedCall> {
   const chain = selectChain(services, input.chainId, input.network);
   const contract = parseEvmAddress(input.contractAddress, 'contractAddress', 'contract address');
   const name = pickFunctionName(input.functionName, input.abiFunction);
@@ -68,7 +69,7 @@ export async function prepareContractCall(services: Services, input: ContractCal
   const value = input.value === undefined || input.value === null || input.value === '' ? 0n : parseAmount(input.value, 18, 'value');
   if (!name && !input.data)
     throw badRequest('invalid_input', 'functionName is required (alias abiFunction), or raw calldata in data.', { field: 'functionName' });
-  const abi = await resolveAbi(services, chain, contract, input.abi);
+  const abi = await resolveAbi(services, chain, contract, input.abi, organizationId);
 
   let fn: AbiFunction;
   let args: unknown[];

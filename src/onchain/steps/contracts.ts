@@ -36,7 +36,7 @@ async function prepare(config: Record<string, unknown>, env: Web3Env, value?: st
     value,
   };
   try {
-    return await prepareContractCall(env.services, input);
+    return await prepareContractCall(env.services, input, env.organizationId);
   } catch (error) {
     if (error instanceof ServiceError && error.code === 'invalid_value') {
       throw badRequest(

@@ -73,7 +73,7 @@ async function abiForDecoding(config: Record<string, unknown>, env: Web3Env): Pr
   }
   const chain = chainOf(env, config);
   const contract = parseEvmAddress(config.contractAddress, 'contractAddress');
-  return (await env.services.abiLookup.lookup(chain.chainId, contract)).abi as Abi;
+  return (await env.services.abiLookup.lookup(chain.chainId, contract, env.organizationId)).abi as Abi;
 }
 
 const signatureOf = (fn: AbiFunction) => `${fn.name}(${fn.inputs.map((i) => i.type).join(',')})`;
