@@ -53,6 +53,8 @@ export async function executeWrite(
 
   const executionId = newId();
   let outcome: WriteOutcome;
+  /** Set once the signed bytes are stored and the key attached: from then on the transaction may be on chain, whatever fails next. */
+  let signed: string | undefined;
   try {
     outcome = await guardedSend(
       services,
@@ -83,10 +85,13 @@ export async function executeWrite(
         onSigned: async (hash, raw) => {
           await storeSigned(services.store, executionId, hash, raw);
           await reservation?.attach(executionId);
+          // Only now may the bytes leave the process (a throw above stops the broadcast).
+          signed = hash;
         },
       },
     );
   } catch (error) {
+    if (signed) return await signedButUnsettled(services, caller, executionId, signed, reservation, error);
     await reservation?.release();
     // The row exists only if the spend reservation committed; a failure after that ends it failed.
     await services.store
@@ -115,6 +120,27 @@ export async function executeWrite(
     const released = outcome.kind === 'refused' || outcome.receipt.receiptStatus === 'reverted';
     await concludeKey(reservation, released ? 'released' : settled.status === 'completed' ? 'completed' : 'held', executionId, response);
   }
+  return response;
+}
+
+/**
+ * Something failed after the transaction was signed and stored, so it may be on chain: never "nothing was signed",
+ * never a released key (a retry would send again). The execution is left unconfirmed, which a status read settles
+ * against the chain, and the key replays it. Should the store fail again, the key stays in progress and the stale-key
+ * recovery, which reads the stored bytes, decides.
+ */
+async function signedButUnsettled(
+  services: Services,
+  caller: DirectCaller,
+  executionId: string,
+  hash: string,
+  reservation: Awaited<ReturnType<typeof reserveIdempotencyKey>> | undefined,
+  error: unknown,
+): Promise<DirectResponse> {
+  console.error(`[flowgate] direct execution ${executionId}: transaction ${hash} was signed, then: ${(error as Error).message}`);
+  await finish(services.store, executionId, { status: 'unconfirmed', error: null });
+  const response: DirectResponse = { status: 202, body: toRecord(services.chains, await loadRecord(services.store, caller.organizationId, executionId)) };
+  if (reservation && reservation.kind !== 'replay') await concludeKey(reservation, 'held', executionId, response);
   return response;
 }
 

@@ -112,6 +112,12 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
   // The node may have dropped it: the wallet's next send re-reads its nonce rather than leave a gap.
   if (receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout') services.nonces.resync(client, account.address);
   const spend = spendOutcome(receipt.receiptStatus);
-  if (reservationId && spend) await settleSpend(store, reservationId, spend);
+  // After the broadcast nothing may throw: a caller told "failed" would release its idempotency key and a retry would
+  // send again. A reservation the store could not settle stays reserved, so the day's cap still counts it (fail closed).
+  if (reservationId && spend) {
+    await settleSpend(store, reservationId, spend).catch((error: unknown) =>
+      console.error(`[flowgate] spend reservation ${reservationId} of sent transaction ${hash} stays reserved: ${(error as Error).message}`),
+    );
+  }
   return { kind: 'sent', from, hash, receipt };
 }
