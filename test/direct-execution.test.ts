@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from 'viem';
+import { encodeFunctionData, erc20Abi, parseAbi, parseEther, parseUnits, type Address } from 'viem';
 import { TEST_USDC_ADDRESS } from '../src/chains/devnet/test-usdc.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { randomAddress } from './helpers/web3.ts';
@@ -246,6 +246,38 @@ describe('contract-call', () => {
     expect(res.body.status).toBe('failed');
     expect(res.body.error).toMatch(/exceeds the 100\.0 USD per-transaction limit/);
     expect(await chain.publicClient.getTransactionCount({ address: wallet })).toBe(before);
+  });
+
+  test('increaseAllowance is an approval too, and any other call to a stablecoin is refused; lowering an allowance is not', async () => {
+    const spender = recipient();
+    const before = await chain.publicClient.getTransactionCount({ address: wallet });
+    const call = (data: string) =>
+      post('/api/execute/contract-call', { chainId: 31337, contractAddress: TEST_USDC_ADDRESS, data, abi: JSON.stringify(allowanceAbi) });
+    const allowanceAbi = parseAbi([
+      'function increaseAllowance(address spender, uint256 amount)',
+      'function decreaseAllowance(address spender, uint256 amount)',
+      'function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)',
+    ]);
+    // Before: increaseAllowance was not weighed, and 5,000 USDC of allowance went to a stranger.
+    const raised = await call(encodeFunctionData({ abi: allowanceAbi, functionName: 'increaseAllowance', args: [spender, 5_000_000_000n] }));
+    expect(raised.status, JSON.stringify(raised.body)).toBe(202);
+    expect(raised.body).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^Stablecoin approval of 5000\.0 USDC to a non-protocol spender exceeds/),
+    });
+    const permit = await call(
+      encodeFunctionData({ abi: allowanceAbi, functionName: 'permit', args: [wallet, spender, 1n, 0n, 27, `0x${'11'.repeat(32)}`, `0x${'22'.repeat(32)}`] }),
+    );
+    expect(permit.body).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('is not one this gateway signs for a stablecoin (selector 0xd505accf)'),
+    });
+    expect(await chain.publicClient.getTransactionCount({ address: wallet })).toBe(before);
+    expect(await chain.publicClient.readContract({ address: TEST_USDC_ADDRESS, abi: erc20Abi, functionName: 'allowance', args: [wallet, spender] })).toBe(0n);
+
+    const lowered = await call(encodeFunctionData({ abi: allowanceAbi, functionName: 'decreaseAllowance', args: [spender, 0n] }));
+    expect(lowered.status).toBe(202);
+    expect(lowered.body.error ?? '').not.toMatch(/not one this gateway signs|per-transaction limit/);
   });
 
   const bad: [string, Record<string, unknown>, RegExp][] = [

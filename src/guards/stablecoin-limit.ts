@@ -4,8 +4,9 @@ import { protocols } from '../actions/protocols.ts';
 /**
  * The per-transaction stablecoin limit (SPEC Limits: 100 USD by default, a
  * 1:1 peg applied to the token's decimals) on every write path: ERC-20
- * `transfer`, `transferFrom`, and `approve` to a spender that is not a known
- * protocol contract. Checked before signing; a refusal signs nothing.
+ * `transfer`, `transferFrom`, and approvals (`approve`, `increaseAllowance`)
+ * to a spender that is not a known protocol contract. Any other call to a
+ * stablecoin is refused. Checked before signing; a refusal signs nothing.
  */
 
 export interface StablecoinInfo {
@@ -21,7 +22,16 @@ const ERC20_MOVES = parseAbi([
   'function transfer(address to, uint256 amount)',
   'function transferFrom(address from, address to, uint256 amount)',
   'function approve(address spender, uint256 amount)',
+  // Raise an allowance by `amount`: an approval (USDC's FiatToken and OpenZeppelin tokens have it; older ones spell it increaseApproval).
+  'function increaseAllowance(address spender, uint256 amount)',
+  'function increaseApproval(address spender, uint256 amount)',
+  // Lowers an allowance: moves nothing, so it is let through whatever the amount.
+  'function decreaseAllowance(address spender, uint256 amount)',
+  'function decreaseApproval(address spender, uint256 amount)',
 ]);
+
+const APPROVALS = new Set(['approve', 'increaseAllowance', 'increaseApproval']);
+const ALLOWED_FUNCTIONS = [...new Set(ERC20_MOVES.map((item) => item.name))].join(', ');
 
 /** Addresses of protocol contracts (per chain) that may receive stablecoin approvals of any size. */
 function protocolSpenders(chainId: number): Set<string> {
@@ -44,17 +54,20 @@ export function stablecoinLimitViolation(
   try {
     decoded = decodeFunctionData({ abi: ERC20_MOVES, data: call.data });
   } catch {
-    return undefined; // not a value-moving ERC-20 call
+    // Fail closed: a stablecoin has other ways to move or expose funds (permit, transferWithAuthorization, a
+    // token's own extensions) that this limit cannot weigh, so the wallet calls none of them.
+    return `The call to ${token.symbol} (${call.to}) is not one this gateway signs for a stablecoin (selector ${call.data.slice(0, 10)}): only ${ALLOWED_FUNCTIONS}, each held to the per-transaction limit; nothing was signed.`;
   }
+  if (decoded.functionName === 'decreaseAllowance' || decoded.functionName === 'decreaseApproval') return undefined;
   let amount: bigint;
   let verb = 'transfer';
-  if (decoded.functionName === 'approve') {
-    const [spender, value] = decoded.args;
+  if (APPROVALS.has(decoded.functionName)) {
+    const [spender, value] = decoded.args as readonly [Address, bigint];
     if (protocolSpenders(call.chainId).has(spender.toLowerCase())) return undefined;
     amount = value;
     verb = 'approval';
   } else {
-    amount = decoded.functionName === 'transfer' ? decoded.args[1] : decoded.args[2];
+    amount = decoded.functionName === 'transfer' ? (decoded.args[1] as bigint) : (decoded.args[2] as bigint);
   }
   // micro-USD at a 1:1 peg, rounded up so a fraction over the limit still counts as over.
   const scale = 10n ** BigInt(token.decimals);
