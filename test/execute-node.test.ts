@@ -112,6 +112,15 @@ describe('POST /api/execute/node', () => {
       { config: { network: '31337', amount: '0.01', recipientAddress: '0x000000000000000000000000000000000000dEaD', simulate: true } },
       'config.simulate',
     ],
+    // Spellings of "yes" that are not `true` went past a list of true values and sent the transfer.
+    ...['TRUE', 'yes', 'True', 2, {}].map(
+      (value) =>
+        [
+          `spelled ${JSON.stringify(value)}`,
+          { simulate: value, config: { network: '31337', amount: '0.01', recipientAddress: '0x000000000000000000000000000000000000dEaD' } },
+          'simulate',
+        ] as [string, Record<string, unknown>, string],
+    ),
   ])('simulate:true %s is 400 unsupported_param and nothing is signed', async (_where, body, param) => {
     const before = await nonce();
     const res = await post('/api/execute/node', { actionType: 'web3/transfer-funds', ...body });

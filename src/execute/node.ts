@@ -25,15 +25,20 @@ export interface ExecuteNodeInput {
   strayFields?: string[];
 }
 
-const isTrue = (value: unknown) => value === true || value === 'true' || value === '1' || value === 1;
+/**
+ * Only a plain "no" lets the write go on. Any other value may mean a dry run: `"TRUE"` and `"yes"` once slipped past a
+ * list of true spellings and sent the transaction (fail closed).
+ */
+const isOff = (value: unknown) => value === undefined || value === null || value === false || value === 'false' || value === '0' || value === 0;
 
 function refuseSimulate(input: ExecuteNodeInput): void {
-  const where = isTrue(input.simulate) ? 'simulate' : isTrue(input.config?.simulate) ? 'config.simulate' : undefined;
+  const where = !isOff(input.simulate) ? 'simulate' : !isOff(input.config?.simulate) ? 'config.simulate' : undefined;
   if (!where) return;
+  const value = where === 'simulate' ? input.simulate : input.config?.simulate;
   throw new ServiceError(
     400,
     'unsupported_param',
-    `${where}: true is not supported by /api/execute/node; nothing was reserved or signed. Send simulate: false (or omit it), or dry-run the call with POST /api/execute/contract-call and simulate: true.`,
+    `${where}: ${JSON.stringify(value)} is not supported by /api/execute/node, which has no dry run; nothing was reserved or signed. Send simulate: false (or omit it), or dry-run the call with POST /api/execute/contract-call and simulate: true.`,
     {
       param: where,
     },
