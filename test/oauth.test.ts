@@ -49,6 +49,11 @@ async function authorize(browser: BrowserClient, serverUrl: URL, options: Constr
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+/** What a registered client sends to /token to identify itself. */
+const clientCredentials = ({ client }: TestOAuthProvider): Record<string, string> => ({
+  client_id: client!.client_id,
+  ...('client_secret' in client! && client.client_secret ? { client_secret: client.client_secret } : {}),
+});
 const listTools = (path: string, token: string) =>
   fetchJson(`${gw.url}${path}`, {
     method: 'POST',
@@ -415,6 +420,53 @@ describe('refusals', () => {
     expect(await names()).toContain('list_workflows');
     await membership(store.deleteFrom('memberships')).execute();
     expect((await listTools('/mcp', connected.saved!.access_token)).status).toBe(401);
+  });
+
+  it('removing a member disconnects the OAuth clients they connected: no refresh meanwhile, nothing back on a re-invite', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const browser = browserClient(gw.url);
+    await signIn(browser, gw.url, account);
+    const { userId } = await addMember(gw, owner.ownOrganizationId, account, 'admin');
+    await switchTo({ client: browser, account, userId, ownOrganizationId: '' }, owner.ownOrganizationId);
+    const connected = await authorize(browser, mcpUrl());
+    const refresh = (refreshToken: string) =>
+      fetch(`${gw.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, ...clientCredentials(connected) }).toString(),
+      });
+
+    const removed = await owner.client.fetch(`/api/organization/members/${userId}`, { method: 'DELETE' });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body.oauthGrantsRevoked).toBe(1);
+    // Before: the refresh token renewed the grant while its user was out, and the old token answered again on a re-invite.
+    const renewed = await refresh(connected.saved!.refresh_token!);
+    expect(renewed.status).toBe(400);
+    expect((await renewed.json()).error).toBe('invalid_grant');
+    await addMember(gw, owner.ownOrganizationId, account, 'member');
+    expect((await listTools('/mcp', connected.saved!.access_token)).status).toBe(401);
+    const audit = await owner.client.fetch(`/api/audit-log?action=oauth_grant_revoked&limit=200`);
+    expect(audit.body.rows.some((r: { details?: { reason?: string } }) => r.details?.reason === 'member_removed')).toBe(true);
+  });
+
+  it('a refresh token of a user whose membership ended another way revokes its grant', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const browser = browserClient(gw.url);
+    await signIn(browser, gw.url, account);
+    const { userId } = await addMember(gw, owner.ownOrganizationId, account, 'member');
+    await switchTo({ client: browser, account, userId, ownOrganizationId: '' }, owner.ownOrganizationId);
+    const connected = await authorize(browser, mcpUrl());
+    const { store } = gw.gateway.services;
+    await store.deleteFrom('memberships').where('organization_id', '=', owner.ownOrganizationId).where('user_id', '=', userId).execute();
+    const renewed = await fetch(`${gw.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: connected.saved!.refresh_token!, ...clientCredentials(connected) }).toString(),
+    });
+    expect(renewed.status).toBe(400);
+    expect((await renewed.json()).error_description).toContain('no longer a member');
+    const grant = await store.selectFrom('oauth_grants').select(['revoked_at', 'revoked_reason']).where('user_id', '=', userId).executeTakeFirstOrThrow();
+    expect(grant).toMatchObject({ revoked_at: expect.any(String), revoked_reason: 'member_removed' });
   });
 
   it('a client_id metadata URL the egress policy refuses', async () => {

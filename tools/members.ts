@@ -68,7 +68,7 @@ const removeMemberTool = defineTool({
   name: 'remove_member',
   title: 'Remove a member',
   description: [
-    'Removes a member (admins and owners; any member may remove themselves). Their sessions in this organization end and the API keys they created are revoked.',
+    'Removes a member (admins and owners; any member may remove themselves). Their sessions in this organization end, the API keys they created are revoked and the OAuth clients they connected are disconnected.',
     'Only owners remove owners; the last owner cannot be removed (409 last_owner).',
   ].join(' '),
   scope: 'session',
@@ -78,6 +78,7 @@ const removeMemberTool = defineTool({
     role,
     sessionsEnded: z.number().int().describe("The member's sessions in this organization that were ended"),
     keysRevoked: z.number().int().describe('Organization API keys the member created, revoked with the membership'),
+    oauthGrantsRevoked: z.number().int().describe('OAuth clients the member connected to this organization, disconnected with the membership'),
   }),
   rest: { method: 'DELETE', path: '/api/organization/members/:userId' },
   rateLimit: 'objectWritesPerOrganization',

@@ -99,7 +99,7 @@ export async function removeMember(
   keys: Pick<KeyService, 'revoke'>,
   actor: Actor,
   input: { userId: string; ip: string },
-): Promise<{ userId: string; role: Role; sessionsEnded: number; keysRevoked: number }> {
+): Promise<{ userId: string; role: Role; sessionsEnded: number; keysRevoked: number; oauthGrantsRevoked: number }> {
   const self = input.userId === actor.userId;
   const actorRole = self ? await targetRole(store, actor.organizationId, actor.userId) : await requireRole(store, actor, 'admin');
   const role = await targetRole(store, actor.organizationId, input.userId);
@@ -133,6 +133,32 @@ export async function removeMember(
         .execute()
     ).map((k) => k.id);
     if (webhookKeyIds.length > 0) await trx.updateTable('user_api_keys').set({ revoked_at: now }).where('id', 'in', webhookKeyIds).execute();
+    // OAuth clients the member connected: their access tokens already stopped with the membership, but a refresh token
+    // renewed the grant, and it answered again once the person was re-invited.
+    const grants = await trx
+      .selectFrom('oauth_grants')
+      .select(['id', 'client_id'])
+      .where('organization_id', '=', actor.organizationId)
+      .where('user_id', '=', input.userId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    if (grants.length > 0) {
+      await trx
+        .updateTable('oauth_grants')
+        .set({ revoked_at: now, revoked_reason: 'member_removed' })
+        .where('id', 'in', grants.map((g) => g.id))
+        .execute();
+    }
+    for (const grant of grants) {
+      await recordAudit(trx, {
+        organizationId: actor.organizationId,
+        actor,
+        action: 'oauth_grant_revoked',
+        target: grant.id,
+        ip: input.ip,
+        details: { clientId: grant.client_id.slice(0, 200), reason: 'member_removed' },
+      });
+    }
     // Each key gets its own key_revoked row, so a key's history reads whole in the log.
     for (const [kind, ids] of [
       ['svc', keyIds],
@@ -154,6 +180,7 @@ export async function removeMember(
       role,
       sessionsEnded: Number(sessions.numUpdatedRows),
       keysRevoked: keyIds.length + webhookKeyIds.length,
+      oauthGrantsRevoked: grants.length,
     };
     await recordAudit(trx, {
       organizationId: actor.organizationId,
@@ -161,7 +188,7 @@ export async function removeMember(
       action: 'member_removed',
       target: input.userId,
       ip: input.ip,
-      details: { role, self, sessionsEnded: result.sessionsEnded, keysRevoked: result.keysRevoked },
+      details: { role, self, sessionsEnded: result.sessionsEnded, keysRevoked: result.keysRevoked, oauthGrantsRevoked: result.oauthGrantsRevoked },
     });
     return { result, keyIds };
   });

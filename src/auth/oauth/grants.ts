@@ -163,7 +163,7 @@ export async function approve(
 export async function revokeGrant(
   store: Store,
   grantId: string,
-  reason: 'user' | 'client' | 'refresh_token_reuse' | 'code_reuse',
+  reason: 'user' | 'client' | 'refresh_token_reuse' | 'code_reuse' | 'member_removed',
   audit: { actor: Parameters<typeof recordAudit>[1]['actor']; ip?: string | null },
 ): Promise<boolean> {
   const result = await store
@@ -277,6 +277,18 @@ export async function exchangeRefresh(
     throw new InvalidGrantError('This refresh token was already used; as a precaution the whole grant is revoked. Authorize again.');
   }
   if (row.revoked_at || row.expires_at <= nowIso()) throw new InvalidGrantError('This refresh token has expired or was revoked; authorize again.');
+  // A grant outlives nothing its user lost: without a membership in its organization it ends here (a removal revokes
+  // it too; this covers a membership gone any other way).
+  const member = await store
+    .selectFrom('memberships')
+    .select('user_id')
+    .where('user_id', '=', grant.user_id)
+    .where('organization_id', '=', grant.organization_id)
+    .executeTakeFirst();
+  if (!member) {
+    await revokeGrant(store, grant.id, 'member_removed', { actor: CLIENT_ACTOR(grant) });
+    throw new InvalidGrantError('The user who authorized this client is no longer a member of its organization; the grant is revoked.');
+  }
   if (input.resource !== undefined && input.resource !== grant.resource) {
     throw new InvalidTargetError(`This grant is for resource ${grant.resource}, not ${input.resource}.`);
   }
