@@ -146,7 +146,11 @@ export async function removeMember(
       await trx
         .updateTable('oauth_grants')
         .set({ revoked_at: now, revoked_reason: 'member_removed' })
-        .where('id', 'in', grants.map((g) => g.id))
+        .where(
+          'id',
+          'in',
+          grants.map((g) => g.id),
+        )
         .execute();
     }
     for (const grant of grants) {
