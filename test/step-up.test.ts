@@ -142,7 +142,7 @@ describe('step-up with the wallet factor', () => {
     expect(removal.body.code).toBe('wallet_signature_invalid');
   });
 
-  it('budget: 10 requests per 15 minutes per user and action, then 429 with Retry-After, audited once; a success resets it', async () => {
+  it('budget: 10 requests per 15 minutes per user, action and credential, then 429 with Retry-After, audited once; a success resets it', async () => {
     const { client, me } = await signedInOwner();
     for (let i = 0; i < 10; i++) expect((await createKey(client)).status).toBe(401);
     const over = await createKey(client);
@@ -165,6 +165,29 @@ describe('step-up with the wallet factor', () => {
     for (let i = 0; i < 9; i++) await createKey(second.client);
     const challenge = (await createKey(second.client)).body.challenge; // the 10th request
     expect((await createKey(second.client, { signature: await second.account.signMessage({ message: challenge }) })).status).toBe(429);
+  });
+
+  it("a leaked key's attempts spend its own budget and challenge, never the owner's: the owner can still revoke it", async () => {
+    const { account, client } = await signedInOwner();
+    const ask = await createKey(client, { scope: 'mcp:admin' });
+    const made = await createKey(client, { scope: 'mcp:admin', signature: await account.signMessage({ message: ask.body.challenge }) });
+    expect(made.status).toBe(201);
+    const leaked = { authorization: `Bearer ${made.body.key}`, 'content-type': 'application/json' };
+    // The thief asks to revoke... anything, unsigned, until refused: before, this locked the owner out for the window.
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await fetch(`${gw.url}/api/keys/${made.body.id}`, { method: 'DELETE', headers: leaked, body: '{}' })).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429]);
+    // The owner's session has its own budget and challenge: revoke works, and the leaked key stops.
+    const first = await client.fetch(`/api/keys/${made.body.id}`, { method: 'DELETE', json: {} });
+    expect(first.status).toBe(401);
+    // Another attempt by the thief now does not supersede the challenge the owner is signing.
+    await fetch(`${gw.url}/api/keys/${made.body.id}`, { method: 'DELETE', headers: leaked, body: '{}' });
+    const revoked = await client.fetch(`/api/keys/${made.body.id}`, {
+      method: 'DELETE',
+      json: { signature: await account.signMessage({ message: first.body.challenge }) },
+    });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect((await fetch(`${gw.url}/api/keys/list`, { headers: leaked })).status).toBe(401);
   });
 
   it('a success resets the budget', async () => {

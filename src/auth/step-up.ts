@@ -117,7 +117,13 @@ const totpFactor: StepUpFactor = {
 
 export const EXTRA_FACTORS: StepUpFactor[] = [totpFactor, emailOtpFactor];
 
-const budgetKey = (userId: string, action: StepUpAction) => `${userId}:${action}`;
+/**
+ * The credential a step-up belongs to: its challenge and its retry budget are this credential's, not the user's. Per
+ * user, a leaked key's unsigned attempts spent the budget and superseded the challenge of the owner's own session,
+ * which then could not revoke that key.
+ */
+const credentialOf = (principal: Principal) => `${principal.kind}:${principal.keyId}`;
+const budgetKey = (principal: Principal, action: StepUpAction) => `${principal.userId}:${action}:${credentialOf(principal)}`;
 
 /** How much of the request the wallet shows; its hash binds the rest. */
 const REQUEST_SHOWN_CHARS = 400;
@@ -179,12 +185,13 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
   const text = challengeText({ id, action, user, organization: await organizationOf(services, principal.organizationId), request, issuedAt, expiresAt });
   // Expired rows have no use left (a used one is never matched again either way).
   await store.deleteFrom('step_up_challenges').where('user_id', '=', user.id).where('expires_at', '<', issuedAt).execute();
-  // One live challenge per user and action: a new one supersedes the last.
+  // One live challenge per credential and action: a new one supersedes the last.
   await store
     .updateTable('step_up_challenges')
     .set({ used_at: issuedAt })
     .where('user_id', '=', user.id)
     .where('action', '=', action)
+    .where('credential_id', '=', credentialOf(principal))
     .where('used_at', 'is', null)
     .execute();
   let emailCodeHash: string | null = null;
@@ -202,6 +209,7 @@ async function mintChallenge(services: StepUpServices, principal: Principal, use
       created_at: issuedAt,
       expires_at: expiresAt,
       used_at: null,
+      credential_id: credentialOf(principal),
     })
     .execute();
   return text;
@@ -247,7 +255,7 @@ const requiredFactors = (user: StepUpUser, services: StepUpServices) => [
  */
 export async function requireStepUp(services: StepUpServices, principal: Principal, action: StepUpAction, proof: StepUpProof, ip: string): Promise<void> {
   const { store, rateLimiter } = services;
-  const key = budgetKey(principal.userId, action);
+  const key = budgetKey(principal, action);
   const audit = (outcome: 'success' | 'failure', reason?: string) =>
     recordAudit(store, {
       organizationId: principal.organizationId,
@@ -263,7 +271,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
   if (!decision.allowed) {
     // Someone is guessing, or a client loops: recorded once per window, so the refusals cannot flood the log.
     if (decision.firstRefusal) await audit('failure', `rate_limited: over ${decision.limit} requests in the window; refused for ${decision.resetSeconds} s`);
-    throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user and action');
+    throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user, action and credential');
   }
 
   const user = await store
@@ -293,13 +301,14 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
     );
   }
 
-  // The latest live challenge of this user and action is the only one a signature can answer.
+  // The latest live challenge of this credential and action is the only one a signature can answer.
   const now = nowIso();
   const row = await store
     .selectFrom('step_up_challenges')
     .selectAll()
     .where('user_id', '=', user.id)
     .where('action', '=', action)
+    .where('credential_id', '=', credentialOf(principal))
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
     .orderBy('created_at', 'desc')

@@ -374,6 +374,8 @@ export interface StepUpChallengesTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+  /** The credential that asked (`<kind>:<id>`, migration 033): only it can answer, and its asking supersedes only its own. */
+  credential_id: string | null;
 }
 
 export interface InvitationsTable {

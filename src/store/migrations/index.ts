@@ -31,6 +31,7 @@ import * as listingsVersion from './029_listings_version.ts';
 import * as publicTagsVersion from './030_public_tags_version.ts';
 import * as publicWorkflowsVersion from './031_public_workflows_version.ts';
 import * as publicOrderIndex from './032_public_order_index.ts';
+import * as stepUpCredential from './033_step_up_credential.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   '030_public_tags_version': publicTagsVersion,
   '031_public_workflows_version': publicWorkflowsVersion,
   '032_public_order_index': publicOrderIndex,
+  '033_step_up_credential': stepUpCredential,
 };
 
 export const migrationProvider: MigrationProvider = {
