@@ -185,6 +185,24 @@ describe('paying with x402 (@x402/fetch)', () => {
     expect(stolen.status).toBe(402);
     expect(stolen.body.reason).toMatch(/already used/);
     expect(stolen.body.executionId).toBeUndefined();
+
+    // The signature itself is public too (the settlement's calldata): a replay gets the paid answer only for the same
+    // call, and only for ten minutes, never another call's answer or a free one.
+    const otherCall = await fetchJson(url('microtip'), {
+      ...post({ note: 'another call' }),
+      headers: { 'content-type': 'application/json', 'payment-signature': signature },
+    });
+    expect(otherCall.status).toBe(402);
+    expect(otherCall.body.reason).toMatch(/already paid for a call with other inputs/);
+    expect(otherCall.body.output).toBeUndefined();
+    await gw.gateway.services.store
+      .updateTable('payments')
+      .set({ updated_at: new Date(Date.now() - 11 * 60_000).toISOString() })
+      .where('execution_id', '=', body.executionId)
+      .execute();
+    const late = await fetchJson(url('microtip'), { ...post(), headers: { 'content-type': 'application/json', 'payment-signature': signature } });
+    expect(late.status).toBe(402);
+    expect(late.body.reason).toMatch(/already used; a payment pays for one call/);
   });
 
   it('refuses a payer without funds with 402 and a reason, running nothing', async () => {

@@ -12,6 +12,7 @@ import { getListing, type Listing } from './listings.ts';
 import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionsTable, WorkflowsTable } from '../store/schema.ts';
 import { first, prepared } from '../store/prepared.ts';
+import { canonicalJson } from '../text/request-hash.ts';
 
 /**
  * Calling a listed workflow: validate the body against the listing's schema,
@@ -152,6 +153,10 @@ export async function callListing(
       prepare: () => prepareRun(services, workflow, inputs),
       release: (executionId) => releaseGatedRun(services, executionId),
       abandon: (executionId, reason) => abandonGatedRun(services, executionId, reason),
+      isSameCall: async (executionId) => {
+        const row = await services.store.selectFrom('workflow_executions').select('input').where('id', '=', executionId).executeTakeFirst();
+        return row?.input !== null && row?.input !== undefined && canonicalJson(JSON.parse(row.input)) === canonicalJson(inputs);
+      },
     },
   );
   const answer = await answerFor(services, listing, charged.executionId, waitMs);

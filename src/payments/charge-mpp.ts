@@ -24,7 +24,7 @@ export async function chargeMpp(ctx: PaymentContext, resource: PaidResource, cre
   const token = await ctx.ready();
   const key = authorizationKey({ chainId: settings.chainId, asset: token.address, payer: payload.from, nonce: payload.nonce });
   const sigHash = signatureHash(String(payload.signature ?? ''));
-  const seen = await replay(ctx, resource, key, sigHash);
+  const seen = await replay(ctx, resource, key, sigHash, run);
   if (seen) return seen;
 
   const mpp = ctx.mppFor(token, resource.payTo);

@@ -52,7 +52,7 @@ export async function chargeX402(ctx: PaymentContext, resource: PaidResource, cr
   const token = await ctx.ready();
   const key = authorizationKey({ chainId: settings.chainId, asset: token.address, payer: authorization.from, nonce: authorization.nonce });
   const sigHash = signatureHash(String(payload.payload.signature ?? ''));
-  const seen = await replay(ctx, resource, key, sigHash);
+  const seen = await replay(ctx, resource, key, sigHash, run);
   if (seen) return seen;
 
   const requirements = resourceServer.findMatchingRequirements(await requirementsFor(ctx, resource, token), payload);

@@ -42,6 +42,12 @@ export interface RunGate {
   release(executionId: string): Promise<void>;
   /** Settlement failed: the run never starts. */
   abandon(executionId: string, reason: string): Promise<void>;
+  /**
+   * Whether the execution a replayed payment paid for was asked with this request's inputs. A settled payment's
+   * signature is public calldata, so "the exact signed payment" proves nothing about the caller: a replay gets the
+   * original answer only for the same call, and only for REPLAY_WINDOW_MS.
+   */
+  isSameCall(executionId: string): Promise<boolean>;
 }
 
 export type PaymentReceipt = { protocol: 'x402'; settlement: SettleResponse } | { protocol: 'mpp'; receipt: Receipt.Receipt };

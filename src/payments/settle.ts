@@ -11,10 +11,14 @@ import { attachExecution, claimPayment, findPayment, markFailed, markSettled, re
  */
 
 /** The record of an authorization seen before: its original execution, or a clear refusal. */
-export async function replay(ctx: PaymentContext, resource: PaidResource, key: string, sigHash: string): Promise<ChargeResult | undefined> {
+/** How long a settled payment's answer is given again to a retry of the same call (a client whose answer was lost). */
+export const REPLAY_WINDOW_MS = 10 * 60_000;
+
+export async function replay(ctx: PaymentContext, resource: PaidResource, key: string, sigHash: string, run: RunGate): Promise<ChargeResult | undefined> {
   const existing = await findPayment(ctx.store, key);
   if (!existing) return undefined;
-  // Payer and nonce are public once settled; only the holder of the exact signed payment gets its execution back.
+  // Payer and nonce are public once settled, and so is the signature (the settlement's calldata): a replay is answered
+  // only with the exact signed payment, for the same call, soon after (below).
   if (existing.signature_hash !== sigHash) throw await paymentRequired(ctx, resource, 'this authorization (payer and nonce) was already used');
   if (existing.listing_slug !== resource.slug) {
     const why =
@@ -31,6 +35,12 @@ export async function replay(ctx: PaymentContext, resource: PaidResource, key: s
       retryable: true,
     });
   }
+  if (Date.parse(existing.updated_at) + REPLAY_WINDOW_MS < Date.now()) {
+    throw await paymentRequired(ctx, resource, 'this payment was already used; a payment pays for one call (its answer is given again only for 10 minutes)');
+  }
+  if (!(await run.isSameCall(existing.execution_id))) {
+    throw await paymentRequired(ctx, resource, 'this payment already paid for a call with other inputs; a payment pays for one call');
+  }
   const receipt = JSON.parse(existing.receipt) as PaymentReceipt;
   return { executionId: existing.execution_id, replayed: true, receipt };
 }
@@ -46,7 +56,7 @@ export async function settleAndRun(
   const { store } = ctx;
   const claimed = await claimPayment(store, claim);
   if (!claimed) {
-    const replayed = await replay(ctx, resource, claim.key, claim.signatureHash);
+    const replayed = await replay(ctx, resource, claim.key, claim.signatureHash, run);
     if (replayed) return replayed;
     throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment.', { retryable: true });
   }
