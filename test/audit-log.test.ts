@@ -280,3 +280,36 @@ describe('audit log', () => {
     });
   });
 });
+
+describe('credentials leave a trail', () => {
+  it('webhook keys created and revoked, integrations created, changed and deleted: each an audit row, never a secret', async () => {
+    const owner = await newSignedInUser(gw);
+    const api = owner.client.fetch;
+    const key = await api('/api/api-keys', { method: 'POST', json: { name: 'partner hook' } });
+    expect(key.status).toBe(201);
+    expect((await api(`/api/api-keys/${key.body.id}`, { method: 'DELETE' })).status).toBe(200);
+    const secret = 'xoxb-audit-secret-0001';
+    const created = await api('/api/integrations', { method: 'POST', json: { name: 'alerts', type: 'slack', config: { botToken: secret, channel: '#ops' } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await api(`/api/integrations/${created.body.id}`, { method: 'PUT', json: { config: { channel: '#alerts' } } })).status).toBe(200);
+    expect((await api(`/api/integrations/${created.body.id}`, { method: 'DELETE' })).status).toBe(200);
+
+    const rows = (await api('/api/audit-log?limit=200')).body.rows as { action: string; target: string; details: Record<string, unknown> }[];
+    const about = (id: string) => rows.filter((r) => r.target === id).map((r) => [r.action, r.details.kind ?? r.details.change]);
+    expect(about(key.body.id)).toEqual([
+      ['key_revoked', 'wfb'],
+      ['key_created', 'wfb'],
+    ]);
+    expect(about(created.body.id)).toEqual([
+      ['integration_changed', 'deleted'],
+      ['integration_changed', 'updated'],
+      ['integration_changed', 'created'],
+    ]);
+    expect(rows.find((r) => r.target === created.body.id && r.details.change === 'created')!.details).toMatchObject({
+      type: 'slack',
+      fields: 'botToken,channel',
+    });
+    expect(JSON.stringify(rows)).not.toContain(secret);
+    expect(JSON.stringify(rows)).not.toContain(key.body.key);
+  });
+});

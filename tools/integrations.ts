@@ -9,7 +9,8 @@ import {
   updateIntegration,
 } from '../src/org/integrations.ts';
 import { testIntegration } from '../src/org/integration-tester.ts';
-import { defineTool, READ_ONLY_LOCAL } from './define.ts';
+import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
+import { recordAudit } from '../src/org/audit-log.ts';
 import { requirePrincipal } from './authorize.ts';
 
 /**
@@ -77,7 +78,11 @@ const createIntegrationTool = defineTool({
   output: detailsSchema,
   rest: { method: 'POST', path: '/api/integrations', status: 201 },
   mcp: false,
-  handler: (input, ctx) => createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.quotas?.integrations }),
+  async handler(input, ctx) {
+    const created = await createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.quotas?.integrations });
+    await auditIntegration(ctx, 'created', created, Object.keys(input.config));
+    return created;
+  },
 });
 
 const updateIntegrationTool = defineTool({
@@ -93,7 +98,11 @@ const updateIntegrationTool = defineTool({
   output: detailsSchema,
   rest: { method: 'PUT', path: '/api/integrations/:integrationId' },
   mcp: false,
-  handler: ({ integrationId: id, ...patch }, ctx) => updateIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, patch),
+  async handler({ integrationId: id, ...patch }, ctx) {
+    const updated = await updateIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, patch);
+    await auditIntegration(ctx, 'updated', updated, [...(patch.name === undefined ? [] : ['name']), ...Object.keys(patch.config ?? {})]);
+    return updated;
+  },
 });
 
 const deleteIntegrationTool = defineTool({
@@ -107,7 +116,11 @@ const deleteIntegrationTool = defineTool({
   rest: { method: 'DELETE', path: '/api/integrations/:integrationId' },
   mcp: false,
   async handler({ integrationId: id }, ctx) {
-    return { success: true as const, ...(await deleteIntegration(ctx.services.store, requirePrincipal(ctx).organizationId, id)) };
+    const { organizationId } = requirePrincipal(ctx);
+    const doomed = await getIntegration(ctx.services, organizationId, id);
+    const deleted = await deleteIntegration(ctx.services.store, organizationId, id);
+    await auditIntegration(ctx, 'deleted', doomed, []);
+    return { success: true as const, ...deleted };
   },
 });
 
@@ -127,6 +140,19 @@ const testIntegrationTool = defineTool({
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true } },
   handler: ({ integrationId: id, configOverrides }, ctx) => testIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, configOverrides),
 });
+
+/** Who created, changed or deleted stored credentials, and which fields (names only, never values). */
+async function auditIntegration(ctx: ToolContext, change: 'created' | 'updated' | 'deleted', integration: { id: string; type: string; name: string }, fields: string[]) {
+  const principal = requirePrincipal(ctx);
+  await recordAudit(ctx.services.store, {
+    organizationId: principal.organizationId,
+    actor: principal,
+    action: 'integration_changed',
+    target: integration.id,
+    ip: ctx.ip,
+    details: { change, type: integration.type, name: integration.name.slice(0, 100), ...(fields.length ? { fields: fields.slice(0, 20).join(',') } : {}) },
+  });
+}
 
 export const integrationTools = [
   listIntegrationsTool,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createUserKey, listUserKeys, revokeUserKey, USER_KEY_NAME_MAX } from '../src/auth/user-keys.ts';
 import { defineTool } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
+import { recordAudit } from '../src/org/audit-log.ts';
 
 /**
  * User webhook keys (`wfb_`) at /api/api-keys, REST only: they authenticate
@@ -39,8 +40,17 @@ const createWebhookKey = defineTool({
   rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   async handler({ name }, ctx) {
-    const { organizationId, userId } = requirePrincipal(ctx);
+    const principal = requirePrincipal(ctx);
+    const { organizationId, userId } = principal;
     const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name, quota: ctx.quotas?.webhookKeys });
+    await recordAudit(ctx.services.store, {
+      organizationId,
+      actor: principal,
+      action: 'key_created',
+      target: record.id,
+      ip: ctx.ip,
+      details: { kind: 'wfb', name: record.name, prefix: record.prefix },
+    });
     return { ...record, key };
   },
 });
@@ -68,7 +78,16 @@ const deleteWebhookKey = defineTool({
   rateLimit: 'objectWritesPerOrganization',
   mcp: false,
   async handler({ keyId }, ctx) {
-    await revokeUserKey(ctx.services.store, requirePrincipal(ctx).organizationId, keyId);
+    const principal = requirePrincipal(ctx);
+    await revokeUserKey(ctx.services.store, principal.organizationId, keyId);
+    await recordAudit(ctx.services.store, {
+      organizationId: principal.organizationId,
+      actor: principal,
+      action: 'key_revoked',
+      target: keyId,
+      ip: ctx.ip,
+      details: { kind: 'wfb', reason: 'revoked' },
+    });
     return { success: true as const, id: keyId };
   },
 });

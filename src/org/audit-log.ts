@@ -36,6 +36,8 @@ export const AUDIT_ACTIONS = [
   'oauth_grant_created',
   'oauth_grant_revoked',
   'oauth_token_revoked',
+  // An integration's stored credentials created, changed or deleted (details.change, type, name, the fields named).
+  'integration_changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
