@@ -142,7 +142,12 @@ const testIntegrationTool = defineTool({
 });
 
 /** Who created, changed or deleted stored credentials, and which fields (names only, never values). */
-async function auditIntegration(ctx: ToolContext, change: 'created' | 'updated' | 'deleted', integration: { id: string; type: string; name: string }, fields: string[]) {
+async function auditIntegration(
+  ctx: ToolContext,
+  change: 'created' | 'updated' | 'deleted',
+  integration: { id: string; type: string; name: string },
+  fields: string[],
+) {
   const principal = requirePrincipal(ctx);
   await recordAudit(ctx.services.store, {
     organizationId: principal.organizationId,
