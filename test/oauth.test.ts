@@ -422,6 +422,30 @@ describe('refusals', () => {
     expect((await listTools('/mcp', connected.saved!.access_token)).status).toBe(401);
   });
 
+  it("an admin's agent key without mcp:admin sees and revokes only the admin's own grants", async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const browser = browserClient(gw.url);
+    await signIn(browser, gw.url, account);
+    const { userId } = await addMember(gw, owner.ownOrganizationId, account, 'admin');
+    await switchTo({ client: browser, account, userId, ownOrganizationId: '' }, owner.ownOrganizationId);
+    await authorize(browser, mcpUrl());
+    const { services } = gw.gateway;
+    const keyOf = async (scope: 'mcp:write' | 'mcp:admin') =>
+      (await services.keys.create({ organizationId: owner.ownOrganizationId, userId, name: `${scope} agent`, scope })).key;
+    const ownersGrant = (await owner.client.fetch('/api/oauth/clients')).body.find((g: { userId: string }) => g.userId === owner.userId);
+    expect(ownersGrant).toBeDefined();
+
+    const writer = await keyOf('mcp:write');
+    const seen = await fetchJson(`${gw.url}/api/oauth/clients`, { key: writer });
+    expect(seen.status).toBe(200);
+    expect(new Set(seen.body.map((g: { userId: string }) => g.userId))).toEqual(new Set([userId]));
+    // Before: a leaked mcp:write key of an admin could disconnect every member's clients.
+    expect((await fetchJson(`${gw.url}/api/oauth/clients/${ownersGrant.id}`, { key: writer, method: 'DELETE' })).status).toBe(404);
+    const administrator = await keyOf('mcp:admin');
+    const all = await fetchJson(`${gw.url}/api/oauth/clients`, { key: administrator });
+    expect(all.body.map((g: { userId: string }) => g.userId)).toContain(owner.userId);
+  });
+
   it('removing a member disconnects the OAuth clients they connected: no refresh meanwhile, nothing back on a re-invite', async () => {
     const account = privateKeyToAccount(generatePrivateKey());
     const browser = browserClient(gw.url);

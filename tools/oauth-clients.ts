@@ -39,8 +39,13 @@ const view = (c: ConnectedClient) => ({
   revokedAt: c.revokedAt,
 });
 
-/** Admins and owners see the organization's grants; members only their own. */
+/**
+ * Admins and owners see (and revoke) the organization's grants, through a credential that may administer: a session,
+ * or a key or token with `mcp:admin`. Anyone else, an admin's `mcp:read` or `mcp:write` key included, only their own:
+ * a leaked agent key must not disconnect every member's clients.
+ */
 async function visibleTo(services: Services, principal: Principal): Promise<string | undefined> {
+  if (principal.scope !== null && principal.scope !== 'mcp:admin') return principal.userId;
   const role = await roleOf(services.store, principal.organizationId, principal.userId);
   return role === 'admin' || role === 'owner' ? undefined : principal.userId;
 }
@@ -48,7 +53,7 @@ async function visibleTo(services: Services, principal: Principal): Promise<stri
 export const listOAuthClients = defineTool({
   name: 'list_oauth_clients',
   title: 'List OAuth clients',
-  description: 'Connected OAuth clients (your grants; admins see all).',
+  description: 'Connected OAuth clients: yours, or all with mcp:admin.',
   scope: 'mcp:read',
   input: z.object({ includeRevoked: booleanish.optional() }),
   output: z.array(clientView),
