@@ -14,7 +14,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { browserClient, signIn, type BrowserClient } from './helpers/session.ts';
 import { addMember, newSignedInUser, switchTo, type SignedInUser } from './helpers/members.ts';
-import { TestOAuthProvider } from './helpers/oauth.ts';
+import { consentHandle, TestOAuthProvider } from './helpers/oauth.ts';
 import { tokenHash } from '../src/auth/tokens.ts';
 
 /**
@@ -444,6 +444,35 @@ describe('refusals', () => {
     const administrator = await keyOf('mcp:admin');
     const all = await fetchJson(`${gw.url}/api/oauth/clients`, { key: administrator });
     expect(all.body.map((g: { userId: string }) => g.userId)).toContain(owner.userId);
+  });
+
+  it('a consent given for one organization grants nothing after the session switched to another', async () => {
+    const carol = await newSignedInUser(gw);
+    await addMember(gw, owner.ownOrganizationId, carol.account, 'admin');
+    const provider = new TestOAuthProvider(carol.client);
+    const metadata = await discoverAuthorizationServerMetadata(gw.url);
+    provider.client = await registerClient(gw.url, { metadata, clientMetadata: provider.clientMetadata });
+    const { authorizationUrl } = await startAuthorization(gw.url, {
+      metadata,
+      clientInformation: provider.client,
+      redirectUrl: provider.redirectUrl,
+      state: 's-switch',
+      resource: mcpUrl(),
+    });
+    const page = await carol.client.fetch(authorizationUrl.href, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    // Another tab switches the session to the organization where Carol is an admin, then she approves the first page.
+    await switchTo(carol, owner.ownOrganizationId);
+    const decided = await carol.client.fetch('/authorize/decision', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ request: consentHandle(String(page.body)), decision: 'approve' }).toString(),
+      redirect: 'manual',
+    });
+    expect(decided.status).toBe(400);
+    expect(String(decided.body)).toContain('Your active organization changed');
+    const grants = await gw.gateway.services.store.selectFrom('oauth_grants').select('id').where('user_id', '=', carol.userId).execute();
+    expect(grants).toEqual([]);
   });
 
   it('removing a member disconnects the OAuth clients they connected: no refresh meanwhile, nothing back on a re-invite', async () => {

@@ -62,6 +62,8 @@ export interface ConsentParams {
   codeChallenge: string;
   scope: KeyScope;
   resource: string;
+  /** The organization the consent page named (the session's active one then): a grant is only ever for it. */
+  organizationId?: string;
 }
 
 /**

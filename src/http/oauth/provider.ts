@@ -86,6 +86,7 @@ export function createOAuthProvider(services: Services): OAuthServerProvider {
         codeChallenge: params.codeChallenge,
         scope,
         resource,
+        organizationId: principal.organizationId,
       });
       res
         .status(200)

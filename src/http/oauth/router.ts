@@ -103,6 +103,11 @@ export function oauthRouter(services: Services, origins: OriginPolicy): RequestH
       if (typeof request !== 'string' || (decision !== 'approve' && decision !== 'deny')) return fail(400, 'Malformed decision.');
       const params = await takeConsentRequest(services.store, principal.keyId, request);
       if (!params) return fail(400, 'This authorization request is unknown, expired or already decided; start the connection again from your application.');
+      // The page named one organization and its scope was computed from the role there; a switch in another tab since
+      // would grant the client another organization than the one consented to.
+      if (params.organizationId !== undefined && params.organizationId !== principal.organizationId) {
+        return fail(400, 'Your active organization changed since this consent page was shown; start the connection again from your application.');
+      }
       if (decision === 'deny') {
         return redirectWith(res, params.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: params.state });
       }
