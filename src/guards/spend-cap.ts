@@ -40,11 +40,11 @@ const ALL_CHAINS = 0;
 type Db = Store | Transaction<Database>;
 
 /** Today's counted total (`spend_totals`, migration 020): organization-wide, or on one EVM chain. */
-async function usedToday(db: Db, organizationId: string, asset: SpendAsset, chainId?: number): Promise<bigint> {
+async function usedToday(db: Db, organizationId: string, asset: SpendAsset, chainId?: number, day = utcDay()): Promise<bigint> {
   const row = await db
     .selectFrom('spend_totals')
     .select('used')
-    .where((eb) => eb.and({ organization_id: organizationId, asset, day: utcDay(), chain_id: chainId ?? ALL_CHAINS }))
+    .where((eb) => eb.and({ organization_id: organizationId, asset, day, chain_id: chainId ?? ALL_CHAINS }))
     .executeTakeFirst();
   return row ? BigInt(row.used) : 0n;
 }
@@ -128,16 +128,26 @@ export async function spendCapData(store: Store, config: Config, organizationId:
  * everything reserved (including `amount` when `included`). Shared by the
  * reservation (which has inserted its row) and the simulation (which has not).
  */
-async function capPassed(db: Db, config: Config, r: { organizationId: string; asset: SpendAsset; amount: bigint; chainId?: number }, included: boolean) {
+/**
+ * `day`: the UTC day the amount counts on. A reservation passes the day it was written for: read apart, a
+ * reservation written at 23:59:59.999 was checked against the next day's totals, which did not hold it.
+ */
+async function capPassed(
+  db: Db,
+  config: Config,
+  r: { organizationId: string; asset: SpendAsset; amount: bigint; chainId?: number },
+  included: boolean,
+  day = utcDay(),
+) {
   const c = await caps(db, config, r.organizationId);
   const pending = included ? 0n : r.amount;
   const solana = r.asset === 'solana-native';
-  const used = (await usedToday(db, r.organizationId, r.asset)) + pending;
+  const used = (await usedToday(db, r.organizationId, r.asset, undefined, day)) + pending;
   const cap = solana ? c.solana : c.evm;
   if (used > cap) return { solana, cap, usedBefore: used - r.amount, chainId: undefined };
   const chainCap = solana || r.chainId === undefined ? undefined : c.chains.find((x) => x.chainId === r.chainId);
   if (chainCap) {
-    const onChain = (await usedToday(db, r.organizationId, r.asset, r.chainId)) + pending;
+    const onChain = (await usedToday(db, r.organizationId, r.asset, r.chainId, day)) + pending;
     if (onChain > chainCap.effective) return { solana, cap: chainCap.effective, usedBefore: onChain - r.amount, chainId: r.chainId };
   }
   return undefined;
@@ -188,7 +198,7 @@ export async function reserveSpend(
   };
   await trx.insertInto('spend_reservations').values(row).execute();
   await addToTotals(trx, row, reservation.amount);
-  const passed = await capPassed(trx, config, reservation, true);
+  const passed = await capPassed(trx, config, reservation, true, row.day);
   if (passed) throw capExceeded(passed, reservation.amount);
   return row.id;
 }
