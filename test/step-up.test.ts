@@ -190,6 +190,19 @@ describe('step-up with the wallet factor', () => {
     expect((await fetch(`${gw.url}/api/keys/list`, { headers: leaked })).status).toBe(401);
   });
 
+  it('a proof in the query string of a DELETE is refused, pointing to the body (query strings reach access logs)', async () => {
+    const { account, client } = await signedInOwner();
+    const ask = await createKey(client, { scope: 'mcp:read' });
+    const made = await createKey(client, { scope: 'mcp:read', signature: await account.signMessage({ message: ask.body.challenge }) });
+    const first = await client.fetch(`/api/keys/${made.body.id}`, { method: 'DELETE', json: {} });
+    const signature = await account.signMessage({ message: first.body.challenge });
+    const inQuery = await client.fetch(`/api/keys/${made.body.id}?signature=${signature}`, { method: 'DELETE', json: {} });
+    expect(inQuery.status).toBe(400);
+    expect(inQuery.body.error).toContain('`signature` in the JSON body of the DELETE');
+    // The challenge was not spent: the same signature in the body revokes.
+    expect((await client.fetch(`/api/keys/${made.body.id}`, { method: 'DELETE', json: { signature } })).status).toBe(200);
+  });
+
   it('a success resets the budget', async () => {
     const { account, client } = await signedInOwner();
     for (let i = 0; i < 8; i++) expect((await createKey(client)).status).toBe(401);

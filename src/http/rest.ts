@@ -49,7 +49,19 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
   } else {
     body = req.body as Record<string, unknown>;
   }
-  if (deleteBody) return { ...pick(body, deleteBody), ...query, ...req.params };
+  if (deleteBody) {
+    // Body fields of a DELETE (step-up proofs) come from the body only: a `?signature=` ends up in access logs.
+    const misplaced = deleteBody.filter((k) => k in query);
+    if (misplaced.length > 0) {
+      throw new ServiceError(
+        400,
+        'invalid_input',
+        `Send ${misplaced.map((k) => `\`${k}\``).join(', ')} in the JSON body of the DELETE, not in the query string (query strings end up in access logs).`,
+        { issues: misplaced.map((k) => ({ path: k, message: 'goes in the JSON body', code: 'custom' })) },
+      );
+    }
+    return { ...pick(body, deleteBody), ...query, ...req.params };
+  }
   return { ...body, ...pick(query, tool.rest!.query ?? []), ...req.params };
 }
 
