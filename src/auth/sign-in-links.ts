@@ -2,6 +2,7 @@ import type { Store } from '../store/db.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { isoIn, newToken, tokenHash } from './tokens.ts';
+import { roleOf } from '../org/roles.ts';
 
 /**
  * One-time sign-in links for headless servers (`flowgate open`): whoever can
@@ -49,12 +50,7 @@ export async function consumeSignInLink(store: Store, token: string): Promise<{ 
     });
   }
   // The membership may have ended since the link was minted.
-  const member = await store
-    .selectFrom('memberships')
-    .select('user_id')
-    .where('user_id', '=', row.user_id)
-    .where('organization_id', '=', row.organization_id)
-    .executeTakeFirst();
-  if (!member) throw new ServiceError(401, 'sign_in_link_invalid', 'The user of this sign-in link is no longer a member of its organization.');
+  if (!(await roleOf(store, row.organization_id, row.user_id)))
+    throw new ServiceError(401, 'sign_in_link_invalid', 'The user of this sign-in link is no longer a member of its organization.');
   return { userId: row.user_id, organizationId: row.organization_id };
 }

@@ -6,6 +6,7 @@ import type { KeyScope, Principal, Role } from '../principal.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { isoIn, newToken, tokenHash } from '../tokens.ts';
 import { recordAudit } from '../../org/audit-log.ts';
+import { roleOf } from '../../org/roles.ts';
 import { keepClient } from './clients.ts';
 import { isOAuthScope, lowerScope, maxScopeFor, scopeWithin } from './scopes.ts';
 
@@ -281,13 +282,7 @@ export async function exchangeRefresh(
   if (row.revoked_at || row.expires_at <= nowIso()) throw new InvalidGrantError('This refresh token has expired or was revoked; authorize again.');
   // A grant outlives nothing its user lost: without a membership in its organization it ends here (a removal revokes
   // it too; this covers a membership gone any other way).
-  const member = await store
-    .selectFrom('memberships')
-    .select('user_id')
-    .where('user_id', '=', grant.user_id)
-    .where('organization_id', '=', grant.organization_id)
-    .executeTakeFirst();
-  if (!member) {
+  if (!(await roleOf(store, grant.organization_id, grant.user_id))) {
     await revokeGrant(store, grant.id, 'member_removed', { actor: CLIENT_ACTOR(grant) });
     throw new InvalidGrantError('The user who authorized this client is no longer a member of its organization; the grant is revoked.');
   }
