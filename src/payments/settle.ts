@@ -10,10 +10,10 @@ import { attachExecution, claimPayment, findPayment, markFailed, markSettled, re
  * claimed before its run is prepared and settled before the run may start.
  */
 
-/** The record of an authorization seen before: its original execution, or a clear refusal. */
 /** How long a settled payment's answer is given again to a retry of the same call (a client whose answer was lost). */
 export const REPLAY_WINDOW_MS = 10 * 60_000;
 
+/** The record of an authorization seen before: its original execution, or a clear refusal. */
 export async function replay(ctx: PaymentContext, resource: PaidResource, key: string, sigHash: string, run: RunGate): Promise<ChargeResult | undefined> {
   const existing = await findPayment(ctx.store, key);
   if (!existing) return undefined;
