@@ -52,7 +52,7 @@ const byIp = (name: RateLimitName) => 'byIp' in RATE_LIMIT_VARIABLES[name];
 /**
  * The SQLite client handed to rate-limiter-flexible. It prepared its upsert again for every request and wrapped that
  * one statement in a transaction: 27 µs a request, which every authenticated REST request pays. Statements come from
- * the store's cache, and `transaction` runs the function as it is (a single statement is atomic on its own): 11 µs.
+ * the store's cache, and `transaction` runs the function as it is (a single statement is atomic on its own): 13 µs.
  */
 const preparedOnce = (sqlite: SqliteHandle) => ({ ...withStatementCache(sqlite), transaction: <F>(fn: F) => fn });
 
