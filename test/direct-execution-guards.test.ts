@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import solc from 'solc';
 import { keccak256, parseEther, type Address, type Hex } from 'viem';
 import { requestHash } from '../src/text/request-hash.ts';
+import { reserveIdempotencyKey } from '../src/guards/idempotency.ts';
 import { insertPending, storeSigned } from '../src/execute/records.ts';
 import { organizationAccount } from '../src/wallets/signer.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
@@ -209,6 +210,25 @@ describe('on an automining chain', () => {
       const again = await post(gw, '/api/execute/transfer', body, { idempotencyKey: 'k-crash' });
       expect(again.body).toMatchObject({ executionId: id, idempotentReplay: true });
       expect(await chain.publicClient.getBalance({ address: to })).toBe(parseEther('0.0042'));
+    });
+
+    test('a request still alive when a retry took its key over sends nothing: its last step before the broadcast finds the key gone', async () => {
+      const { store, organizations } = gw.gateway.services;
+      const scope = { organizationId: (await organizations.ensure('default')).organization.id, endpoint: 'transfer', key: 'k-slow' };
+      const body = { chainId: 31337, recipientAddress: recipient(), amount: '0.001' };
+      const slow = await reserveIdempotencyKey(store, scope, body);
+      expect(slow.kind).toBe('fresh');
+      // The slow request looks dead to a retry (staleness 0 here; in production the receipt timeout plus 2 minutes).
+      const retry = await reserveIdempotencyKey(store, scope, body, 0);
+      expect(retry.kind).toBe('stale');
+      if (slow.kind === 'replay' || retry.kind === 'replay') throw new Error('unexpected replay');
+      // Before: the slow request's attach succeeded, and it broadcast as well as the retry.
+      await expect(slow.attach('slow-execution')).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress' });
+      // Its cleanup cannot remove the retry's record either.
+      await slow.release();
+      await retry.attach('retry-execution');
+      const row = await store.selectFrom('idempotency_records').selectAll().where('key', '=', 'k-slow').executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ state: 'in_progress', execution_id: 'retry-execution' });
     });
 
     test('a request that died before signing runs afresh on retry', async () => {

@@ -75,6 +75,44 @@ export async function reserveIdempotencyKey(
   const thisKey = (eb: ExpressionBuilder<Database, 'idempotency_records'>) =>
     eb.and({ organization_id: scope.organizationId, endpoint: scope.endpoint, key: scope.key });
 
+  /**
+   * The key as this request owns it: every write is conditional on the `created_at` it inserted, or set when it took
+   * a stale key over. A request slow enough to be declared dead and taken over by a retry then finds, before its
+   * broadcast (`attach`), that the key is no longer its own, and sends nothing: two requests never both send.
+   */
+  const ownedBy = (token: string): OwnedReservation => {
+    const mine = (eb: ExpressionBuilder<Database, 'idempotency_records'>) => eb.and([thisKey(eb), eb('created_at', '=', token)]);
+    return {
+      async attach(executionId) {
+        const updated = await store
+          .updateTable('idempotency_records')
+          .where(mine)
+          .where('state', '=', 'in_progress')
+          .set({ execution_id: executionId })
+          .executeTakeFirst();
+        if (Number(updated.numUpdatedRows) === 0) {
+          throw new ServiceError(
+            409,
+            'idempotency_in_progress',
+            `Idempotency-Key "${scope.key}" was taken over by a retry while this request was still running; this request sent nothing. Retry to get the result.`,
+            { retryable: true },
+            { 'Retry-After': '1' },
+          );
+        }
+      },
+      async settle(state, executionId, response) {
+        await store
+          .updateTable('idempotency_records')
+          .where(mine)
+          .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
+          .execute();
+      },
+      async release() {
+        await store.deleteFrom('idempotency_records').where(mine).execute();
+      },
+    };
+  };
+
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = new Date();
     const inserted = await store
@@ -93,22 +131,7 @@ export async function reserveIdempotencyKey(
       })
       .onConflict((oc) => oc.columns(['organization_id', 'endpoint', 'key']).doNothing())
       .executeTakeFirst();
-    const owned: OwnedReservation = {
-      async attach(executionId) {
-        await store.updateTable('idempotency_records').where(thisKey).set({ execution_id: executionId }).execute();
-      },
-      async settle(state, executionId, response) {
-        await store
-          .updateTable('idempotency_records')
-          .where(thisKey)
-          .set({ state, execution_id: executionId, response_status: response.status, response_body: JSON.stringify(response.body) })
-          .execute();
-      },
-      async release() {
-        await store.deleteFrom('idempotency_records').where(thisKey).execute();
-      },
-    };
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'fresh', ...owned };
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'fresh', ...ownedBy(now.toISOString()) };
 
     const row = await store.selectFrom('idempotency_records').selectAll().where(thisKey).executeTakeFirst();
     if (!row) continue; // released between our insert and read: try again
@@ -130,14 +153,15 @@ export async function reserveIdempotencyKey(
     }
     if (row.state === 'in_progress' && Date.now() - Date.parse(row.created_at) > staleAfterMs) {
       // Take the recovery over with a compare-and-swap on created_at: one retrier wins, the others see it in progress.
+      const token = nowIso();
       const taken = await store
         .updateTable('idempotency_records')
         .where(thisKey)
-        .set({ created_at: nowIso() })
+        .set({ created_at: token })
         .where('state', '=', 'in_progress')
         .where('created_at', '=', row.created_at)
         .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) === 1) return { kind: 'stale', executionId: row.execution_id, ...owned };
+      if (Number(taken.numUpdatedRows) === 1) return { kind: 'stale', executionId: row.execution_id, ...ownedBy(token) };
     }
     if (row.state === 'in_progress') {
       throw new ServiceError(
