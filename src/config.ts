@@ -125,7 +125,7 @@ export const RATE_LIMIT_VARIABLES = {
     variable: 'FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION',
     default: 10,
     windowSeconds: 900,
-    describes: 'requests to a step-up gated operation per user, action and credential (a session, or one API key) per 15 minutes',
+    describes: "requests to a step-up gated operation per user and action per 15 minutes (the user's sessions together, each API key or OAuth token apart)",
   },
   oauthRegisterPerIp: {
     byIp: true,

@@ -142,7 +142,7 @@ describe('step-up with the wallet factor', () => {
     expect(removal.body.code).toBe('wallet_signature_invalid');
   });
 
-  it('budget: 10 requests per 15 minutes per user, action and credential, then 429 with Retry-After, audited once; a success resets it', async () => {
+  it('budget: 10 requests per 15 minutes per user and action, then 429 with Retry-After, audited once; a success resets it', async () => {
     const { client, me } = await signedInOwner();
     for (let i = 0; i < 10; i++) expect((await createKey(client)).status).toBe(401);
     const over = await createKey(client);

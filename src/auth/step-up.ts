@@ -118,11 +118,11 @@ const totpFactor: StepUpFactor = {
 export const EXTRA_FACTORS: StepUpFactor[] = [totpFactor, emailOtpFactor];
 
 /**
- * The credential a step-up belongs to: its challenge and its retry budget are this credential's, not the user's. Per
- * user, a leaked key's unsigned attempts spent the budget and superseded the challenge of the owner's own session,
- * which then could not revoke that key.
+ * Whose step-up it is: the user's sessions share one challenge and retry budget per action (SPEC Authentication rule
+ * 8), and each API key or OAuth token has its own. Shared, a leaked key's unsigned attempts spent the budget and
+ * superseded the challenge of the owner's session, which then could not revoke that key.
  */
-const credentialOf = (principal: Principal) => `${principal.kind}:${principal.keyId}`;
+const credentialOf = (principal: Principal) => (principal.kind === 'session' ? 'session' : `${principal.kind}:${principal.keyId}`);
 const budgetKey = (principal: Principal, action: StepUpAction) => `${principal.userId}:${action}:${credentialOf(principal)}`;
 
 /** How much of the request the wallet shows; its hash binds the rest. */
@@ -271,7 +271,7 @@ export async function requireStepUp(services: StepUpServices, principal: Princip
   if (!decision.allowed) {
     // Someone is guessing, or a client loops: recorded once per window, so the refusals cannot flood the log.
     if (decision.firstRefusal) await audit('failure', `rate_limited: over ${decision.limit} requests in the window; refused for ${decision.resetSeconds} s`);
-    throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user, action and credential');
+    throw rateLimitedError('stepUpPerUserAction', decision, 'step-up attempts are limited per user and action (each API key apart)');
   }
 
   const user = await store

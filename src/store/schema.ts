@@ -374,7 +374,7 @@ export interface StepUpChallengesTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
-  /** The credential that asked (`<kind>:<id>`, migration 033): only it can answer, and its asking supersedes only its own. */
+  /** Who asked (migration 033): `session` for any of the user's sessions, else `<kind>:<id>` of the key or token; only it can answer. */
   credential_id: string | null;
 }
 
