@@ -153,7 +153,8 @@ export async function reserveIdempotencyKey(
     }
     if (row.state === 'in_progress' && Date.now() - Date.parse(row.created_at) > staleAfterMs) {
       // Take the recovery over with a compare-and-swap on created_at: one retrier wins, the others see it in progress.
-      const token = nowIso();
+      // The new owner's token must differ from the old one's, even within the same millisecond.
+      const token = new Date(Math.max(Date.now(), Date.parse(row.created_at) + 1)).toISOString();
       const taken = await store
         .updateTable('idempotency_records')
         .where(thisKey)
