@@ -371,22 +371,23 @@ async function measureReadPaths(gateway: Gateway, gatewayUrl: string, auth: Reco
   return rows;
 }
 
+/** A gateway on a fresh temporary data directory, no devnet, rate limits off unless `env` says otherwise. */
+async function benchGateway(prefix: string, env: Record<string, string> = {}) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const config = { PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' };
+  return { gateway: await createGateway(loadConfig({ ...config, ...env })), dataDir };
+}
+
 /**
  * What the request-rate limits cost an ordinary authenticated read: the rows above run with limits off, but a
  * deployment runs with them on, and every authenticated REST request then writes its organization's counter.
  * A second gateway with limits on (budgets too large to refuse anything) answers the same read.
  */
 async function measureRateLimitCost(gatewayUrl: string, auth: Record<string, string>): Promise<Row[]> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-limits-'));
-  const limited = await createGateway(
-    loadConfig({
-      PORT: '0',
-      FLOWGATE_DATA_DIR: dataDir,
-      FLOWGATE_DEVNET: 'off',
-      FLOWGATE_RATE_LIMIT_REST_PER_ORG: String(1e9),
-      FLOWGATE_BASE_URL: 'http://127.0.0.1:3000',
-    }),
-  );
+  const { gateway: limited, dataDir } = await benchGateway('flowgate-bench-limits-', {
+    FLOWGATE_RATE_LIMITS: 'on',
+    FLOWGATE_RATE_LIMIT_REST_PER_ORG: String(1e9),
+  });
   try {
     const limitedUrl = await limited.listen();
     return [
@@ -525,10 +526,7 @@ async function measureEngine(
 async function main() {
   if (ONLY_ANALYTICS) return benchAnalytics(DURATION_SECONDS);
   if (ONLY_SCALE) return benchScaleOut(DURATION_SECONDS);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-'));
-  const gateway = await createGateway(
-    loadConfig({ PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_DEVNET: 'off', FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_BASE_URL: 'http://127.0.0.1:3000' }),
-  );
+  const { gateway, dataDir } = await benchGateway('flowgate-bench-');
   const gatewayUrl = await gateway.listen();
 
   // Baseline: the smallest express JSON route, same process, same machine, same load generator.
