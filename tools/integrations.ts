@@ -116,11 +116,9 @@ const deleteIntegrationTool = defineTool({
   rest: { method: 'DELETE', path: '/api/integrations/:integrationId' },
   mcp: false,
   async handler({ integrationId: id }, ctx) {
-    const { organizationId } = requirePrincipal(ctx);
-    const doomed = await getIntegration(ctx.services, organizationId, id);
-    const deleted = await deleteIntegration(ctx.services.store, organizationId, id);
-    await auditIntegration(ctx, 'deleted', doomed, []);
-    return { success: true as const, ...deleted };
+    const deleted = await deleteIntegration(ctx.services.store, requirePrincipal(ctx).organizationId, id);
+    await auditIntegration(ctx, 'deleted', deleted, []);
+    return { success: true as const, id: deleted.id };
   },
 });
 

@@ -414,10 +414,11 @@ export async function updateIntegration(
   });
 }
 
-export async function deleteIntegration(store: Store, organizationId: string, integrationId: string): Promise<{ id: string }> {
-  await getRow(store, organizationId, integrationId);
+/** Deletes an integration; answers what it was (for the audit row). */
+export async function deleteIntegration(store: Store, organizationId: string, integrationId: string): Promise<{ id: string; type: string; name: string }> {
+  const row = await getRow(store, organizationId, integrationId);
   await store.deleteFrom('integrations').where('id', '=', integrationId).where('organization_id', '=', organizationId).execute();
-  return { id: integrationId };
+  return { id: integrationId, type: row.type, name: row.name };
 }
 
 /**
