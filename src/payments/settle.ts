@@ -36,7 +36,11 @@ export async function replay(ctx: PaymentContext, resource: PaidResource, key: s
     });
   }
   if (Date.parse(existing.updated_at) + REPLAY_WINDOW_MS < Date.now()) {
-    throw await paymentRequired(ctx, resource, 'this payment was already used; a payment pays for one call (its answer is given again only for 10 minutes)');
+    throw await paymentRequired(
+      ctx,
+      resource,
+      `this payment was already used; a payment pays for one call (its answer is given again only for ${REPLAY_WINDOW_MS / 60_000} minutes)`,
+    );
   }
   if (!(await run.isSameCall(existing.execution_id))) {
     throw await paymentRequired(ctx, resource, 'this payment already paid for a call with other inputs; a payment pays for one call');
