@@ -135,7 +135,7 @@ describe('step-up with the wallet factor', () => {
 
   it('a challenge of one action does not unlock another', async () => {
     const { account, client } = await signedInOwner();
-    await enrolTotp(client);
+    await enrolTotp(client, account);
     const keyChallenge = (await createKey(client)).body.challenge;
     const removal = await client.fetch('/api/user/totp', { method: 'DELETE', json: { signature: await account.signMessage({ message: keyChallenge }) } });
     expect(removal.status).toBe(401);
@@ -216,12 +216,18 @@ describe('step-up with the wallet factor', () => {
 /** The code of the time step `offset` steps from now (step-up refuses a step already spent, e.g. by the confirmation). */
 const codeAt = (secret: string, offset: number) => totpCode({ secret, epoch: Math.floor(Date.now() / 1000) + 30 * offset });
 
-async function enrolTotp(client: BrowserClient) {
+/** Enrols and confirms an authenticator; the confirmation is behind step-up (action totp_enrol). */
+async function enrolTotp(client: BrowserClient, account: ReturnType<typeof newAccount>) {
   const started = await client.fetch('/api/user/totp', { method: 'POST' });
   expect(started.status).toBe(200);
   const secret = started.body.secret as string;
-  const confirmed = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: await totpCode({ secret }) } });
-  expect(confirmed.status).toBe(200);
+  const ask = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: await totpCode({ secret }) } });
+  expect(ask.status).toBe(401);
+  const confirmed = await client.fetch('/api/user/totp/confirm', {
+    method: 'POST',
+    json: { code: await totpCode({ secret }), signature: await account.signMessage({ message: ask.body.challenge }) },
+  });
+  expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
   return secret;
 }
 
@@ -244,9 +250,41 @@ describe('TOTP as a further factor', () => {
     expect((await createKey(client)).body.required).toEqual(['wallet']);
   });
 
+  it('confirming an authenticator needs step-up: a session alone (a stolen one) cannot add a factor that would lock the owner out', async () => {
+    const { account, client, me } = await signedInOwner();
+    const started = await client.fetch('/api/user/totp', { method: 'POST' });
+    const secret = started.body.secret as string;
+    const ask = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: await totpCode({ secret }) } });
+    expect(ask.status).toBe(401);
+    expect(ask.body).toMatchObject({ code: 'signature_required', required: ['wallet'] });
+    expect(ask.body.challenge).toContain('Action: totp_enrol');
+    const user = () => gw.gateway.services.store.selectFrom('users').selectAll().where('id', '=', me.user.id).executeTakeFirstOrThrow();
+    expect((await user()).totp_enabled_at).toBeNull();
+    // Step-up still asks for the wallet only: nothing was enrolled.
+    expect((await createKey(client)).body.required).toEqual(['wallet']);
+    // Another wallet's signature does not confirm.
+    const again = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: await totpCode({ secret }) } });
+    const stranger = await client.fetch('/api/user/totp/confirm', {
+      method: 'POST',
+      json: { code: await totpCode({ secret }), signature: await newAccount().signMessage({ message: again.body.challenge }) },
+    });
+    expect(stranger.body.code).toBe('wallet_signature_invalid');
+    expect((await user()).totp_enabled_at).toBeNull();
+    // A wrong code is refused before the step-up, without spending a signed challenge.
+    const third = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: await totpCode({ secret }) } });
+    const signature = await account.signMessage({ message: third.body.challenge });
+    const current = await totpCode({ secret });
+    const wrong = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: current === '000000' ? '111111' : '000000', signature } });
+    expect(wrong.status).toBe(400);
+    const confirmed = await client.fetch('/api/user/totp/confirm', { method: 'POST', json: { code: current, signature } });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    expect((await user()).totp_enabled_at).not.toBeNull();
+    expect((await auditRows(me.user.id, 'step_up_succeeded')).map((row) => row.target)).toContain('totp_enrol');
+  });
+
   it('with TOTP enrolled: required lists totp; a signature without (or with a wrong) code is factors_required with a fresh challenge; with the code it passes', async () => {
     const { account, client, me } = await signedInOwner();
-    const secret = await enrolTotp(client);
+    const secret = await enrolTotp(client, account);
     expect((await auditRows(me.user.id, 'totp_enrolled')).length).toBe(1);
     // Enrolling again while active is refused (a stolen session cannot swap the factor).
     expect((await client.fetch('/api/user/totp', { method: 'POST' })).status).toBe(409);
@@ -282,7 +320,7 @@ describe('TOTP as a further factor', () => {
 
   it('removing TOTP needs step-up (wallet + code); afterwards step-up asks for the wallet only', async () => {
     const { account, client, me } = await signedInOwner();
-    const secret = await enrolTotp(client);
+    const secret = await enrolTotp(client, account);
     const first = await client.fetch('/api/user/totp', { method: 'DELETE' });
     expect(first.status).toBe(401);
     expect(first.body).toMatchObject({ code: 'signature_required', required: ['wallet', 'totp'] });

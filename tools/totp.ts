@@ -55,9 +55,11 @@ export const enrolTotp = defineTool({
 export const confirmTotp = defineTool({
   name: 'confirm_totp',
   title: 'Confirm authenticator enrolment',
-  description: 'Finishes TOTP enrolment with a current 6-digit code; from now on step-up also asks for `code`.',
+  description:
+    'Finishes TOTP enrolment with a current 6-digit code, behind step-up (action totp_enrol: the first call answers 401 signature_required; repeat with `signature` and a current `code`). From then on step-up also asks for `code`.',
   scope: 'session',
-  input: z.object({ code: z.string().trim().min(1).max(16).describe('The current 6-digit code of the authenticator app') }),
+  // `code` is the new authenticator's code; the step-up proof adds `signature` (and `emailOtp` when enrolled).
+  input: z.object({ ...stepUpProofFields, code: z.string().trim().min(1).max(16).describe('The current 6-digit code of the authenticator app') }),
   output: z.object({ enabled: z.literal(true), enabledAt: z.string() }),
   rest: { method: 'POST', path: '/api/user/totp/confirm' },
   mcp: false,
@@ -67,13 +69,19 @@ export const confirmTotp = defineTool({
     const user = await totpState(ctx, principal.userId);
     if (user.totp_enabled_at) throw new ServiceError(409, 'conflict', 'The authenticator is already active.');
     if (!user.totp_secret_encrypted) throw new ServiceError(404, 'not_found', 'No enrolment is pending; start one with POST /api/user/totp.');
-    const step = await totpStep(secrets.open(user.totp_secret_encrypted, user.id), input.code);
-    // The confirming code is spent: it cannot also answer the next step-up.
-    if (step === null || !(await spendTotpStep(store, user.id, step))) {
-      throw new ServiceError(400, 'invalid_input', 'That code does not match the enrolled secret; check the clock of the device and send the current code.', {
+    const secret = secrets.open(user.totp_secret_encrypted, user.id);
+    const wrongCode = () =>
+      new ServiceError(400, 'invalid_input', 'That code does not match the enrolled secret; check the clock of the device and send the current code.', {
         issues: [{ path: 'code', message: 'wrong or expired TOTP code' }],
       });
-    }
+    // A wrong code is refused before the step-up, so it does not spend a signed challenge.
+    if ((await totpStep(secret, input.code)) === null) throw wrongCode();
+    // A factor that step-up will ask for from now on: a stolen session alone must not enrol its own, which would
+    // lock the owner out of every step-up action (removing it needs its code).
+    await requireStepUp(ctx.services, principal, 'totp_enrol', input, ctx.ip);
+    const step = await totpStep(secret, input.code);
+    // The confirming code is spent: it cannot also answer the next step-up.
+    if (step === null || !(await spendTotpStep(store, user.id, step))) throw wrongCode();
     const enabledAt = nowIso();
     await store.updateTable('users').set({ totp_enabled_at: enabledAt }).where('id', '=', user.id).execute();
     await recordAudit(store, { organizationId: principal.organizationId, actor: principal, action: 'totp_enrolled', target: user.id, ip: ctx.ip });

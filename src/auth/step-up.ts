@@ -22,6 +22,7 @@ import { canonicalJson } from '../text/request-hash.ts';
 export const STEP_UP_ACTIONS = [
   'org_api_key_manage',
   'session_revoke',
+  'totp_enrol',
   'totp_remove',
   'wallet_export',
   'wallet_withdraw',
