@@ -122,10 +122,13 @@ export const RATE_LIMIT_VARIABLES = {
     describes: 'address-confirmation mails (link_email, POST /api/user/email) per user per day, to any addresses',
   },
   stepUpPerUserAction: {
+    // SPEC Authentication rule 8: a sliding window (a log of requests, src/guards/sliding-window.ts).
+    sliding: true,
     variable: 'FLOWGATE_RATE_LIMIT_STEP_UP_PER_USER_ACTION',
     default: 10,
     windowSeconds: 900,
-    describes: "requests to a step-up gated operation per user and action per 15 minutes (the user's sessions together, each API key or OAuth token apart)",
+    describes:
+      "requests to a step-up gated operation per user and action in any 15 minutes (a sliding window: the user's sessions together, each API key or OAuth token apart)",
   },
   oauthRegisterPerIp: {
     byIp: true,

@@ -167,6 +167,34 @@ describe('step-up with the wallet factor', () => {
     expect((await createKey(second.client, { signature: await second.account.signMessage({ message: challenge }) })).status).toBe(429);
   });
 
+  it('the budget is a sliding window: requests leave it 15 minutes after they were made, one by one, not all at once', async () => {
+    const { client, me } = await signedInOwner();
+    for (let i = 0; i < 10; i++) expect((await createKey(client)).status).toBe(401);
+    // Age five of the ten to 14 min 58 s ago: they leave the window in 2 s, the other five stay for 15 minutes.
+    const { store } = gw.gateway.services;
+    const key = `stepUpPerUserAction:${me.user.id}:org_api_key_manage:session`;
+    const rows = await store.selectFrom('rate_limit_hits').select(['id', 'hit_at']).where('key', '=', key).orderBy('hit_at').execute();
+    expect(rows).toHaveLength(10);
+    const shift = 898_000;
+    for (const row of rows.slice(0, 5)) {
+      await store
+        .updateTable('rate_limit_hits')
+        .set((eb) => ({ hit_at: eb('hit_at', '-', shift), expire: eb('expire', '-', shift) }))
+        .where('id', '=', row.id)
+        .execute();
+    }
+    const over = await createKey(client);
+    expect(over.status).toBe(429);
+    // Retry-After is when the oldest request leaves, not the end of a fixed window.
+    expect(Number(over.headers.get('retry-after'))).toBeLessThanOrEqual(2);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    // Five slots freed, not ten: a fixed window would have let a whole new budget through here.
+    for (let i = 0; i < 5; i++) expect((await createKey(client)).status).toBe(401);
+    const again = await createKey(client);
+    expect(again.status).toBe(429);
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(800);
+  });
+
   it("a leaked key's attempts spend its own budget and challenge, never the owner's: the owner can still revoke it", async () => {
     const { account, client } = await signedInOwner();
     const ask = await createKey(client, { scope: 'mcp:admin' });

@@ -3,6 +3,7 @@ import { RateLimiterPostgres, RateLimiterRes, RateLimiterSQLite, type RateLimite
 import { RATE_LIMIT_VARIABLES, type Config, type RateLimitName } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { withStatementCache, type OpenedStore, type SqliteHandle } from '../store/db.ts';
+import { consumeSliding, resetSliding } from './sliding-window.ts';
 
 /**
  * Request-rate limits from SPEC.md's Limits table. Counters live in the
@@ -48,6 +49,8 @@ export function addressBucket(ip: string): string {
 }
 
 const byIp = (name: RateLimitName) => 'byIp' in RATE_LIMIT_VARIABLES[name];
+/** Kept as a log of requests rather than a fixed-window counter (src/guards/sliding-window.ts). */
+const sliding = (name: RateLimitName) => 'sliding' in RATE_LIMIT_VARIABLES[name];
 
 /**
  * The SQLite client handed to rate-limiter-flexible. It prepared its upsert again for every request and wrapped that
@@ -79,6 +82,7 @@ export function createRateLimiter(config: Config, opened: OpenedStore): RateLimi
     async consume(name, key) {
       const { limit } = config.rateLimits[name];
       if (!config.rateLimitsEnabled) return { allowed: true, limit, remaining: limit, resetSeconds: 0 };
+      if (sliding(name)) return consumeSliding(opened.store, `${name}:${key}`, limit, config.rateLimits[name].windowSeconds * 1000);
       try {
         const res = await limiterFor(name).consume(byIp(name) ? addressBucket(key) : key);
         return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
@@ -97,10 +101,12 @@ export function createRateLimiter(config: Config, opened: OpenedStore): RateLimi
     },
     async reset(name, key) {
       if (!config.rateLimitsEnabled) return;
+      if (sliding(name)) return resetSliding(opened.store, `${name}:${key}`);
       await limiterFor(name).delete(byIp(name) ? addressBucket(key) : key);
     },
     async charge(name, key, points) {
       if (!config.rateLimitsEnabled || points <= 0) return;
+      if (sliding(name)) throw new Error(`${name} is a sliding window: it counts requests, it is not charged`);
       await limiterFor(name).penalty(byIp(name) ? addressBucket(key) : key, points);
     },
   };

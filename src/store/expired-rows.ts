@@ -49,6 +49,7 @@ export const EXPIRING_TABLES: readonly Expiring[] = [
   { table: 'idempotency_records', key: ['organization_id', 'endpoint', 'key'], column: 'expires_at' },
   // A null `expire` is a counter without a window (none is made so); it is kept.
   { table: 'rate_limits', key: ['key'], column: 'expire', epochMs: true },
+  { table: 'rate_limit_hits', key: ['id'], column: 'expire', epochMs: true },
 ];
 
 export interface ExpiryOptions {

@@ -76,6 +76,15 @@ export interface RateLimitsTable {
   expire: number | null;
 }
 
+/** Migration 034: one counted request of a sliding-window limit (src/guards/sliding-window.ts). */
+export interface RateLimitHitsTable {
+  id: string;
+  key: string;
+  hit_at: number;
+  expire: number;
+  refused: number;
+}
+
 export interface ProjectsTable {
   id: string;
   organization_id: string;
@@ -512,6 +521,7 @@ export interface Database {
   wallets: WalletsTable;
   abi_cache: AbiCacheTable;
   rate_limits: RateLimitsTable;
+  rate_limit_hits: RateLimitHitsTable;
   projects: ProjectsTable;
   tags: TagsTable;
   public_tags: PublicTagsTable;

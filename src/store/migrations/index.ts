@@ -32,6 +32,7 @@ import * as publicTagsVersion from './030_public_tags_version.ts';
 import * as publicWorkflowsVersion from './031_public_workflows_version.ts';
 import * as publicOrderIndex from './032_public_order_index.ts';
 import * as stepUpCredential from './033_step_up_credential.ts';
+import * as rateLimitHits from './034_rate_limit_hits.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ export const migrations: Record<string, Migration> = {
   '031_public_workflows_version': publicWorkflowsVersion,
   '032_public_order_index': publicOrderIndex,
   '033_step_up_credential': stepUpCredential,
+  '034_rate_limit_hits': rateLimitHits,
 };
 
 export const migrationProvider: MigrationProvider = {
