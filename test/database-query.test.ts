@@ -18,15 +18,17 @@ let pgPort: number;
 
 beforeAll(async () => {
   const sqliteDir = tempDir();
-  // The operator's choices: SQLite files in this directory, and the loopback PostgreSQL reachable.
-  gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SQLITE_INTEGRATION_DIR: sqliteDir, FLOWGATE_DATABASE_ALLOW_HOSTS: '127.0.0.1' } });
+  postgres = await startPostgres();
+  pgPort = postgres.port;
+  // The operator's choices: SQLite files in this directory, and the loopback PostgreSQL's port (that port only) reachable.
+  gw = await startTestGateway({
+    env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SQLITE_INTEGRATION_DIR: sqliteDir, FLOWGATE_DATABASE_ALLOW_HOSTS: `127.0.0.1:${pgPort}` },
+  });
   sqliteFile = path.join(sqliteDir, 'shop.sqlite');
   const db = new SQLite(sqliteFile);
   db.exec("create table users (id integer primary key, name text, balance real); insert into users (name, balance) values ('alice', 10.5), ('bob', 3)");
   db.close();
 
-  postgres = await startPostgres();
-  pgPort = postgres.port;
   const client = new pg.Client({ connectionString: postgres.url() });
   await client.connect();
   await client.query("create table prices (symbol text primary key, usd numeric); insert into prices values ('ETH', 3000), ('BTC', 60000)");

@@ -387,6 +387,24 @@ describe('postgres database integrations and the egress policy', () => {
     }
   });
 
+  it('an allow-list entry with a port opens that port only: another service on the listed host is refused without connecting', async () => {
+    const gw = await startTestGateway({
+      env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_DATABASE_ALLOW_HOSTS: `127.0.0.1:${open.port === 5432 ? 5433 : 5432},localhost:1` },
+    });
+    try {
+      const before = open.connections();
+      for (const host of ['127.0.0.1', 'localhost']) {
+        const answer = await probe(gw, { host, port: open.port, user: 'u', password: 'pw-port-0003' });
+        expect(answer.test.status).toBe(400);
+        expect(answer.test.body.error).toContain('FLOWGATE_DATABASE_ALLOW_HOSTS');
+        expect(answer.run.error).toContain('FLOWGATE_DATABASE_ALLOW_HOSTS');
+      }
+      expect(open.connections()).toBe(before);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('takes a connection string only to a network host, without parameters naming files on the gateway', async () => {
     const gw = await startTestGateway({ env: { FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_DATABASE_ALLOW_HOSTS: '127.0.0.1' } });
     try {

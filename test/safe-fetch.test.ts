@@ -38,25 +38,42 @@ describe('egress policy', () => {
     ['2001:db8::1', 'reserved'],
   ])('refuses %s (%s)', (ip, range) => {
     expect(refusedRange(ip)).toBe(range);
-    expect(isAddressAllowed(ip, ip, EMPTY_ALLOW_LIST)).toBe(false);
+    expect(isAddressAllowed(ip, ip, 443, EMPTY_ALLOW_LIST)).toBe(false);
   });
 
   it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('allows public %s', (ip) => {
     expect(refusedRange(ip)).toBeUndefined();
-    expect(isAddressAllowed(ip, 'example.com', EMPTY_ALLOW_LIST)).toBe(true);
+    expect(isAddressAllowed(ip, 'example.com', 443, EMPTY_ALLOW_LIST)).toBe(true);
   });
 
   it('accepts refused addresses listed by IP, CIDR or host name', () => {
     const list = parseAllowHosts(' 10.0.0.5 , 192.168.0.0/16, Internal.Example.COM., fd00::/8, [::1]');
-    expect(isAddressAllowed('10.0.0.5', '10.0.0.5', list)).toBe(true);
-    expect(isAddressAllowed('10.0.0.6', '10.0.0.6', list)).toBe(false);
-    expect(isAddressAllowed('192.168.44.1', '192.168.44.1', list)).toBe(true);
-    expect(isAddressAllowed('::ffff:192.168.44.1', 'x', list)).toBe(true); // mapped form of a listed range
-    expect(isAddressAllowed('10.9.9.9', 'internal.example.com', list)).toBe(true);
-    expect(isAddressAllowed('10.9.9.9', 'other.example.com', list)).toBe(false);
-    expect(isAddressAllowed('fd12::1', 'fd12::1', list)).toBe(true);
-    expect(isAddressAllowed('::1', '[::1]', list)).toBe(true);
-    expect(isAddressAllowed('127.0.0.1', '127.0.0.1', list)).toBe(false);
+    expect(isAddressAllowed('10.0.0.5', '10.0.0.5', 443, list)).toBe(true);
+    expect(isAddressAllowed('10.0.0.6', '10.0.0.6', 443, list)).toBe(false);
+    expect(isAddressAllowed('192.168.44.1', '192.168.44.1', 443, list)).toBe(true);
+    expect(isAddressAllowed('::ffff:192.168.44.1', 'x', 443, list)).toBe(true); // mapped form of a listed range
+    expect(isAddressAllowed('10.9.9.9', 'internal.example.com', 443, list)).toBe(true);
+    expect(isAddressAllowed('10.9.9.9', 'other.example.com', 443, list)).toBe(false);
+    expect(isAddressAllowed('fd12::1', 'fd12::1', 443, list)).toBe(true);
+    expect(isAddressAllowed('::1', '[::1]', 443, list)).toBe(true);
+    expect(isAddressAllowed('127.0.0.1', '127.0.0.1', 443, list)).toBe(false);
+  });
+
+  it('an entry with :port allows that port only; without one, every port', () => {
+    const list = parseAllowHosts('db.internal:5432, db.internal:6432, 10.0.0.5:80, 10.1.0.0/16:443, [fd00::1]:8443, api.internal, 10.0.0.6');
+    expect(isAddressAllowed('10.9.9.9', 'db.internal', 5432, list)).toBe(true);
+    expect(isAddressAllowed('10.9.9.9', 'db.internal', 6432, list)).toBe(true);
+    expect(isAddressAllowed('10.9.9.9', 'db.internal', 6379, list)).toBe(false);
+    expect(isAddressAllowed('10.0.0.5', '10.0.0.5', 80, list)).toBe(true);
+    expect(isAddressAllowed('10.0.0.5', '10.0.0.5', 22, list)).toBe(false);
+    expect(isAddressAllowed('10.1.2.3', '10.1.2.3', 443, list)).toBe(true);
+    expect(isAddressAllowed('10.1.2.3', '10.1.2.3', 80, list)).toBe(false);
+    expect(isAddressAllowed('fd00::1', '[fd00::1]', 8443, list)).toBe(true);
+    expect(isAddressAllowed('fd00::1', '[fd00::1]', 443, list)).toBe(false);
+    expect(isAddressAllowed('10.9.9.9', 'api.internal', 6379, list)).toBe(true);
+    expect(isAddressAllowed('10.0.0.6', '10.0.0.6', 6379, list)).toBe(true);
+    // A name listed both with and without a port: every port.
+    expect(isAddressAllowed('10.9.9.9', 'x.internal', 1, parseAllowHosts('x.internal:80,x.internal'))).toBe(true);
   });
 
   it('an empty or unset value allows nothing extra', () => {
@@ -64,12 +81,24 @@ describe('egress policy', () => {
     expect(parseAllowHosts(' , ').entries).toEqual([]);
   });
 
-  it.each(['http://internal.example.com', 'host:8080', '10.0.0.0/33', '10.1', '0x7f.1', '*.example.com', 'a b', '::1/129', '10.0.0.0/x', 'bad_-'])(
-    'refuses the invalid entry %s, naming it',
-    (entry) => {
-      expect(() => parseAllowHosts(`localhost,${entry}`)).toThrow(JSON.stringify(entry));
-    },
-  );
+  it.each([
+    'http://internal.example.com',
+    'host:0',
+    'host:65536',
+    'host:80x',
+    '[::1]:',
+    'a:1:2x',
+    '10.0.0.0/33',
+    '10.1',
+    '0x7f.1',
+    '*.example.com',
+    'a b',
+    '::1/129',
+    '10.0.0.0/x',
+    'bad_-',
+  ])('refuses the invalid entry %s, naming it', (entry) => {
+    expect(() => parseAllowHosts(`localhost,${entry}`)).toThrow(JSON.stringify(entry));
+  });
 });
 
 // ---- safeFetch against real local servers -------------------------------------
@@ -204,6 +233,24 @@ describe('safeFetch', () => {
     const res = await safeFetch(`${base}/echo`, { allowList: parseAllowHosts(entry) });
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body.toString()).method).toBe('GET');
+  });
+
+  it('an entry with a port allows that port only: another service of the same host is refused before anything is sent', async () => {
+    const other = await startServer((_req, res) => res.end('other service'));
+    try {
+      const list = parseAllowHosts(`127.0.0.1:${server.port},localhost:${server.port}`);
+      expect((await safeFetch(`${base}/echo`, { allowList: list })).status).toBe(200);
+      expect((await safeFetch(`http://localhost:${server.port}/echo`, { allowList: list })).status).toBe(200);
+      const err = await expectEgressError(safeFetch(`http://127.0.0.1:${other.port}/`, { allowList: list }), 'blocked');
+      expect(err.message).toContain('127.0.0.1 (loopback)');
+      await expectEgressError(safeFetch(`http://localhost:${other.port}/`, { allowList: list }), 'blocked');
+      expect(other.hits).toEqual([]);
+      // A redirect from the listed port to another port of the same host is judged again, and refused.
+      await expectEgressError(safeFetch(`${base}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${other.port}/`)}`, { allowList: list }), 'blocked');
+      expect(other.hits).toEqual([]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('connects when the host name is allow-listed, but not to its address typed directly', async () => {

@@ -10,15 +10,16 @@ import { egressVerdict, type EgressAllowList } from './egress-policy.ts';
  */
 export function policyLookup(
   allowList: EgressAllowList,
+  port: number,
   errors: { noAddress(hostname: string): Error; refused(hostname: string, ip: string, range: string): Error },
 ): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '');
       if (addresses.length === 0) return callback(errors.noAddress(hostname), '');
-      const usable = addresses.filter((a) => egressVerdict(a.address, hostname, allowList).allowed);
+      const usable = addresses.filter((a) => egressVerdict(a.address, hostname, port, allowList).allowed);
       if (usable.length === 0) {
-        const verdict = egressVerdict(addresses[0].address, hostname, allowList);
+        const verdict = egressVerdict(addresses[0].address, hostname, port, allowList);
         return callback(errors.refused(hostname, addresses[0].address, verdict.allowed ? 'refused' : verdict.range), '');
       }
       if (options.all) callback(null, usable);

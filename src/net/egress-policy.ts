@@ -5,21 +5,33 @@ import { domainToASCII } from 'node:url';
  * Which addresses outbound HTTP (HTTP Request, Send Webhook) may reach.
  * Public unicast is allowed; loopback, private, link-local and other
  * special-purpose ranges are refused unless the operator lists the host name,
- * the address or a range containing it in FLOWGATE_HTTP_ALLOW_HOSTS.
+ * the address or a range containing it in FLOWGATE_HTTP_ALLOW_HOSTS, for
+ * every port or, written `host:port`, for that port only (an internal host
+ * listed for its API should not hand tenants its other services as well).
  */
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
+/** The ports an entry allows: every one, or those listed. */
+type Ports = 'any' | ReadonlySet<number>;
+
+interface AllowedRange {
+  readonly base: Address;
+  readonly bits: number;
+  /** Undefined: every port. */
+  readonly port?: number;
+}
+
 export interface EgressAllowList {
-  /** Lower-case ASCII host names, compared exactly (no wildcards). */
-  readonly hosts: ReadonlySet<string>;
+  /** Lower-case ASCII host names, compared exactly (no wildcards), with the ports each may be reached on. */
+  readonly hosts: ReadonlyMap<string, Ports>;
   /** Addresses and CIDR ranges; a single address is a /32 or /128. */
-  readonly ranges: ReadonlyArray<readonly [Address, number]>;
+  readonly ranges: ReadonlyArray<AllowedRange>;
   /** The entries as the operator wrote them, for messages and logs. */
   readonly entries: readonly string[];
 }
 
-export const EMPTY_ALLOW_LIST: EgressAllowList = Object.freeze({ hosts: new Set<string>(), ranges: [], entries: [] });
+export const EMPTY_ALLOW_LIST: EgressAllowList = Object.freeze({ hosts: new Map<string, Ports>(), ranges: [], entries: [] });
 
 export const ALLOW_HOSTS_VARIABLE = 'FLOWGATE_HTTP_ALLOW_HOSTS';
 
@@ -47,8 +59,30 @@ function unmapRange(address: Address, bits: number): readonly [Address, number] 
   return [address, bits];
 }
 
-function parseEntry(entry: string): { host: string } | { range: readonly [Address, number] } | undefined {
-  const text = entry.startsWith('[') && entry.includes(']') ? entry.replace(/^\[([^\]]+)\]/, '$1') : entry;
+type Entry = { host: string; port?: number } | { range: readonly [Address, number]; port?: number };
+
+/**
+ * `entry` without its `:port`, and the port. A port follows a bracketed IPv6 address (`[fd00::1]:5432`) or an entry
+ * with a single colon (`db.internal:5432`, `10.0.0.5:80`, `10.0.0.0/8:443`); a bare IPv6 address has none.
+ */
+function splitPort(entry: string): { text: string; port?: number } | undefined {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+  if (bracketed) return portOf(bracketed[1]!, bracketed[2]);
+  if (entry.indexOf(':') !== entry.lastIndexOf(':')) return { text: entry };
+  const colon = entry.indexOf(':');
+  return colon < 0 ? { text: entry } : portOf(entry.slice(0, colon), entry.slice(colon + 1));
+}
+
+function portOf(text: string, port: string | undefined): { text: string; port?: number } | undefined {
+  if (port === undefined) return { text };
+  const n = Number(port);
+  return /^\d{1,5}$/.test(port) && n >= 1 && n <= 65535 ? { text, port: n } : undefined;
+}
+
+function parseEntry(entry: string): Entry | undefined {
+  const split = splitPort(entry);
+  if (!split) return undefined;
+  const { text, port } = split;
   const slash = text.indexOf('/');
   if (slash >= 0) {
     const base = parseStrictAddress(text.slice(0, slash));
@@ -56,20 +90,20 @@ function parseEntry(entry: string): { host: string } | { range: readonly [Addres
     if (!base || !/^\d{1,3}$/.test(bitsText)) return undefined;
     const bits = Number(bitsText);
     if (bits > (base.kind() === 'ipv4' ? 32 : 128)) return undefined;
-    return { range: unmapRange(base, bits) };
+    return { range: unmapRange(base, bits), port };
   }
   const address = parseStrictAddress(text);
-  if (address) return { range: unmapRange(address, address.kind() === 'ipv4' ? 32 : 128) };
+  if (address) return { range: unmapRange(address, address.kind() === 'ipv4' ? 32 : 128), port };
   // URLs read a name whose last label is numeric (`10.1`, `0x7f.1`) as an IPv4
   // address, so such an entry could never match as a host name: refuse it.
   if (/(^|\.)(\d+|0x[0-9a-f]*)\.?$/i.test(text)) return undefined;
   const host = normalizeHostname(text);
-  return host ? { host } : undefined;
+  return host ? { host, port } : undefined;
 }
 
 /**
  * Parses FLOWGATE_HTTP_ALLOW_HOSTS: comma-separated host names, IP addresses
- * and CIDR ranges. Throws on the first invalid entry, naming it.
+ * and CIDR ranges, each optionally `:port`. Throws on the first invalid entry, naming it.
  */
 export function parseAllowHosts(value: string | undefined): EgressAllowList {
   const entries = (value ?? '')
@@ -77,17 +111,22 @@ export function parseAllowHosts(value: string | undefined): EgressAllowList {
     .map((e) => e.trim())
     .filter(Boolean);
   if (entries.length === 0) return EMPTY_ALLOW_LIST;
-  const hosts = new Set<string>();
-  const ranges: (readonly [Address, number])[] = [];
+  const hosts = new Map<string, Ports>();
+  const ranges: AllowedRange[] = [];
   for (const entry of entries) {
     const parsed = parseEntry(entry);
     if (!parsed) {
       throw new Error(
-        `has an invalid entry ${JSON.stringify(entry)}: expected a host name, an IP address or a CIDR range (e.g. internal.example.com, 10.0.0.5, 10.0.0.0/8)`,
+        `has an invalid entry ${JSON.stringify(entry)}: expected a host name, an IP address or a CIDR range, each optionally with :port (e.g. internal.example.com, db.internal:5432, 10.0.0.5, 10.0.0.0/8, [fd00::1]:443)`,
       );
     }
-    if ('host' in parsed) hosts.add(parsed.host);
-    else ranges.push(parsed.range);
+    if ('host' in parsed) {
+      const known = hosts.get(parsed.host);
+      if (parsed.port === undefined || known === 'any') hosts.set(parsed.host, 'any');
+      else hosts.set(parsed.host, new Set([...(known ?? []), parsed.port]));
+    } else {
+      ranges.push({ base: parsed.range[0], bits: parsed.range[1], port: parsed.port });
+    }
   }
   return Object.freeze({ hosts, ranges, entries });
 }
@@ -155,7 +194,7 @@ export function refusedRange(ip: string): string | undefined {
   return undefined;
 }
 
-function inAllowedRange(ip: string, allowList: EgressAllowList): boolean {
+function inAllowedRange(ip: string, port: number, allowList: EgressAllowList): boolean {
   if (allowList.ranges.length === 0) return false;
   let address: Address;
   try {
@@ -163,21 +202,22 @@ function inAllowedRange(ip: string, allowList: EgressAllowList): boolean {
   } catch {
     return false;
   }
-  return allowList.ranges.some(([base, bits]) => base.kind() === address.kind() && address.match(base, bits));
+  return allowList.ranges.some((r) => (r.port === undefined || r.port === port) && r.base.kind() === address.kind() && address.match(r.base, r.bits));
 }
 
 export type EgressVerdict = { allowed: true } | { allowed: false; range: string };
 
-/** The decision for connecting to `ip`, reached through the URL host `hostname`. */
-export function egressVerdict(ip: string, hostname: string, allowList: EgressAllowList): EgressVerdict {
+/** The decision for connecting to `ip` on `port`, reached through the URL host `hostname`. */
+export function egressVerdict(ip: string, hostname: string, port: number, allowList: EgressAllowList): EgressVerdict {
   const range = refusedRange(ip);
   if (range === undefined) return { allowed: true };
   const host = normalizeHostname(hostname.replace(/^\[|\]$/g, ''));
-  if (host && allowList.hosts.has(host)) return { allowed: true };
-  if (inAllowedRange(ip, allowList)) return { allowed: true };
+  const ports = host ? allowList.hosts.get(host) : undefined;
+  if (ports === 'any' || ports?.has(port)) return { allowed: true };
+  if (inAllowedRange(ip, port, allowList)) return { allowed: true };
   return { allowed: false, range };
 }
 
-export function isAddressAllowed(ip: string, hostname: string, allowList: EgressAllowList): boolean {
-  return egressVerdict(ip, hostname, allowList).allowed;
+export function isAddressAllowed(ip: string, hostname: string, port: number, allowList: EgressAllowList): boolean {
+  return egressVerdict(ip, hostname, port, allowList).allowed;
 }

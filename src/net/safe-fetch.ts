@@ -198,8 +198,11 @@ function blockedError(hop: Hop, ip: string, range: string): EgressError {
   });
 }
 
+/** The port a hop connects to: an allow-list entry may name one. */
+const portOf = (url: URL) => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+
 function guardedLookup(hop: Hop, allowList: EgressAllowList): LookupFunction {
-  return policyLookup(allowList, {
+  return policyLookup(allowList, portOf(hop.url), {
     noAddress: (hostname) => new EgressError('network', `Could not resolve ${hostname}: no addresses`, { url: shown(hop.url) }),
     refused: (_hostname, ip, range) => blockedError(hop, ip, range),
   });
@@ -212,7 +215,7 @@ function send(hop: Hop, limits: Limits): Promise<http.IncomingMessage> {
     const host = hop.url.hostname.replace(/^\[|\]$/g, '');
     // Node skips the lookup for a literal IP, so judge it here.
     if (isIP(host)) {
-      const verdict = egressVerdict(host, host, limits.allowList);
+      const verdict = egressVerdict(host, host, portOf(hop.url), limits.allowList);
       if (!verdict.allowed) return reject(blockedError(hop, host, verdict.range));
     }
     const headers = { ...hop.headers };

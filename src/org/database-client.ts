@@ -149,10 +149,10 @@ function guardedStream(allowList: EgressAllowList, onSocket: (socket: net.Socket
       if (typeof host !== 'string' || !host || !Number.isInteger(portNumber) || portNumber < 1 || portNumber > 65535) return refuse();
       if (net.isIP(host)) {
         // Node skips the lookup for a literal address, so judge it here.
-        return egressVerdict(host, host, allowList).allowed ? connect({ port: portNumber, host }) : refuse();
+        return egressVerdict(host, host, portNumber, allowList).allowed ? connect({ port: portNumber, host }) : refuse();
       }
       const refused = () => new Error('refused by the egress policy');
-      return connect({ port: portNumber, host, lookup: policyLookup(allowList, { noAddress: refused, refused }) });
+      return connect({ port: portNumber, host, lookup: policyLookup(allowList, portNumber, { noAddress: refused, refused }) });
     }) as typeof socket.connect;
     return socket;
   };

@@ -1,5 +1,5 @@
 import { isEgressError } from '../../net/egress-error.ts';
-import { parseAllowHosts, type EgressAllowList } from '../../net/egress-policy.ts';
+import type { EgressAllowList } from '../../net/egress-policy.ts';
 import { safeFetch, type SafeFetchResponse } from '../../net/safe-fetch.ts';
 import { NodeError, type NodeRunContext, type NodeRunner } from './types.ts';
 
