@@ -251,6 +251,42 @@ describe('execution logs', () => {
     expect(JSON.parse(login.input.httpHeaders)).toEqual({ Authorization: '[REDACTED]', 'X-Api-Key': '[REDACTED]' });
   });
 
+  it('hide a secret the endpoint quotes encoded: percent-encoded, in base64, and URL credentials as the Basic header carried them', async () => {
+    const key = 'k3y+with/slash=and space';
+    const password = 'pa ss:word/42';
+    const created = await api('/api/workflows/create', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'Quoting endpoint',
+        nodes: [
+          trigger,
+          action('quote', 'Quote', {
+            actionType: 'HTTP Request',
+            endpoint: `${target.url.replace('://', `://bob:${encodeURIComponent(password)}@`)}/quote`,
+            httpMethod: 'GET',
+            httpHeaders: JSON.stringify({ 'X-Api-Key': key }),
+          }),
+        ],
+        edges: [{ source: 't', target: 'quote' }],
+      }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const started = await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: '{}' });
+    const done = await api(`/api/workflows/executions/${started.body.executionId}/wait?timeoutMs=20000`);
+    expect(done.body.status, JSON.stringify(done.body)).toBe('success');
+    const logs = JSON.stringify((await api(`/api/workflows/executions/${started.body.executionId}/logs`)).body.logs);
+    const forms = [
+      encodeURIComponent(key),
+      Buffer.from(key).toString('base64'),
+      Buffer.from(`bob:${password}`).toString('base64'),
+      encodeURIComponent(password),
+    ];
+    for (const text of [JSON.stringify(done.body), logs]) {
+      for (const form of forms) expect(text, form).not.toContain(form);
+      expect(text).toContain('received key [REDACTED]');
+    }
+  });
+
   it('hide credentials of a step that fails before its templates resolve', async () => {
     const created = await api('/api/workflows/create', {
       method: 'POST',

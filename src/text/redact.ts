@@ -5,6 +5,8 @@
  * HTTP client to drop credential headers on a cross-origin redirect.
  */
 
+import { echoForms } from './echo-forms.ts';
+
 export const REDACTED = '[REDACTED]';
 
 /** Words that mark a name as a credential wherever they appear in it (`X-Custom-Auth`, `sessionId`, `set-cookie`). */
@@ -141,13 +143,7 @@ class Collector {
 
   private add(text: string): void {
     if (text.length < MIN_ECHO_LENGTH) return;
-    this.secrets.add(text);
-    try {
-      const decoded = decodeURIComponent(text);
-      if (decoded !== text && decoded.length >= MIN_ECHO_LENGTH) this.secrets.add(decoded);
-    } catch {
-      // not percent-encoded
-    }
+    for (const form of echoForms(text, MIN_ECHO_LENGTH)) this.secrets.add(form);
   }
 }
 

@@ -1,14 +1,16 @@
+import { echoForms } from './echo-forms.ts';
+
 /**
  * Removes credential values from a message meant for a caller: each value,
  * and the path and query of any value that is a URL (webhook URLs carry
- * their token there). What a provider or the network says about a request
+ * their token there), also as it reads encoded (echo-forms.ts). What a provider or the network says about a request
  * often quotes the request: this runs on every such message.
  */
 export function scrubSecrets(message: string, secrets: readonly unknown[]): string {
   let out = message;
   const values: string[] = [];
   const collect = (value: unknown) => {
-    if (typeof value === 'string' && value.length >= 3) values.push(value);
+    if (typeof value === 'string' && value.length >= 3) values.push(...echoForms(value, 3));
     else if (value && typeof value === 'object') Object.values(value).forEach(collect);
   };
   secrets.forEach(collect);

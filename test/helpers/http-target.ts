@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A local HTTP server for workflow steps to call: JSON echo, a price feed, a cookie-setting header echo, one that answers after `?ms=`, and one that never answers. */
+/** A local HTTP server for workflow steps to call: JSON echo, a price feed, a cookie-setting header echo, one quoting a key encoded, one that answers after `?ms=`, and one that never answers. */
 export async function startHttpTarget() {
   const hits: { method: string; url: string; body: string }[] = [];
   const server = http.createServer((req, res) => {
@@ -18,6 +18,18 @@ export async function startHttpTarget() {
       }
       if (req.url?.startsWith('/prices')) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ prices: [1.5, 2.25, 3], symbol: 'ETH' }));
+        return;
+      }
+      if (req.url?.startsWith('/quote')) {
+        // A debugging endpoint quoting the request's key transformed: percent-encoded, in base64, and the Basic credentials.
+        const key = String(req.headers['x-api-key'] ?? '');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            note: `received key ${encodeURIComponent(key)}`,
+            bytes: Buffer.from(key).toString('base64'),
+            basic: req.headers.authorization ?? null,
+          }),
+        );
         return;
       }
       if (req.url?.startsWith('/session')) {
