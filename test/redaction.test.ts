@@ -1,3 +1,4 @@
+import { scrubSecrets } from '../src/text/scrub-secrets.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
@@ -313,5 +314,22 @@ describe('execution logs', () => {
     expect(call.status).toBe('error');
     expect(JSON.stringify(logs)).not.toContain('unresolved-secret-4');
     expect(JSON.parse(call.input.httpHeaders)).toEqual({ Authorization: '[REDACTED]' });
+  });
+});
+
+describe('error messages of integrations and notifications (scrubSecrets)', () => {
+  it('drop a credential quoted by a provider as sent, percent-encoded, in base64 or inside a URL', () => {
+    const token = 'xoxb-1+2/3=secret';
+    const message = [
+      `invalid token ${token}`,
+      `invalid token ${encodeURIComponent(token)}`,
+      `bytes ${Buffer.from(token).toString('base64')}`,
+      `posted to https://hooks.slack.com/services/T1/B2/${encodeURIComponent('hook+key')}`,
+    ].join('; ');
+    const scrubbed = scrubSecrets(message, [{ botToken: token, webhookUrl: 'https://hooks.slack.com/services/T1/B2/hook+key' }]);
+    for (const form of [token, encodeURIComponent(token), Buffer.from(token).toString('base64'), 'hook+key', 'hook%2Bkey']) {
+      expect(scrubbed, form).not.toContain(form);
+    }
+    expect(scrubbed).toContain('invalid token [redacted]');
   });
 });

@@ -18,6 +18,7 @@ export function echoForms(secret: string, minLength: number): string[] {
     add(text);
     add(encodeURIComponent(text));
     add(encodeURIComponent(text).replace(/%20/g, '+'));
+    add(text.split('/').map(encodeURIComponent).join('/')); // a URL path, its slashes kept
     add(JSON.stringify(text).slice(1, -1));
     const base64 = Buffer.from(text, 'utf8').toString('base64');
     add(base64);

@@ -19,7 +19,7 @@ export function scrubSecrets(message: string, secrets: readonly unknown[]): stri
     out = out.split(value).join('[redacted]');
     try {
       const url = new URL(value);
-      if (url.pathname.length > 1) out = out.split(url.pathname).join('/[redacted]');
+      if (url.pathname.length > 1) for (const form of echoForms(url.pathname, 3)) out = out.split(form).join('/[redacted]');
       if (url.search) out = out.split(url.search).join('');
       if (url.password) out = out.split(url.password).join('[redacted]');
     } catch {
