@@ -27,11 +27,12 @@ describe('ABI lookup against a local explorer', () => {
   let dataDir: string;
   let store: Store;
   let lookup: AbiLookup;
+  let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
     explorer = await startExplorer();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flowgate-abi-'));
-    const config = loadConfig({
+    config = loadConfig({
       FLOWGATE_DATA_DIR: dataDir,
       FLOWGATE_EXPLORER_API_KEY: API_KEY,
       FLOWGATE_EXPLORER_API_URL_8453: `${explorer.url}/api`,
@@ -42,6 +43,8 @@ describe('ABI lookup against a local explorer', () => {
       FLOWGATE_EXPLORER_API_URL_130: `${explorer.url}/down`,
       FLOWGATE_EXPLORER_API_URL_1301: `${explorer.url}/hang`,
       FLOWGATE_EXPLORER_API_URL_5042: `${explorer.url}/api`,
+      FLOWGATE_EXPLORER_API_URL_11155111: `${explorer.url}/huge`,
+      FLOWGATE_EXPLORER_API_URL_84532: `${explorer.url}/any`,
     });
     store = openSqliteStore(path.join(dataDir, 'flowgate.sqlite'));
     await migrate(store);
@@ -123,6 +126,26 @@ describe('ABI lookup against a local explorer', () => {
     await expectServiceError(lookup.lookup(130, VERIFIED), 502, 'explorer_unavailable');
     const timeout = await expectServiceError(lookup.lookup(1301, VERIFIED), 502, 'explorer_unavailable');
     expect(timeout.message).toMatch(/did not answer/);
+  });
+
+  it('refuses an explorer reply past 2 MiB while it streams, and caches nothing', async () => {
+    const error = await expectServiceError(lookup.lookup(11155111, VERIFIED), 502, 'explorer_unavailable');
+    expect(error.message).toContain('larger than 2 MiB');
+    expect(await store.selectFrom('abi_cache').selectAll().where('chain_id', '=', 11155111).execute()).toEqual([]);
+  });
+
+  it('keeps a bounded number of ABIs: past it, those fetched longest ago are dropped and fetched again when asked', async () => {
+    const small = createAbiLookup({ store, chains: createChainCatalog(config), config, timeoutMs: 300, maxCachedAbis: 3 });
+    const addresses = [1, 2, 3, 4, 5].map((n) => `0x${String(n).padStart(40, '0')}`);
+    for (const address of addresses) {
+      expect((await small.lookup(84532, address)).cached).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // distinct fetch times
+    }
+    expect(await store.selectFrom('abi_cache').select('address').execute()).toHaveLength(3);
+    expect((await small.lookup(84532, addresses[4]!)).cached).toBe(true);
+    const before = explorer.requests.length;
+    expect((await small.lookup(84532, addresses[0]!)).cached).toBe(false);
+    expect(explorer.requests.length).toBe(before + 1);
   });
 
   it('answers 502 for a rejected API key without revealing the key', async () => {

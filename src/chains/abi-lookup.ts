@@ -31,9 +31,18 @@ export interface AbiLookupDeps {
   fetch?: typeof fetch;
   /** Explorer request timeout; 10 s by default. */
   timeoutMs?: number;
+  /** How many ABIs the cache keeps (MAX_CACHED_ABIS by default); past it the longest-held go first. */
+  maxCachedAbis?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * The cache is shared by every tenant, and any of them can fill it with the ABIs of verified contracts (30 explorer
+ * requests a minute each): it keeps the 5,000 fetched last. A real ABI is tens of KB; an explorer reply past 2 MiB is
+ * refused unread rather than held in memory and stored.
+ */
+export const MAX_CACHED_ABIS = 5_000;
+export const MAX_EXPLORER_REPLY_BYTES = 2 * 1024 * 1024;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /**
@@ -58,6 +67,8 @@ export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
     return { abi: JSON.parse(row.abi) as unknown[], explorerUrl: row.explorer_url, cached: true };
   }
 
+  const maxCached = deps.maxCachedAbis ?? MAX_CACHED_ABIS;
+
   async function save(chainId: number, address: string, abi: unknown[], explorerUrl: string | null): Promise<void> {
     const values = { abi: JSON.stringify(abi), explorer_url: explorerUrl, fetched_at: nowIso() };
     await deps.store
@@ -65,6 +76,15 @@ export function createAbiLookup(deps: AbiLookupDeps): AbiLookup {
       .values({ chain_id: chainId, address, ...values })
       .onConflict((oc) => oc.columns(['chain_id', 'address']).doUpdateSet(values))
       .execute();
+    // Past the bound, the entries fetched longest ago go (a miss is rare: at most 30 a minute per organization).
+    const oldestKept = await deps.store
+      .selectFrom('abi_cache')
+      .select('fetched_at')
+      .orderBy('fetched_at', 'desc')
+      .offset(maxCached - 1)
+      .limit(1)
+      .executeTakeFirst();
+    if (oldestKept) await deps.store.deleteFrom('abi_cache').where('fetched_at', '<', oldestKept.fetched_at).execute();
   }
 
   async function fetchAndCache(chain: ChainEntry, api: ExplorerApi, address: string): Promise<AbiLookupResult> {
@@ -151,7 +171,7 @@ async function fetchAbi(chain: ChainEntry, api: ExplorerApi, address: string, op
       await response.body?.cancel();
       throw unavailable(chain, `answered HTTP ${response.status}`);
     }
-    text = await response.text();
+    text = await readCapped(response, () => unavailable(chain, `sent a reply larger than ${MAX_EXPLORER_REPLY_BYTES / 1024 / 1024} MiB`));
   } catch (error) {
     if (error instanceof ServiceError) throw error;
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
@@ -186,6 +206,29 @@ async function fetchAbi(chain: ChainEntry, api: ExplorerApi, address: string, op
   }
   if (!Array.isArray(abi)) throw unavailable(chain, 'sent an ABI that is not an array');
   return abi;
+}
+
+/** The body as text, refused (`tooLarge`) as soon as it passes MAX_EXPLORER_REPLY_BYTES, declared or streamed. */
+async function readCapped(response: Response, tooLarge: () => ServiceError): Promise<string> {
+  if (Number(response.headers.get('content-length') ?? 0) > MAX_EXPLORER_REPLY_BYTES) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_EXPLORER_REPLY_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 const scrub = (text: string, secret: string | undefined) => (secret ? text.split(secret).join('***') : text);

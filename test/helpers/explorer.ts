@@ -26,6 +26,24 @@ export function startExplorer() {
         if (url.searchParams.get('address')?.toLowerCase() === VERIFIED.toLowerCase())
           return json({ status: '1', message: 'OK', result: JSON.stringify(ERC20_ABI) });
         return json({ status: '0', message: 'NOTOK', result: 'Contract source code not verified' });
+      case '/any':
+        // Every address verified: what a tenant filling the shared cache would look up.
+        return json({ status: '1', message: 'OK', result: JSON.stringify(ERC20_ABI) });
+      case '/huge': {
+        // A reply that never ends within any sane size, streamed without a length.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"status":"1","message":"OK","result":"[');
+        const chunk = ' '.repeat(64 * 1024);
+        let sent = 0;
+        const more = () => {
+          while (sent < 3 * 1024 * 1024 && !res.destroyed) {
+            sent += chunk.length;
+            if (!res.write(chunk)) return res.once('drain', more);
+          }
+          if (!res.destroyed) res.end(']"}');
+        };
+        return more();
+      }
       case '/garbage':
         return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>');
       case '/bad-abi':
