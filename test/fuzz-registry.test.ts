@@ -384,7 +384,7 @@ const realIds: Record<string, string> = {};
 
 /** Tables a refused request must not touch. Rate-limit counters and key last-use stamps change by design. */
 let tables: string[] = [];
-const IGNORED_TABLES = new Set(['rate_limits', 'kysely_migration', 'kysely_migration_lock', 'api_keys']);
+const IGNORED_TABLES = new Set(['rate_limits', 'rate_limit_hits', 'kysely_migration', 'kysely_migration_lock', 'api_keys']);
 
 /**
  * A digest per table. On SQLite it is cached against data_version, which changes

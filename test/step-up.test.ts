@@ -231,6 +231,21 @@ describe('step-up with the wallet factor', () => {
     expect((await client.fetch(`/api/keys/${made.body.id}`, { method: 'DELETE', json: { signature } })).status).toBe(200);
   });
 
+  it('a misspelled field in the body of a gated DELETE is refused by name, not dropped; unknown query parameters stay ignored', async () => {
+    const { account, client } = await signedInOwner();
+    const ask = await createKey(client, { scope: 'mcp:read' });
+    const made = await createKey(client, { scope: 'mcp:read', signature: await account.signMessage({ message: ask.body.challenge }) });
+    const first = await client.fetch(`/api/keys/${made.body.id}`, { method: 'DELETE', json: {} });
+    const signature = await account.signMessage({ message: first.body.challenge });
+    const misspelled = await client.fetch(`/api/keys/${made.body.id}`, { method: 'DELETE', json: { signatrue: signature } });
+    expect(misspelled.status).toBe(400);
+    expect(misspelled.body.error).toContain('did you mean "signature"?');
+    expect(misspelled.body.issues[0]).toMatchObject({ path: 'signatrue', suggestion: 'signature' });
+    // Refused before the step-up: the challenge is still live, and the right spelling (with a stray query parameter) revokes.
+    const revoked = await client.fetch(`/api/keys/${made.body.id}?utm_source=mail`, { method: 'DELETE', json: { signature } });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+  });
+
   it('a success resets the budget', async () => {
     const { account, client } = await signedInOwner();
     for (let i = 0; i < 8; i++) expect((await createKey(client)).status).toBe(401);

@@ -3,7 +3,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AnyTool, HttpMethod, RestBinding, ToolContext } from '../../tools/define.ts';
 import { consumeRateLimit, invokeTool } from '../../tools/invoke.ts';
 import { canUse } from '../../tools/authorize.ts';
-import { unknownFields } from '../../tools/unknown-fields.ts';
+import { declaresField, unknownFields } from '../../tools/unknown-fields.ts';
 import { ServiceError } from '../errors.ts';
 import type { RateLimitName } from '../config.ts';
 import { serveEventStream } from './event-stream.ts';
@@ -60,7 +60,10 @@ function collectInput(tool: AnyTool, req: Request): Record<string, unknown> {
         { issues: misplaced.map((k) => ({ path: k, message: 'goes in the JSON body', code: 'custom' })) },
       );
     }
-    return { ...pick(body, deleteBody), ...query, ...req.params };
+    // The whole body, so a misspelled proof (`signatrue`) is refused by name below rather than dropped; from the query
+    // only what the operation declares (unknown query parameters are ignored, as on every route).
+    const fromQuery = Object.fromEntries(Object.entries(query).filter(([name]) => declaresField(tool, name)));
+    return { ...body, ...fromQuery, ...req.params };
   }
   return { ...body, ...pick(query, tool.rest!.query ?? []), ...req.params };
 }
