@@ -14,6 +14,20 @@ import type { OriginPolicy } from './origins.ts';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const AUTH_ROUTES = /^\/api\/auth\//i;
 
+/**
+ * Whether the request is for a sign-in route, judged on the path as the router reads it: decoded, so `/api/%61uth/`
+ * (which reaches the same operation) is not let past the rule, and with repeated slashes folded.
+ */
+function isAuthRoute(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // Malformed: the router answers 400 before any operation runs.
+  }
+  return AUTH_ROUTES.test(path) || AUTH_ROUTES.test(decoded.replace(/\/{2,}/g, '/'));
+}
+
 const invalidOrigin = (received: string | undefined) =>
   new ServiceError(403, 'invalid_origin', 'Invalid origin', {
     message: `This request changes state with a session cookie, so it must come from the gateway's own pages or an origin in FLOWGATE_ALLOWED_ORIGINS; got ${received === undefined ? 'no Origin or Referer header' : JSON.stringify(received)}.`,
@@ -33,7 +47,7 @@ export function originRules(origins: OriginPolicy, baseUrl: string): RequestHand
   return (req, _res, next) => {
     if (!STATE_CHANGING.has(req.method)) return next();
     const origin = req.headers.origin;
-    if (AUTH_ROUTES.test(req.path)) {
+    if (isAuthRoute(req.path)) {
       if (!origin || origin === 'null') {
         return next(
           new ServiceError(403, 'MISSING_OR_NULL_ORIGIN', 'Missing or null Origin', {
