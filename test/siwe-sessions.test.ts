@@ -134,7 +134,10 @@ describe('wallet sign-in', () => {
     expect(foreign.body).toMatchObject({ error: 'Invalid origin', code: 'invalid_origin' });
     // The same routes spelled with percent-encoding or doubled slashes reach the same operations, and the same rule.
     for (const path of ['/api/%61uth/siwe/nonce', '/api/%61%75%74%68/siwe/nonce', '/api//auth/siwe/nonce']) {
-      const spelled = await browserClient(gw.url, { origin: 'https://evil.example' }).fetch(path, { method: 'POST', json: { walletAddress: account.address, chainId: 1 } });
+      const spelled = await browserClient(gw.url, { origin: 'https://evil.example' }).fetch(path, {
+        method: 'POST',
+        json: { walletAddress: account.address, chainId: 1 },
+      });
       expect(spelled.status, path).toBe(403);
       const bare = await browserClient(gw.url, { origin: null }).fetch(path, { method: 'POST', json: { walletAddress: account.address, chainId: 1 } });
       expect(bare.status, path).toBe(403);
