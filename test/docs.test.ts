@@ -89,6 +89,18 @@ describe('docs pages', () => {
     const hostile = await get('/docs/%3Cscript%3Ealert(1)%3C%2Fscript%3E');
     expect(hostile.status).toBe(404);
     expect(hostile.body).not.toContain('<script>');
+    // A name that would be read as Markdown is not shown: a backtick closed the code span and put the requester's link on the page.
+    const phishing = await get(`/docs/${encodeURIComponent('x` Your session expired: [sign in again](https://evil.example/phish) `')}`);
+    expect(phishing.status).toBe(404);
+    expect(phishing.body).not.toContain('evil.example');
+    expect(phishing.body).toContain('There is no documentation page by that name');
+    expect(html.body).toContain('named <code>no-such-page</code>');
+    // Every HTML page forbids scripts, framing and sniffing.
+    for (const page of [html, await get('/docs/errors'), await get('/docs')]) {
+      expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(page.headers['x-content-type-options']).toBe('nosniff');
+    }
   });
 
   it('pages are cacheable: ETag and 304 on If-None-Match, per representation', async () => {

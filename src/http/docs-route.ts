@@ -11,6 +11,18 @@ import type { DocPage, DocsSite } from '../docs/site.ts';
  */
 
 const CACHE = 'public, max-age=300';
+const SAFE_NAME = /^[A-Za-z0-9._/-]{1,100}$/;
+
+/**
+ * Docs pages are static text with inline styles: no script, no frame, no form, no other origin's content. The policy
+ * makes that so for any page, should a rendering ever let markup through.
+ */
+const HTML_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
 
 /** The Markdown renderer (markdown-it) loads with the first HTML page asked for, not at start (README "Start and memory"). */
 let renderer: Promise<typeof import('../docs/markdown.ts')> | undefined;
@@ -41,7 +53,7 @@ export function docsRouter(site: DocsSite): RequestHandler {
     res.status(status).setHeader('Vary', 'Accept');
     if (status === 200) res.setHeader('Cache-Control', CACHE);
     if (format === 'markdown') res.type('text/markdown; charset=utf-8').send(body);
-    else res.type('text/html; charset=utf-8').send(body);
+    else res.type('text/html; charset=utf-8').set(HTML_HEADERS).send(body);
   };
 
   const notFound = (requested: string): DocPage => ({
@@ -51,7 +63,9 @@ export function docsRouter(site: DocsSite): RequestHandler {
     markdown: [
       '# Page not found',
       '',
-      `There is no documentation page named \`${requested.slice(0, 100)}\`. The pages are:`,
+      // Named only when the name is plainly a name: anything else (a backtick, brackets) would be read as Markdown,
+      // and a link or text of the requester's choosing would show on the gateway's own origin.
+      SAFE_NAME.test(requested) ? `There is no documentation page named \`${requested}\`. The pages are:` : 'There is no documentation page by that name. The pages are:',
       '',
       ...site.pages.map((p) => `- [${p.title}](/docs/${p.slug})`),
     ].join('\n'),
@@ -59,6 +73,7 @@ export function docsRouter(site: DocsSite): RequestHandler {
 
   const text = (type: string, body: string) => (_req: Request, res: Response) => {
     res.setHeader('Cache-Control', CACHE);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     res.type(type).send(body);
   };
   router.get(['/llms.txt', '/docs/llms.txt'], text('text/plain; charset=utf-8', site.llmsTxt));
