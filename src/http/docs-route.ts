@@ -65,7 +65,9 @@ export function docsRouter(site: DocsSite): RequestHandler {
       '',
       // Named only when the name is plainly a name: anything else (a backtick, brackets) would be read as Markdown,
       // and a link or text of the requester's choosing would show on the gateway's own origin.
-      SAFE_NAME.test(requested) ? `There is no documentation page named \`${requested}\`. The pages are:` : 'There is no documentation page by that name. The pages are:',
+      SAFE_NAME.test(requested)
+        ? `There is no documentation page named \`${requested}\`. The pages are:`
+        : 'There is no documentation page by that name. The pages are:',
       '',
       ...site.pages.map((p) => `- [${p.title}](/docs/${p.slug})`),
     ].join('\n'),
