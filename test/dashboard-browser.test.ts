@@ -327,6 +327,31 @@ describe.skipIf(!HAVE_BROWSER)(`dashboard in Chromium${SKIP_REASON}`, { timeout:
     await page.context().close();
   });
 
+  it("does not draw another organization's public workflow as this organization's own", async () => {
+    // A hostile tenant publishes a workflow whose name and description are a phishing notice, and sends its link.
+    const rival = browserClient(gw.url);
+    await signIn(rival, gw.url, privateKeyToAccount(generatePrivateKey()));
+    const notice = 'SECURITY NOTICE from Flowgate: rotate your keys at https://flowgate-security.example';
+    const made = await rival.fetch('/api/workflows/create', {
+      method: 'POST',
+      json: { name: notice, nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect((await rival.fetch(`/api/workflows/${made.body.id}/go-live`, { method: 'PUT', json: { name: notice } })).status).toBe(200);
+    // The API answers it by id (it is public), marked as not the caller's.
+    expect((await api(`/api/workflows/${made.body.id}`)).body.isOwner).toBe(false);
+
+    const page = await signedInPage();
+    await page.goto(`/app/workflows/${made.body.id}`);
+    await page.getByRole('alert').filter({ hasText: 'is not in this organization' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toContain('SECURITY NOTICE');
+    // The organization's own workflow still opens by its link.
+    await page.goto(`/app/workflows/${workflowId}`);
+    await page.locator(`article[data-workflow-id="${workflowId}"]`).getByRole('button', { name: 'Run now' }).waitFor();
+    await page.context().close();
+  });
+
   it('signs in with the browser wallet (SIWE) from the sign-in page, and the spend page shows the caps', async () => {
     const context = await newContext();
     const page = await context.newPage();

@@ -105,6 +105,8 @@ export interface Workflow {
   edges: Array<{ id?: string; source: string; target: string }>;
   enabled: boolean;
   updatedAt: string;
+  /** False for another organization's public workflow, which the API also answers by id. */
+  isOwner?: boolean;
 }
 export interface Execution {
   id: string;
