@@ -24,7 +24,7 @@ import { migrate, openStore } from './store/db.ts';
 import { checkpointInBackground } from './store/checkpointer.ts';
 import { sweepExpiredRows } from './store/expired-rows.ts';
 import { createPgBus } from './store/pg-bus.ts';
-import { tryHoldSessionLock } from './store/postgres.ts';
+import { holdSessionLock, tryHoldSessionLock } from './store/postgres.ts';
 import { DEVNET_CHAIN_ID } from './chains/devnet/test-usdc.ts';
 import { createSecretBox, loadMasterKey } from './wallets/crypto.ts';
 import { checkMasterKey } from './wallets/master-key-check.ts';
@@ -169,12 +169,19 @@ export async function openServingRuntime(config: Config, options: ServingOptions
   let firstStart: FirstStart | undefined;
   try {
     runtime = assembleRuntime(config, storeOutcome.value, devnet?.devnet ?? null);
-    // Only a process that can show the first owner key mints it (embedded stdio has no terminal to print to).
-    if (options.mintOwnerKey ?? true) firstStart = await bootstrapDefaultOrganization(runtime.services);
-    else await runtime.services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
-    if (devnet) await fundDefaultWallet(runtime.services, devnet.devnet);
-    await syncCatalog(runtime.services, loadCatalog());
-    if (devnet) await fundFacilitator(runtime.services, devnet.devnet);
+    // Instances starting together on one PostgreSQL database seed it in turn: each step reads then writes (the default
+    // organization, its first key, the catalog's workflows), and two at once made the second exit on a unique key.
+    const release = config.databaseUrl ? await holdSessionLock(config.databaseUrl, SEEDING_LOCK) : undefined;
+    try {
+      // Only a process that can show the first owner key mints it (embedded stdio has no terminal to print to).
+      if (options.mintOwnerKey ?? true) firstStart = await bootstrapDefaultOrganization(runtime.services);
+      else await runtime.services.organizations.ensure(DEFAULT_ORGANIZATION_SLUG);
+      if (devnet) await fundDefaultWallet(runtime.services, devnet.devnet);
+      await syncCatalog(runtime.services, loadCatalog());
+      if (devnet) await fundFacilitator(runtime.services, devnet.devnet);
+    } finally {
+      await release?.();
+    }
   } catch (error) {
     await devnet?.stop();
     throw error;
@@ -200,6 +207,8 @@ export async function openServingRuntime(config: Config, options: ServingOptions
 
 /** Held by the one instance on a PostgreSQL database that runs an embedded devnet. */
 const EMBEDDED_DEVNET_LOCK = 0x466c6465; // "Flde"
+/** Held while an instance seeds the database at start (default organization, first key, catalog). */
+const SEEDING_LOCK = 0x466c7364; // "Flsd"
 
 /**
  * Instances sharing a database share its wallets, nonces and runs: they must

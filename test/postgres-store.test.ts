@@ -80,6 +80,27 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('full gateways starting together on an empty database all come up, seeding it once: one default organization, one first key, one catalog', async () => {
+    const url = await postgres.createDatabase('seed_race');
+    const env = { FLOWGATE_DATABASE_URL: url, FLOWGATE_MASTER_KEY: MASTER_KEY };
+    // Before, the second to insert the default organization exited on its unique slug (3 starts in 4).
+    const instances = await Promise.all([spawnGateway(env), spawnGateway(env), spawnGateway(env)]);
+    try {
+      for (const instance of instances) expect((await fetchJson(`${instance.url}/healthz`)).status).toBe(200);
+      const orgs = await query<{ slug: string }>(url, 'select slug from organizations order by slug');
+      expect(orgs.map((o) => o.slug)).toEqual(['default', 'flowgate-catalog']);
+      const keys = await query<{ n: string }>(url, "select count(*) as n from api_keys k join organizations o on o.id = k.organization_id where o.slug = 'default'");
+      expect(Number(keys[0]!.n)).toBe(1);
+      const catalog = await query<{ n: string; listings: string }>(
+        url,
+        "select count(*) as n, (select count(*) from workflow_listings where source = 'catalog') as listings from workflows w join organizations o on o.id = w.organization_id where o.slug = 'flowgate-catalog'",
+      );
+      expect(Number(catalog[0]!.n)).toBe(Number(catalog[0]!.listings));
+    } finally {
+      await Promise.all(instances.map((i) => i.stop()));
+    }
+  }, 120_000);
+
   it("runs transactions one writer at a time, as on SQLite (no write skew between a guard's check and its write)", async () => {
     const opened = openStore({ dataDir: tempDir(), databaseUrl });
     try {

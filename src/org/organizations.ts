@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { Store } from '../store/db.ts';
+import { isUniqueViolation, type Store } from '../store/db.ts';
 import type { UsersTable } from '../store/schema.ts';
 import type { SecretBox } from '../wallets/crypto.ts';
 import { getWalletAddresses, provisionWallet, type WalletAddresses } from '../wallets/wallets.ts';
@@ -78,10 +78,17 @@ export function createOrganizationService(store: Store, box: SecretBox): Organiz
       if (existing) return { organization: toOrganization(existing), owner: await owner(existing.id), created: false };
 
       const user = { id: newId(), email: null, provider_id: 'local', created_at: nowIso() };
-      const organization = await store
-        .transaction()
-        .execute((trx) => createOrganizationWithOwner(trx, box, { slug, name: slug === DEFAULT_ORGANIZATION_SLUG ? 'Default organization' : slug, user }));
-      return { organization, owner: { id: user.id, email: user.email, providerId: user.provider_id, createdAt: user.created_at }, created: true };
+      try {
+        const organization = await store
+          .transaction()
+          .execute((trx) => createOrganizationWithOwner(trx, box, { slug, name: slug === DEFAULT_ORGANIZATION_SLUG ? 'Default organization' : slug, user }));
+        return { organization, owner: { id: user.id, email: user.email, providerId: user.provider_id, createdAt: user.created_at }, created: true };
+      } catch (error) {
+        // Another process created it between the read above and this write (two starting on one data directory).
+        if (!isUniqueViolation(error)) throw error;
+        const made = await store.selectFrom('organizations').selectAll().where('slug', '=', slug).executeTakeFirstOrThrow();
+        return { organization: toOrganization(made), owner: await owner(made.id), created: false };
+      }
     },
 
     async get(organizationId) {

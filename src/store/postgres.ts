@@ -191,12 +191,25 @@ export function openPostgresStore(url: string): PostgresStore {
  * the returned release is called or the process dies (the server frees it with
  * the session). Undefined when another session holds it.
  */
-export async function tryHoldSessionLock(url: string, key: number): Promise<(() => Promise<void>) | undefined> {
+export function tryHoldSessionLock(url: string, key: number): Promise<(() => Promise<void>) | undefined> {
+  return sessionLock(url, key, false);
+}
+
+/** The same lock, waited for while another session holds it. */
+export async function holdSessionLock(url: string, key: number): Promise<() => Promise<void>> {
+  return (await sessionLock(url, key, true))!;
+}
+
+async function sessionLock(url: string, key: number, wait: boolean): Promise<(() => Promise<void>) | undefined> {
   const client = new (loadPg().Client)({ connectionString: url, connectionTimeoutMillis: 5000 });
   // A dropped connection (database restart) frees the lock; it must not crash the process.
   client.on('error', () => {});
   await client.connect();
   try {
+    if (wait) {
+      await client.query('select pg_advisory_lock($1)', [key]);
+      return () => client.end().catch(() => {});
+    }
     const { rows } = await client.query<{ held: boolean }>('select pg_try_advisory_lock($1) as held', [key]);
     if (rows[0]?.held) return () => client.end().catch(() => {});
   } catch (error) {
