@@ -89,7 +89,10 @@ describe('PostgreSQL store', () => {
       for (const instance of instances) expect((await fetchJson(`${instance.url}/healthz`)).status).toBe(200);
       const orgs = await query<{ slug: string }>(url, 'select slug from organizations order by slug');
       expect(orgs.map((o) => o.slug)).toEqual(['default', 'flowgate-catalog']);
-      const keys = await query<{ n: string }>(url, "select count(*) as n from api_keys k join organizations o on o.id = k.organization_id where o.slug = 'default'");
+      const keys = await query<{ n: string }>(
+        url,
+        "select count(*) as n from api_keys k join organizations o on o.id = k.organization_id where o.slug = 'default'",
+      );
       expect(Number(keys[0]!.n)).toBe(1);
       const catalog = await query<{ n: string; listings: string }>(
         url,
