@@ -165,6 +165,15 @@ describe('validate_cron', () => {
     expect(fields.body.error).toContain('5 fields');
   });
 
+  it('refuses an expression that never fires with 400, also one whose search overflowed the stack (it answered 500)', async () => {
+    for (const expression of ['0 0 30 2 *', '0 0 31 2,4,6,9,11 *', '0 0 31 4,6,9,11 *']) {
+      const { status, body } = await post('/api/workflows/validate-cron', { expression }, null);
+      expect(status, expression).toBe(400);
+      expect(body).toMatchObject({ code: 'invalid_cron' });
+      expect(body.error).toContain('never fires');
+    }
+  });
+
   it('refuses an unknown time zone with 400 invalid_timezone', async () => {
     const { status, body } = await post('/api/workflows/validate-cron', { expression: '0 9 * * *', timezone: 'Europe/Berln' }, null);
     expect(status).toBe(400);

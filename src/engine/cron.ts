@@ -96,18 +96,21 @@ export function parseCron(expression: string, timezone?: string): CronResult {
   } catch (cause) {
     return { ok: false, code: 'invalid_cron', message: `Invalid cron expression ${JSON.stringify(fields)}: ${croneReason(cause)}.` };
   }
-  if (job.nextRuns(1).length === 0) {
-    return {
-      ok: false,
-      code: 'invalid_cron',
-      message: `The cron expression ${JSON.stringify(fields)} never fires (for example a day that does not exist, like February 30).`,
-    };
-  }
-
-  return {
-    ok: true,
-    expression: fields,
-    timezone: zone,
-    nextRuns: (count, from) => job.nextRuns(Math.max(0, Math.floor(count)), from),
+  const never = {
+    ok: false as const,
+    code: 'invalid_cron' as const,
+    message: `The cron expression ${JSON.stringify(fields)} never fires (for example a day that does not exist, like February 30 or the 31st of a month of 30 days).`,
   };
+  // croner searches day by day for a match; for some days that never come (`31 2,4,6,9,11`) it recursed until the
+  // stack overflowed, and the anonymous validate-cron answered 500. A search that throws found no run.
+  const runs = (count: number, from?: Date) => {
+    try {
+      return job.nextRuns(Math.max(0, Math.floor(count)), from);
+    } catch {
+      return [];
+    }
+  };
+  if (runs(1).length === 0) return never;
+
+  return { ok: true, expression: fields, timezone: zone, nextRuns: runs };
 }
