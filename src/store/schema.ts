@@ -501,6 +501,8 @@ export interface OAuthCodesTable {
   code_challenge: string;
   expires_at: string;
   used_at: string | null;
+  /** The authorization request's redirect_uri when it sent one (migration 035): /token must then repeat it. */
+  redirect_uri: string | null;
 }
 
 export interface OAuthTokensTable {
@@ -511,6 +513,8 @@ export interface OAuthTokensTable {
   expires_at: string;
   used_at: string | null;
   revoked_at: string | null;
+  /** An access token's own scope when narrower than its grant's (migration 035); null: the grant's. */
+  scope: string | null;
 }
 
 export interface Database {

@@ -1,4 +1,4 @@
-import { InvalidGrantError, InvalidScopeError, InvalidTargetError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidGrantError, InvalidRequestError, InvalidScopeError, InvalidTargetError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Store } from '../../store/db.ts';
 import type { OAuthGrantsTable } from '../../store/schema.ts';
@@ -8,7 +8,7 @@ import { isoIn, newToken, tokenHash } from '../tokens.ts';
 import { recordAudit } from '../../org/audit-log.ts';
 import { roleOf } from '../../org/roles.ts';
 import { keepClient } from './clients.ts';
-import { isOAuthScope, lowerScope, maxScopeFor, scopeWithin } from './scopes.ts';
+import { highestScope, isOAuthScope, lowerScope, maxScopeFor, scopeWithin } from './scopes.ts';
 
 /**
  * Grants, authorization codes and tokens. A grant is one user's consent for
@@ -59,6 +59,8 @@ export interface ConsentParams {
   clientId: string;
   clientName: string | null;
   redirectUri: string;
+  /** The request named redirectUri itself (rather than leaving the client's only one implied): /token must repeat it. */
+  redirectUriSent?: boolean;
   state?: string;
   codeChallenge: string;
   scope: KeyScope;
@@ -147,7 +149,14 @@ export async function approve(
     await tx.insertInto('oauth_grants').values(grant).execute();
     await tx
       .insertInto('oauth_codes')
-      .values({ code_hash: tokenHash(code), grant_id: grant.id, code_challenge: params.codeChallenge, expires_at: isoIn(CODE_TTL_MS), used_at: null })
+      .values({
+        code_hash: tokenHash(code),
+        grant_id: grant.id,
+        code_challenge: params.codeChallenge,
+        expires_at: isoIn(CODE_TTL_MS),
+        used_at: null,
+        redirect_uri: params.redirectUriSent ? params.redirectUri : null,
+      })
       .execute();
   });
   await keepClient(store, params.clientId);
@@ -197,7 +206,12 @@ async function liveGrant(store: Store, grantId: string, clientId: string): Promi
   return grant;
 }
 
-async function issueTokens(store: Store, grant: OAuthGrantsTable): Promise<OAuthTokens> {
+/**
+ * An access token and its refresh token. The access token carries `scope` (a refresh may ask for less than the
+ * grant); the refresh token always keeps the grant's, so a later refresh may ask for up to the grant again
+ * (RFC 6749 §6: what the resource owner granted, not what the last refresh asked for).
+ */
+async function issueTokens(store: Store, grant: OAuthGrantsTable, scope: KeyScope = grant.scope as KeyScope): Promise<OAuthTokens> {
   const access = ACCESS_TOKEN_PREFIX + newToken();
   const refresh = REFRESH_TOKEN_PREFIX + newToken();
   const now = nowIso();
@@ -212,6 +226,7 @@ async function issueTokens(store: Store, grant: OAuthGrantsTable): Promise<OAuth
         expires_at: isoIn(ACCESS_TOKEN_TTL_MS),
         used_at: null,
         revoked_at: null,
+        scope: scope === grant.scope ? null : scope,
       },
       {
         token_hash: tokenHash(refresh),
@@ -221,10 +236,11 @@ async function issueTokens(store: Store, grant: OAuthGrantsTable): Promise<OAuth
         expires_at: isoIn(REFRESH_TOKEN_TTL_MS),
         used_at: null,
         revoked_at: null,
+        scope: null,
       },
     ])
     .execute();
-  return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_MS / 1000, refresh_token: refresh, scope: grant.scope };
+  return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_MS / 1000, refresh_token: refresh, scope };
 }
 
 /** The PKCE challenge of a live code. A code presented after its use revokes its grant (RFC 6749 §4.1.2). */
@@ -246,7 +262,11 @@ export async function exchangeCode(store: Store, input: { clientId: string; code
   const row = await store.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
   if (!row) throw new InvalidGrantError('Unknown authorization code.');
   const grant = await liveGrant(store, row.grant_id, input.clientId);
-  if (input.redirectUri !== undefined && input.redirectUri !== grant.redirect_uri) {
+  // RFC 6749 §4.1.3: required, and identical, when the authorization request carried one.
+  if (row.redirect_uri && input.redirectUri === undefined) {
+    throw new InvalidRequestError(`redirect_uri is required: send the one of the authorization request (${row.redirect_uri}).`);
+  }
+  if (input.redirectUri !== undefined && input.redirectUri !== (row.redirect_uri ?? grant.redirect_uri)) {
     throw new InvalidGrantError('redirect_uri differs from the one of the authorization request.');
   }
   if (input.resource !== undefined && input.resource !== grant.resource) {
@@ -259,7 +279,15 @@ export async function exchangeCode(store: Store, input: { clientId: string; code
     .where('used_at', 'is', null)
     .where('expires_at', '>', nowIso())
     .executeTakeFirst();
-  if (Number(spent.numUpdatedRows) === 0) throw new InvalidGrantError('This authorization code was already used or has expired.');
+  if (Number(spent.numUpdatedRows) === 0) {
+    // Concurrent exchanges of one code: every one passed challengeForCode before any spent it. Losing a live code's
+    // race is a replay like any other, and ends what the winner got.
+    if (row.expires_at > nowIso()) {
+      await revokeGrant(store, grant.id, 'code_reuse', { actor: CLIENT_ACTOR(grant) });
+      throw new InvalidGrantError('This authorization code was already used; the grant it started is revoked.');
+    }
+    throw new InvalidGrantError('This authorization code has expired; authorize again.');
+  }
   return issueTokens(store, grant);
 }
 
@@ -289,10 +317,13 @@ export async function exchangeRefresh(
   if (input.resource !== undefined && input.resource !== grant.resource) {
     throw new InvalidTargetError(`This grant is for resource ${grant.resource}, not ${input.resource}.`);
   }
-  for (const scope of input.scopes ?? []) {
+  const requested = (input.scopes ?? []).filter((s) => s !== '');
+  for (const scope of requested) {
     if (!isOAuthScope(scope) || !scopeWithin(scope, grant.scope as KeyScope))
       throw new InvalidScopeError(`Scope ${scope} is not within this grant (${grant.scope}).`);
   }
+  // One scope per token, as per grant: the highest asked for; none asked means the grant's (RFC 6749 §6).
+  const scope = highestScope(requested as KeyScope[]) ?? (grant.scope as KeyScope);
   const rotated = await store
     .updateTable('oauth_tokens')
     .set({ used_at: nowIso() })
@@ -304,7 +335,7 @@ export async function exchangeRefresh(
     await revokeGrant(store, grant.id, 'refresh_token_reuse', { actor: CLIENT_ACTOR(grant) });
     throw new InvalidGrantError('This refresh token was already used; the grant is revoked.');
   }
-  return issueTokens(store, grant);
+  return issueTokens(store, grant, scope);
 }
 
 /** RFC 7009 for this client's token: an access token ends alone, a refresh token ends its grant. Unknown tokens are ignored. */
@@ -366,6 +397,7 @@ export async function verifyAccessToken(store: Store, token: string): Promise<Ve
       'oauth_grants.user_id',
       'oauth_grants.organization_id',
       'oauth_grants.scope',
+      'oauth_tokens.scope as token_scope',
       'oauth_grants.resource',
       'oauth_grants.last_used_at',
       'oauth_tokens.expires_at',
@@ -388,7 +420,7 @@ export async function verifyAccessToken(store: Store, token: string): Promise<Ve
       organizationId: row.organization_id,
       userId: row.user_id,
       keyId: row.grant_id,
-      scope: lowerScope(row.scope as KeyScope, maxScopeFor(role)),
+      scope: lowerScope((row.token_scope ?? row.scope) as KeyScope, maxScopeFor(role)),
       role,
     },
     resource: row.resource,

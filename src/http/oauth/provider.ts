@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidRequestError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { Services } from '../../services.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { sessionTokenFrom } from '../../auth/session-cookie.ts';
@@ -28,6 +28,14 @@ import { consentPage, pageHeaders, signInPage } from './consent-page.ts';
  */
 
 export const DECISION_PATH = '/authorize/decision';
+
+const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** A parameter of an authorization request: in the query of a GET, the form of a POST. */
+export function fieldOf(req: Request, name: string): unknown {
+  const source: unknown = req.method === 'POST' ? req.body : req.query;
+  return source && typeof source === 'object' ? (source as Record<string, unknown>)[name] : undefined;
+}
 
 /** The session principal of a browser request, if it carries a live session cookie. */
 export async function sessionOf(services: Services, req: Request): Promise<Principal | null> {
@@ -67,6 +75,10 @@ export function createOAuthProvider(services: Services): OAuthServerProvider {
 
     async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response) {
       const req = res.req;
+      // An S256 challenge is 43 base64url characters; anything else makes a code no verifier can ever redeem.
+      if (!PKCE_CHALLENGE.test(params.codeChallenge)) {
+        throw new InvalidRequestError('code_challenge must be the base64url SHA-256 of the code_verifier (43 characters of A-Z a-z 0-9 - _).');
+      }
       const resource = await resourceToGrant(services, params.resource);
       const clientName = client.client_name?.trim() || client.client_id;
       const nonce = crypto.randomBytes(16).toString('base64');
@@ -82,6 +94,7 @@ export function createOAuthProvider(services: Services): OAuthServerProvider {
         clientId: client.client_id,
         clientName: client.client_name?.trim() || null,
         redirectUri: params.redirectUri,
+        redirectUriSent: typeof fieldOf(req, 'redirect_uri') === 'string',
         state: params.state,
         codeChallenge: params.codeChallenge,
         scope,

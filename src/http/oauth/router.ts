@@ -4,7 +4,7 @@ import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/hand
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
-import { TooManyRequestsError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidRequestError, TooManyRequestsError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { Services } from '../../services.ts';
 import type { RateLimitName } from '../../config.ts';
 import { rateLimitHeaders } from '../../guards/rate-limit.ts';
@@ -13,7 +13,7 @@ import { approve, takeConsentRequest } from '../../auth/oauth/grants.ts';
 import { OAUTH_ENDPOINTS } from '../../auth/oauth/metadata.ts';
 import type { OriginPolicy } from '../origins.ts';
 import { onlyUnder } from '../path-gate.ts';
-import { createOAuthProvider, DECISION_PATH, sessionOf } from './provider.ts';
+import { createOAuthProvider, DECISION_PATH, fieldOf, sessionOf } from './provider.ts';
 import { errorPage, pageHeaders } from './consent-page.ts';
 
 /**
@@ -65,8 +65,8 @@ function redirectWith(res: Response, redirectUri: string, params: Record<string,
  * The redirect URI was already checked against the client's registration when these redirects are made.
  */
 const keepStateOnErrorRedirects: RequestHandler = (req, res, next) => {
-  // GET's query only: a POSTed form is parsed inside the SDK's handler, after this point (left as the SDK has it).
-  const state: unknown = req.query.state;
+  // A POSTed form is parsed before this (the SDK's own parser then leaves the parsed body as it is).
+  const state = fieldOf(req, 'state');
   if (typeof state === 'string' && state !== '') {
     const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
     res.redirect = ((statusOrUrl: number | string, maybeUrl?: string) => {
@@ -78,6 +78,18 @@ const keepStateOnErrorRedirects: RequestHandler = (req, res, next) => {
       }
       return redirect(status, url);
     }) as Response['redirect'];
+  }
+  next();
+};
+
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. Checked before the SDK compares it with the code's challenge. */
+const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+const checkCodeVerifier: RequestHandler = (req, res, next) => {
+  const body = req.body as Record<string, unknown> | undefined;
+  if (body?.grant_type === 'authorization_code' && typeof body.code_verifier === 'string' && !CODE_VERIFIER.test(body.code_verifier)) {
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(400).json(new InvalidRequestError('code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).').toResponseObject());
+    return;
   }
   next();
 };
@@ -121,10 +133,18 @@ export function oauthRouter(services: Services, origins: OriginPolicy): RequestH
   router.use(
     OAUTH_ENDPOINTS.authorize,
     limitPerIp(services, 'oauthAuthorizePerIp'),
+    form,
     keepStateOnErrorRedirects,
     authorizationHandler({ provider, rateLimit: false }),
   );
-  router.use(OAUTH_ENDPOINTS.token, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, tokenHandler({ provider, rateLimit: false }));
+  router.use(
+    OAUTH_ENDPOINTS.token,
+    limitPerIp(services, 'oauthTokenPerIp'),
+    form,
+    hashPresentedSecret,
+    checkCodeVerifier,
+    tokenHandler({ provider, rateLimit: false }),
+  );
   router.use(OAUTH_ENDPOINTS.revoke, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, revocationHandler({ provider, rateLimit: false }));
   router.use(
     OAUTH_ENDPOINTS.register,

@@ -33,6 +33,7 @@ import * as publicWorkflowsVersion from './031_public_workflows_version.ts';
 import * as publicOrderIndex from './032_public_order_index.ts';
 import * as stepUpCredential from './033_step_up_credential.ts';
 import * as rateLimitHits from './034_rate_limit_hits.ts';
+import * as oauthTokenScope from './035_oauth_token_scope.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ export const migrations: Record<string, Migration> = {
   '032_public_order_index': publicOrderIndex,
   '033_step_up_credential': stepUpCredential,
   '034_rate_limit_hits': rateLimitHits,
+  '035_oauth_token_scope': oauthTokenScope,
 };
 
 export const migrationProvider: MigrationProvider = {
