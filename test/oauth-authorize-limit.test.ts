@@ -13,7 +13,8 @@ import { deleteExpiredRows } from '../src/store/expired-rows.ts';
  * is limited per IP (FLOWGATE_RATE_LIMIT_OAUTH_AUTHORIZE_PER_IP: past it,
  * nothing is fetched), and cached metadata-document clients, like registered
  * clients that never completed a flow, are deleted by the expired-rows sweep
- * once expired; registered clients with a grant stay and keep working.
+ * once expired; registered clients with a grant stay and keep working, and
+ * so do metadata-document clients with a live grant (/token never fetches).
  */
 
 const gateways: TestGateway[] = [];
@@ -157,5 +158,51 @@ describe('expired OAuth clients', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(tools.status).toBe(200);
+  });
+
+  it('a metadata-document client with a grant keeps its row past expiry and refreshes without a fetch', async () => {
+    const gw = await gateway({ FLOWGATE_RATE_LIMIT_OAUTH_TOKEN_PER_IP: '1000' });
+    const store = gw.gateway.services.store;
+    const owner = await newSignedInUser(gw);
+    const mcpUrl = new URL(`${gw.url}/mcp`);
+    // As /authorize caches a fetched document (no TLS here to fetch one): fresh, so this flow fetches nothing.
+    const clientId = 'https://app.example/granted.json';
+    await store
+      .insertInto('oauth_clients')
+      .values({
+        client_id: clientId,
+        secret_hash: null,
+        metadata: JSON.stringify({ redirect_uris: ['http://127.0.0.1:53682/callback'], token_endpoint_auth_method: 'none', client_name: 'Granted' }),
+        source: 'metadata_document',
+        created_at: new Date().toISOString(),
+        expires_at: new Date(Date.now() + 30 * 60 * 1000).toISOString(),
+      })
+      .execute();
+    class DocumentClient extends TestOAuthProvider {
+      get clientMetadataUrl() {
+        return clientId;
+      }
+    }
+    const connected = new DocumentClient(owner.client);
+    expect(await auth(connected, { serverUrl: mcpUrl })).toBe('REDIRECT');
+    expect(await auth(connected, { serverUrl: mcpUrl, authorizationCode: connected.code() })).toBe('AUTHORIZED');
+
+    // Two days past the cache's hour: the sweep keeps the row of a client with a live grant...
+    await store
+      .updateTable('oauth_clients')
+      .set({ expires_at: new Date(Date.now() - 2 * 86_400_000).toISOString() })
+      .where('client_id', '=', clientId)
+      .execute();
+    await deleteExpiredRows(store);
+    expect(await store.selectFrom('oauth_clients').select('client_id').where('client_id', '=', clientId).executeTakeFirst()).toBeDefined();
+    // ...and /token, which never fetches (app.example would not answer), refreshes from it.
+    const metadata = await discoverAuthorizationServerMetadata(gw.url);
+    const tokens = await refreshAuthorization(gw.url, {
+      metadata,
+      clientInformation: connected.client!,
+      refreshToken: connected.saved!.refresh_token!,
+      resource: mcpUrl,
+    });
+    expect(tokens.access_token).toMatch(/^fgat_/);
   });
 });

@@ -35,11 +35,13 @@ beforeAll(async () => {
   const redirectUri = 'http://127.0.0.1:53682/callback';
   documents = https.createServer({ key: fs.readFileSync(path.join(tls, 'key.pem')), cert: fs.readFileSync(path.join(tls, 'cert.pem')) }, (req, res) => {
     fetches += 1;
-    if (req.url !== '/clients/connector.json') return void res.writeHead(404).end();
+    const names: Record<string, string> = { '/clients/connector.json': 'Metadata Document Connector', '/clients/spoof.json': 'Trusted \u202Etxt.exe' };
+    const name = names[req.url ?? ''];
+    if (!name) return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
-        client_id: documentUrl,
-        client_name: 'Metadata Document Connector',
+        client_id: `https://127.0.0.1:${(documents.address() as AddressInfo).port}${req.url}`,
+        client_name: name,
         redirect_uris: [redirectUri],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
@@ -112,4 +114,48 @@ describe('a client named by its metadata document URL', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.result.tools.map((t: { name: string }) => t.name)).toContain('list_workflows');
   }, 60_000);
+});
+
+describe('/token and /revoke never fetch a metadata document', () => {
+  const post = (path: string, fields: Record<string, string>) =>
+    fetchJson(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+
+  it('a client_id URL never seen at /authorize is invalid_client there, and nothing is fetched', async () => {
+    const unseen = documentUrl.replace('connector.json', 'unseen.json');
+    const before = fetches;
+    const answers = [
+      await post('/token', { grant_type: 'authorization_code', client_id: unseen, code: 'fgac_x', code_verifier: 'a'.repeat(43) }),
+      await post('/token', { grant_type: 'refresh_token', client_id: unseen, refresh_token: 'fgrt_x' }),
+      await post('/revoke', { client_id: unseen, token: 'fgat_x' }),
+      // Even the URL of a real document: until /authorize has fetched it, the token endpoint does not.
+      await post('/token', { grant_type: 'refresh_token', client_id: documentUrl.replace('connector.json', 'spoof.json'), refresh_token: 'fgrt_x' }),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toBe('invalid_client');
+    }
+    expect(fetches).toBe(before);
+  });
+});
+
+describe('a metadata document whose client_name would mislead', () => {
+  it('is refused at /authorize as invalid_client naming client_name', async () => {
+    const url = new URL(`${baseUrl}/authorize`);
+    for (const [name, value] of Object.entries({
+      client_id: documentUrl.replace('connector.json', 'spoof.json'),
+      redirect_uri: 'http://127.0.0.1:53682/callback',
+      response_type: 'code',
+      code_challenge: 'a'.repeat(43),
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(name, value);
+    const res = await fetchJson(url.href, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_client');
+    expect(res.body.error_description).toContain('client_name must not contain control, format');
+  });
 });

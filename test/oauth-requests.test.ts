@@ -8,7 +8,7 @@ import { TestOAuthProvider } from './helpers/oauth.ts';
 /**
  * What the OAuth endpoints make of requests a client gets slightly wrong or
  * sends at once: a refresh asking for less scope, codes raced, malformed PKCE,
- * a missing redirect_uri, a refused form post. Each through the real endpoints of a
+ * a missing redirect_uri, a refused form post, a misleading client_name. Each through the real endpoints of a
  * started gateway, with the MCP SDK client where it is the one sending.
  */
 
@@ -219,5 +219,38 @@ describe('a refused authorization request sent as a form post', () => {
     const location = new URL(res.headers.get('location')!);
     expect(location.searchParams.get('error')).toBe('invalid_request');
     expect(location.searchParams.get('state')).toBe('posted-state');
+  });
+});
+
+describe('client_name at registration', () => {
+  const register = (client_name: string) =>
+    fetchJson(`${gw.url}/register`, { method: 'POST', body: JSON.stringify({ client_name, redirect_uris: ['https://app.example/cb'] }) });
+
+  it('refuses names that would mislead on the consent page, naming the field', async () => {
+    for (const [name, why] of [
+      ['x'.repeat(101), 'at most 100 characters'],
+      ['y'.repeat(90_000), 'at most 100 characters'],
+      ['Trusted \u202Etxt.exe', 'format'],
+      ['Trusted\u2066 Client', 'format'],
+      ['Zero\u200Bwidth', 'format'],
+      ['Bell\u0007', 'control'],
+      [`Trusted${'\u00A0'.repeat(3000)}Evil`, 'at most 100 characters'],
+      [`Trusted${'\u00A0'.repeat(40)}Evil`, 'single plain spaces'],
+      [`${'\u00A0'.repeat(3000)}Padded`, 'single plain spaces'],
+      ['Two  spaces', 'single plain spaces'],
+      ['Tab\tbed', 'control'],
+    ]) {
+      const res = await register(name!);
+      expect(res.status, JSON.stringify(name!.slice(0, 40))).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+      expect(res.body.error_description).toMatch(/^client_name /);
+      expect(res.body.error_description).toContain(why);
+    }
+  });
+
+  it('accepts ordinary names, accents and all', async () => {
+    for (const name of ['Desktop Assistant', 'Café Connector 2', 'x'.repeat(100), '  Trimmed  '.trim(), '日本語のクライアント']) {
+      expect((await register(name)).status, name).toBe(201);
+    }
   });
 });

@@ -31,6 +31,8 @@ interface Expiring {
   epochMs?: boolean;
   /** Only rows no organization owns (anonymous workflows nobody claimed). */
   unowned?: boolean;
+  /** Only OAuth clients without a live grant. */
+  ungranted?: boolean;
 }
 
 export const EXPIRING_TABLES: readonly Expiring[] = [
@@ -43,9 +45,9 @@ export const EXPIRING_TABLES: readonly Expiring[] = [
   { table: 'oauth_codes', key: ['code_hash'], column: 'expires_at' },
   { table: 'oauth_tokens', key: ['token_hash'], column: 'expires_at' },
   // Cached metadata documents (anyone can name a new client_id URL at /authorize) and registered clients that never
-  // completed a flow; a null expiry (a registered client with a grant) is kept. A metadata document is fetched again
-  // when its client next comes back, as it is once expired anyway.
-  { table: 'oauth_clients', key: ['client_id'], column: 'expires_at' },
+  // completed a flow; a null expiry (a registered client with a grant) is kept, and so is a metadata document whose
+  // client holds a live grant: /token and /revoke never fetch, so without the row its refresh tokens would stop working.
+  { table: 'oauth_clients', key: ['client_id'], column: 'expires_at', ungranted: true },
   { table: 'idempotency_records', key: ['organization_id', 'endpoint', 'key'], column: 'expires_at' },
   // A null `expire` is a counter without a window (none is made so); it is kept.
   { table: 'rate_limits', key: ['key'], column: 'expire', epochMs: true },
@@ -76,13 +78,14 @@ export async function deleteExpiredRows(
   const { anonymousWorkflowRetentionDays: unclaimedDays, auditLogRetentionDays: auditDays } = options;
   if (unclaimedDays !== undefined) sweeps.push({ table: 'workflows', key: ['id'], column: 'created_at', cutoff: daysAgo(unclaimedDays), unowned: true });
   if (auditDays !== undefined) sweeps.push({ table: 'audit_log', key: ['id'], column: 'created_at', cutoff: daysAgo(auditDays) });
-  for (const { table, key, column, cutoff, unowned } of sweeps) {
+  for (const { table, key, column, cutoff, unowned, ungranted } of sweeps) {
     const keys = sql.join(key.map((k) => sql.ref(k)));
     const owned = unowned ? sql` and organization_id is null` : sql``;
+    const granted = ungranted ? sql` and client_id not in (select client_id from oauth_grants where revoked_at is null)` : sql``;
     deleted[table] = 0;
     for (;;) {
       const result = await sql`delete from ${sql.table(table)} where (${keys}) in (
-        select ${keys} from ${sql.table(table)} where ${sql.ref(column)} < ${cutoff}${owned} limit ${BATCH}
+        select ${keys} from ${sql.table(table)} where ${sql.ref(column)} < ${cutoff}${owned}${granted} limit ${BATCH}
       )`.execute(store);
       const count = Number(result.numAffectedRows ?? 0);
       deleted[table] += count;

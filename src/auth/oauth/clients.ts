@@ -29,8 +29,28 @@ const METADATA_DOCUMENT_TIMEOUT_MS = 5_000;
 
 export type ClientMetadata = Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>;
 
-/** Refuses metadata this server will not honour: bad redirect URIs, the implicit flow. */
+const CLIENT_NAME_MAX = 100;
+
+/**
+ * Why a client_name cannot be shown on the consent page as the client's name, or undefined. The page escapes it, but
+ * a name can still lie: bidi overrides reorder what the user reads, invisible (format) characters and runs of spaces
+ * push the truth out of view, and a 90,000-character name is a wall of text.
+ */
+function clientNameProblem(name: string): string | undefined {
+  const trimmed = name.trim();
+  const length = [...trimmed].length;
+  if (length > CLIENT_NAME_MAX) return `client_name must be at most ${CLIENT_NAME_MAX} characters (it has ${length})`;
+  if (/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u.test(name)) {
+    return 'client_name must not contain control, format (bidi overrides and isolates, zero-width characters) or unassigned characters';
+  }
+  if (/\s\s|[^\S ]/u.test(name)) return 'client_name may separate words only by single plain spaces (no tabs, no-break spaces or runs of spaces)';
+  return undefined;
+}
+
+/** Refuses metadata this server will not honour: bad redirect URIs, the implicit flow, a client_name that misleads. */
 function checkMetadata(metadata: ClientMetadata, fail: (message: string) => Error): void {
+  const nameProblem = metadata.client_name === undefined ? undefined : clientNameProblem(metadata.client_name);
+  if (nameProblem) throw fail(nameProblem);
   if (metadata.redirect_uris.length === 0) throw fail('redirect_uris must list at least one URI');
   for (const uri of metadata.redirect_uris) {
     const problem = redirectUriProblem(uri);
@@ -72,6 +92,18 @@ async function storedClient(store: Store, clientId: string): Promise<OAuthClient
     if (row.source === 'registered') await store.deleteFrom('oauth_clients').where('client_id', '=', clientId).execute();
     return undefined;
   }
+  return { ...JSON.parse(row.metadata), client_id: row.client_id, ...(row.secret_hash ? { client_secret: row.secret_hash } : {}) };
+}
+
+/**
+ * The client as stored, for /token and /revoke, which never fetch: a metadata-document client is known from its
+ * /authorize, and its row serves past the cache's hour (a refresh a day later needs no fresh copy to identify a
+ * public client; /authorize fetches again). A registered client that never completed a flow has expired.
+ */
+export async function knownClient(store: Store, clientId: string): Promise<OAuthClientInformationFull | undefined> {
+  if (clientId.length > 2048) return undefined;
+  const row = await store.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  if (!row || (row.source === 'registered' && row.expires_at !== null && row.expires_at <= nowIso())) return undefined;
   return { ...JSON.parse(row.metadata), client_id: row.client_id, ...(row.secret_hash ? { client_secret: row.secret_hash } : {}) };
 }
 

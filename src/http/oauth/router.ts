@@ -13,6 +13,7 @@ import { approve, takeConsentRequest } from '../../auth/oauth/grants.ts';
 import { OAUTH_ENDPOINTS } from '../../auth/oauth/metadata.ts';
 import type { OriginPolicy } from '../origins.ts';
 import { onlyUnder } from '../path-gate.ts';
+import { knownClient } from '../../auth/oauth/clients.ts';
 import { createOAuthProvider, DECISION_PATH, fieldOf, sessionOf } from './provider.ts';
 import { errorPage, pageHeaders } from './consent-page.ts';
 
@@ -96,6 +97,10 @@ const checkCodeVerifier: RequestHandler = (req, res, next) => {
 
 export function oauthRouter(services: Services, origins: OriginPolicy): RequestHandler {
   const provider = createOAuthProvider(services);
+  // /token and /revoke know only clients already stored: fetching metadata documents there, under the per-minute
+  // token budget and with failures never cached, let one address make the gateway send thousands of requests an
+  // hour. A real client went through /authorize (which fetches, under its hourly budget) before it has a code.
+  const storedOnly = { ...provider, clientsStore: { getClient: (clientId: string) => knownClient(services.store, clientId) } };
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '16kb' });
 
@@ -143,9 +148,15 @@ export function oauthRouter(services: Services, origins: OriginPolicy): RequestH
     form,
     hashPresentedSecret,
     checkCodeVerifier,
-    tokenHandler({ provider, rateLimit: false }),
+    tokenHandler({ provider: storedOnly, rateLimit: false }),
   );
-  router.use(OAUTH_ENDPOINTS.revoke, limitPerIp(services, 'oauthTokenPerIp'), form, hashPresentedSecret, revocationHandler({ provider, rateLimit: false }));
+  router.use(
+    OAUTH_ENDPOINTS.revoke,
+    limitPerIp(services, 'oauthTokenPerIp'),
+    form,
+    hashPresentedSecret,
+    revocationHandler({ provider: storedOnly, rateLimit: false }),
+  );
   router.use(
     OAUTH_ENDPOINTS.register,
     (req, res, next) => (req.method === 'POST' ? limitPerIp(services, 'oauthRegisterPerIp')(req, res, next) : next()),
