@@ -8,7 +8,8 @@ import { TestOAuthProvider } from './helpers/oauth.ts';
 /**
  * What the OAuth endpoints make of requests a client gets slightly wrong or
  * sends at once: a refresh asking for less scope, codes raced, malformed PKCE,
- * a missing redirect_uri, a refused form post, a misleading client_name. Each through the real endpoints of a
+ * a missing redirect_uri, a refused form post, a misleading client_name, and
+ * what GET /api/keys says of a token. Each through the real endpoints of a
  * started gateway, with the MCP SDK client where it is the one sending.
  */
 
@@ -72,6 +73,8 @@ describe('a refresh asking for a narrower scope (RFC 6749 §6)', () => {
     const write = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key: reader, body: JSON.stringify({ name: 'x', nodes: [], edges: [] }) });
     expect(write.status).toBe(403);
     expect(write.body).toMatchObject({ code: 'insufficient_scope', granted_scope: 'mcp:read' });
+    // The probe says so too.
+    expect((await fetchJson(`${gw.url}/api/keys`, { key: reader })).body.key.scope).toBe('mcp:read');
 
     // The next refresh without a scope is back to what the user granted.
     const widened = await token({ grant_type: 'refresh_token', refresh_token: narrowed.body.refresh_token, ...credentials(connected) });
@@ -252,5 +255,29 @@ describe('client_name at registration', () => {
     for (const name of ['Desktop Assistant', 'Café Connector 2', 'x'.repeat(100), '  Trimmed  '.trim(), '日本語のクライアント']) {
       expect((await register(name)).status, name).toBe(201);
     }
+  });
+});
+
+describe('GET /api/keys with an OAuth access token', () => {
+  it('answers 200 describing the token (its client, scope and organization); a key is described as before', async () => {
+    const connected = await authorize(new URL(gw.url), { clientName: 'Probe Client', scope: 'mcp:write' });
+    const probe = await fetchJson(`${gw.url}/api/keys`, { key: connected.saved!.access_token });
+    expect(probe.status, JSON.stringify(probe.body)).toBe(200);
+    expect(probe.body).toMatchObject({
+      valid: true,
+      organization: { id: owner.ownOrganizationId },
+      key: { kind: 'oauth_token', name: 'Probe Client', prefix: 'fgat_', scope: 'mcp:write', id: expect.any(String), createdAt: expect.any(String) },
+    });
+    const grants = await owner.client.fetch('/api/oauth/clients');
+    expect(grants.body.map((g: { id: string }) => g.id)).toContain(probe.body.key.id);
+
+    const key = await fetchJson(`${gw.url}/api/keys`, { key: gw.ownerKey });
+    expect(key.status).toBe(200);
+    expect(key.body.key).not.toHaveProperty('kind');
+    expect(key.body.key.prefix).toMatch(/^svc_/);
+
+    // Revoked, the token is refused like any dead credential.
+    await owner.client.fetch(`/api/oauth/clients/${probe.body.key.id}`, { method: 'DELETE' });
+    expect((await fetchJson(`${gw.url}/api/keys`, { key: connected.saved!.access_token })).status).toBe(401);
   });
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../src/errors.ts';
 import { defineTool, READ_ONLY_LOCAL } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
+import { ACCESS_TOKEN_PREFIX, findGrant } from '../src/auth/oauth/grants.ts';
 
 /** The caller's own identity: key probe, user and organization wallet. */
 
@@ -14,13 +15,38 @@ export const checkApiKey = defineTool({
   output: z.object({
     valid: z.literal(true),
     organization: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
-    key: z.object({ id: z.string(), name: z.string(), prefix: z.string(), scope: z.string().nullable(), createdAt: z.string() }),
+    key: z.object({
+      id: z.string(),
+      name: z.string(),
+      prefix: z.string(),
+      scope: z.string().nullable(),
+      createdAt: z.string(),
+      // Only for an OAuth access token: id, name and createdAt are then its grant's (the connected client).
+      kind: z.literal('oauth_token').optional(),
+    }),
   }),
   rest: { method: 'GET', path: '/api/keys' },
   mcp: false,
   async handler(_input, { principal, services }) {
     const caller = requirePrincipal({ principal });
     const organization = await services.organizations.get(caller.organizationId);
+    // An OAuth token's keyId is its grant: it is no API key, but as valid a credential (the stdio bridge probes here).
+    if (caller.kind === 'oauth_token') {
+      const grant = await findGrant(services.store, caller.organizationId, caller.keyId);
+      if (!organization || !grant) throw new ServiceError(401, 'unauthorized', 'This token is no longer valid');
+      return {
+        valid: true as const,
+        organization: { id: organization.id, slug: organization.slug, name: organization.name },
+        key: {
+          id: grant.id,
+          name: grant.clientName ?? grant.clientId,
+          prefix: ACCESS_TOKEN_PREFIX,
+          scope: caller.scope ?? null,
+          createdAt: grant.createdAt,
+          kind: 'oauth_token' as const,
+        },
+      };
+    }
     const key = (await services.keys.list(caller.organizationId)).find((k) => k.id === caller.keyId);
     if (!organization || !key) throw new ServiceError(401, 'unauthorized', 'This key is no longer valid');
     return {
