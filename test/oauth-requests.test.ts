@@ -281,3 +281,36 @@ describe('GET /api/keys with an OAuth access token', () => {
     expect((await fetchJson(`${gw.url}/api/keys`, { key: connected.saved!.access_token })).status).toBe(401);
   });
 });
+
+describe('an error at /authorize for a client nobody has authorized yet (RFC 9700 §4.11.2)', () => {
+  it("is shown on the gateway, not sent to the registrant's https redirect URI; once a user granted the client, it is sent back", async () => {
+    const metadata = await discoverAuthorizationServerMetadata(gw.url);
+    const provider = new TestOAuthProvider(owner.client, { redirectUrl: 'https://phish.example/cb' });
+    const client = await registerClient(gw.url, { metadata, clientMetadata: provider.clientMetadata });
+    const { authorizationUrl } = await startAuthorization(gw.url, {
+      metadata,
+      clientInformation: client,
+      redirectUrl: provider.redirectUrl,
+      state: 'or-1',
+      resource: mcpUrl(),
+    });
+    authorizationUrl.searchParams.set('code_challenge_method', 'plain');
+    // Anyone's browser following a link: before, a 302 to phish.example with no interaction, from the gateway's origin.
+    const res = await fetch(authorizationUrl.href, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await res.text()).toContain('code_challenge_method');
+
+    // A user grants the client: from then on its errors go back to it, with state (RFC 6749 §4.1.2.1).
+    provider.client = client;
+    expect(await auth(provider, { serverUrl: mcpUrl() })).toBe('REDIRECT');
+    expect(provider.landed!.origin).toBe('https://phish.example');
+    const again = await fetch(authorizationUrl.href, { redirect: 'manual' });
+    expect(again.status).toBe(302);
+    const location = new URL(again.headers.get('location')!);
+    expect(location.origin).toBe('https://phish.example');
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('state')).toBe('or-1');
+  });
+});

@@ -20,3 +20,9 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return undefined;
   return `${uri} must use https (plain http is accepted only for a loopback host: 127.0.0.1, [::1] or localhost)`;
 }
+
+/** A loopback redirect URI: a native client on the user's own machine (RFC 8252 §7.3), never a site of someone else's. */
+export function isLoopbackRedirect(uri: string): boolean {
+  const url = URL.canParse(uri) ? new URL(uri) : undefined;
+  return url !== undefined && url.protocol === 'http:' && LOOPBACK.has(url.hostname);
+}

@@ -14,6 +14,7 @@ import { OAUTH_ENDPOINTS } from '../../auth/oauth/metadata.ts';
 import type { OriginPolicy } from '../origins.ts';
 import { onlyUnder } from '../path-gate.ts';
 import { knownClient } from '../../auth/oauth/clients.ts';
+import { isLoopbackRedirect } from '../../auth/oauth/redirect-uris.ts';
 import { createOAuthProvider, DECISION_PATH, fieldOf, sessionOf } from './provider.ts';
 import { errorPage, pageHeaders } from './consent-page.ts';
 
@@ -83,6 +84,38 @@ const keepStateOnErrorRedirects: RequestHandler = (req, res, next) => {
   next();
 };
 
+/**
+ * RFC 9700 §4.11.2: anyone may register a client (no credentials) whose redirect URI is a site of their own, and a
+ * malformed /authorize link then sent the browser there with no user interaction, a redirector on the gateway's
+ * trusted origin. An error goes back to an https redirect URI only for a client some user has granted before;
+ * otherwise the user sees the error here. Loopback redirect URIs (a native client on the user's own machine) are
+ * always answered, as before.
+ */
+function errorRedirectsOnlyToKnownClients(services: Services): RequestHandler {
+  return (req, res, next) => {
+    const clientId = fieldOf(req, 'client_id');
+    const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+    res.redirect = ((statusOrUrl: number | string, maybeUrl?: string) => {
+      const [status, url] = typeof statusOrUrl === 'number' ? [statusOrUrl, maybeUrl!] : [302, statusOrUrl];
+      const target = URL.canParse(url) ? new URL(url) : undefined;
+      if (!target?.searchParams.has('error') || isLoopbackRedirect(url) || typeof clientId !== 'string') return redirect(status, url);
+      services.store
+        .selectFrom('oauth_grants')
+        .select('id')
+        .where('client_id', '=', clientId)
+        .limit(1)
+        .executeTakeFirst()
+        .then((granted) => {
+          if (granted) return redirect(status, url);
+          const nonce = crypto.randomBytes(16).toString('base64');
+          const reason = target.searchParams.get('error_description') ?? target.searchParams.get('error')!;
+          res.status(400).set(pageHeaders(nonce)).send(errorPage(`${reason} (The application was not sent back: it has not been authorized here before.)`));
+        }, next);
+    }) as Response['redirect'];
+    next();
+  };
+}
+
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. Checked before the SDK compares it with the code's challenge. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const checkCodeVerifier: RequestHandler = (req, res, next) => {
@@ -140,6 +173,7 @@ export function oauthRouter(services: Services, origins: OriginPolicy): RequestH
     limitPerIp(services, 'oauthAuthorizePerIp'),
     form,
     keepStateOnErrorRedirects,
+    errorRedirectsOnlyToKnownClients(services),
     authorizationHandler({ provider, rateLimit: false }),
   );
   router.use(
