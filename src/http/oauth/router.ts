@@ -109,7 +109,10 @@ function errorRedirectsOnlyToKnownClients(services: Services): RequestHandler {
           if (granted) return redirect(status, url);
           const nonce = crypto.randomBytes(16).toString('base64');
           const reason = target.searchParams.get('error_description') ?? target.searchParams.get('error')!;
-          res.status(400).set(pageHeaders(nonce)).send(errorPage(`${reason} (The application was not sent back: it has not been authorized here before.)`));
+          res
+            .status(400)
+            .set(pageHeaders(nonce))
+            .send(errorPage(`${reason} (The application was not sent back: it has not been authorized here before.)`));
         }, next);
     }) as Response['redirect'];
     next();
