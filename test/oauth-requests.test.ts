@@ -314,3 +314,19 @@ describe('an error at /authorize for a client nobody has authorized yet (RFC 970
     expect(location.searchParams.get('state')).toBe('or-1');
   });
 });
+
+describe('token_endpoint_auth_method at registration', () => {
+  it('takes the methods the server metadata advertises and refuses the others, which could never authenticate at /token', async () => {
+    const metadata = (await fetchJson(`${gw.url}/.well-known/oauth-authorization-server`)).body;
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
+    const register = (method: string) =>
+      fetchJson(`${gw.url}/register`, { method: 'POST', body: JSON.stringify({ redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: method }) });
+    for (const method of ['private_key_jwt', 'client_secret_basic', 'tls_client_auth']) {
+      const res = await register(method);
+      expect(res.status, method).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+      expect(res.body.error_description).toContain(`"${method}" is not supported`);
+    }
+    for (const method of metadata.token_endpoint_auth_methods_supported as string[]) expect((await register(method)).status, method).toBe(201);
+  });
+});

@@ -7,6 +7,7 @@ import { safeFetch } from '../../net/safe-fetch.ts';
 import { isEgressError } from '../../net/egress-error.ts';
 import type { EgressAllowList } from '../../net/egress-policy.ts';
 import { redirectUriProblem } from './redirect-uris.ts';
+import { TOKEN_ENDPOINT_AUTH_METHODS } from './metadata.ts';
 
 /**
  * OAuth clients: registered dynamically (RFC 7591, open to anyone) or named
@@ -60,6 +61,12 @@ function checkMetadata(metadata: ClientMetadata, fail: (message: string) => Erro
     throw fail('only the authorization_code and refresh_token grants are supported (OAuth 2.1: no implicit or password grant)');
   }
   if (metadata.response_types?.some((t) => t !== 'code')) throw fail('only response_type "code" is supported (no implicit flow)');
+  // What the server metadata advertises, and all the token endpoint can check: a client registered for another method
+  // (client_secret_basic, private_key_jwt) was accepted and then failed at every token request.
+  const method = metadata.token_endpoint_auth_method;
+  if (method !== undefined && !TOKEN_ENDPOINT_AUTH_METHODS.includes(method)) {
+    throw fail(`token_endpoint_auth_method ${JSON.stringify(method)} is not supported; use ${TOKEN_ENDPOINT_AUTH_METHODS.map((m) => `"${m}"`).join(' or ')}`);
+  }
 }
 
 export const isMetadataDocumentClientId = (clientId: string) => clientId.startsWith('https://');

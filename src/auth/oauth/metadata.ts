@@ -7,6 +7,9 @@ import { OAUTH_SCOPES } from './scopes.ts';
  * endpoints are mounted at its root (src/http/oauth/router.ts).
  */
 
+/** How clients authenticate at /token: public clients with PKCE, or a secret in the form body (the SDK's check). */
+export const TOKEN_ENDPOINT_AUTH_METHODS: readonly string[] = ['none', 'client_secret_post'];
+
 export const OAUTH_ENDPOINTS = { authorize: '/authorize', token: '/token', register: '/register', revoke: '/revoke' } as const;
 
 export function authorizationServerMetadata(baseUrl: string) {
@@ -21,7 +24,7 @@ export function authorizationServerMetadata(baseUrl: string) {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
     client_id_metadata_document_supported: true,
     service_documentation: `${baseUrl}/docs/authentication`,
