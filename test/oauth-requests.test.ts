@@ -320,7 +320,10 @@ describe('token_endpoint_auth_method at registration', () => {
     const metadata = (await fetchJson(`${gw.url}/.well-known/oauth-authorization-server`)).body;
     expect(metadata.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
     const register = (method: string) =>
-      fetchJson(`${gw.url}/register`, { method: 'POST', body: JSON.stringify({ redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: method }) });
+      fetchJson(`${gw.url}/register`, {
+        method: 'POST',
+        body: JSON.stringify({ redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: method }),
+      });
     for (const method of ['private_key_jwt', 'client_secret_basic', 'tls_client_auth']) {
       const res = await register(method);
       expect(res.status, method).toBe(400);
