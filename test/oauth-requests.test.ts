@@ -73,6 +73,9 @@ describe('a refresh asking for a narrower scope (RFC 6749 §6)', () => {
     const write = await fetchJson(`${gw.url}/api/workflows/create`, { method: 'POST', key: reader, body: JSON.stringify({ name: 'x', nodes: [], edges: [] }) });
     expect(write.status).toBe(403);
     expect(write.body).toMatchObject({ code: 'insufficient_scope', granted_scope: 'mcp:read' });
+    expect(write.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`,
+    );
     // The probe says so too.
     expect((await fetchJson(`${gw.url}/api/keys`, { key: reader })).body.key.scope).toBe('mcp:read');
 

@@ -631,3 +631,45 @@ describe('?login: a client that signs in only after a 401', () => {
     await connected.close();
   });
 });
+
+describe('a tool above the token scope (MCP scope challenge, RFC 6750 §3.1)', () => {
+  it('answers 403 with WWW-Authenticate insufficient_scope and the scope to ask for; the SDK transport authorizes that scope and the call goes through', async () => {
+    const provider = await authorize(owner.client, mcpUrl(), { scope: 'mcp:read' });
+    expect(provider.saved!.scope).toBe('mcp:read');
+    const reader = provider.saved!.access_token;
+    const call = (name: string, token: string) =>
+      fetchJson(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { ...bearer(token), accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: { name: 'Scoped', nodes: [], edges: [] } } }),
+      });
+    const refused = await call('create_workflow', reader);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toContain('Bearer error="insufficient_scope", scope="mcp:write"');
+    expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${gw.url}/.well-known/oauth-protected-resource/mcp"`);
+    expect(refused.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { data: { code: 'insufficient_scope', required_scope: 'mcp:write', granted_scope: 'mcp:read' } },
+    });
+    // An API key of the same scope cannot be re-authorized: it keeps the tool result every caller got.
+    const key = await gw.createKey({ name: 'read key', scope: 'mcp:read' });
+    const asKey = await call('create_workflow', key);
+    expect(asKey.status).toBe(200);
+    expect(JSON.stringify(asKey.body)).toContain('insufficient_scope');
+
+    // The SDK client follows the challenge: it asks the user for mcp:write and, once approved, the call goes through.
+    // (It refreshes first when it holds a refresh token, which cannot widen a grant; this client kept none.)
+    provider.saved = { access_token: reader, token_type: 'Bearer' };
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
+    const client = new Client({ name: 'scope-step-up', version: '1.0.0' });
+    await client.connect(transport);
+    await expect(client.callTool({ name: 'create_workflow', arguments: { name: 'Scoped', nodes: [], edges: [] } })).rejects.toThrow(/Unauthorized/);
+    expect(provider.authorizationUrl!.searchParams.get('scope')).toBe('mcp:write');
+    await transport.finishAuth(provider.code());
+    expect(provider.saved!.scope).toBe('mcp:write');
+    const created = await client.callTool({ name: 'create_workflow', arguments: { name: 'Scoped', nodes: [], edges: [] } });
+    expect(created.isError, JSON.stringify(created)).toBeFalsy();
+    await client.close();
+  });
+});

@@ -79,11 +79,23 @@ export function authorize(caller: Caller, tool: Pick<AnyTool, 'scope' | 'anonymo
     });
   }
   if (!scopeAllows(principal.scope, required)) {
-    throw new ServiceError(403, 'insufficient_scope', 'insufficient_scope', {
-      required_scope: required,
-      granted_scope: principal.scope,
-      message: `This operation needs a key with scope ${required} (or no scope); this key has ${principal.scope}. Create a suitable key with \`flowgate keys create --name NAME --scope ${required}\`.`,
-    });
+    throw new ServiceError(
+      403,
+      'insufficient_scope',
+      'insufficient_scope',
+      {
+        required_scope: required,
+        granted_scope: principal.scope,
+        message:
+          principal.kind === 'oauth_token'
+            ? `This operation needs scope ${required}; this access token has ${principal.scope}. Authorize again asking for scope ${required}.`
+            : `This operation needs a key with scope ${required} (or no scope); this key has ${principal.scope}. Create a suitable key with \`flowgate keys create --name NAME --scope ${required}\`.`,
+      },
+      // RFC 6750 §3.1: an OAuth client learns which scope to ask the user for.
+      principal.kind === 'oauth_token'
+        ? { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${required}", resource_metadata="${resourceMetadataUrl}"` }
+        : undefined,
+    );
   }
 }
 

@@ -16,6 +16,7 @@ import { acceptsMppCharge, withMppErrorForm } from '../mcp/payment-errors.ts';
 import { rateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../guards/rate-limit.ts';
 import type { RateLimitName } from '../config.ts';
 import { unauthorized } from '../../tools/authorize.ts';
+import { scopeChallenge } from './mcp-scope-challenge.ts';
 import { isServiceError } from '../errors.ts';
 import { jsonBody } from './json-body.ts';
 import { onlyUnder } from './path-gate.ts';
@@ -280,6 +281,19 @@ export function mcpRouter(deps: McpRouteDeps): RequestHandler {
       if (counted && !counted.decision.allowed) {
         res.setHeader('Retry-After', String(counted.decision.resetSeconds));
         return res.status(429).json(rateLimited(idOf(req.body), counted));
+      }
+      // The registry's server only: a per-workflow server has its one tool, whose scope its own route checks.
+      const challenge = deps.serverFor ? undefined : scopeChallenge(deps.registry, principal, req.body, deps.resourceMetadataUrl(req.path));
+      if (challenge) {
+        res.setHeader('WWW-Authenticate', challenge.header);
+        return jsonRpcError(
+          res,
+          403,
+          -32000,
+          `Forbidden: this tool needs scope ${challenge.required}; the access token has ${challenge.granted}. Authorize again asking for scope ${challenge.required} (see WWW-Authenticate).`,
+          idOf(req.body),
+          { code: 'insufficient_scope', required_scope: challenge.required, granted_scope: challenge.granted },
+        );
       }
       await answerOne(req, res, principal);
     } catch (error) {
