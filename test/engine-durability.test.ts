@@ -81,9 +81,11 @@ describe('durability', () => {
 
       const done = (await api(`/api/workflows/${quick}/execute`, { method: 'POST', body: '{}' })).body.executionId;
       expect((await api(`/api/workflows/executions/${done}/wait`)).body.status).toBe('success');
+      const usedBefore = (await api('/api/organization/usage')).body.runData.used as number;
+      const slowInput = { items: Array.from({ length: items }, (_, i) => i) };
       const startedSlow = await api(`/api/workflows/${slow}/execute`, {
         method: 'POST',
-        body: JSON.stringify({ input: { items: Array.from({ length: items }, (_, i) => i) } }),
+        body: JSON.stringify({ input: slowInput }),
       });
       expect(startedSlow.status, JSON.stringify(startedSlow.body)).toBe(200);
       const interrupted = startedSlow.body.executionId;
@@ -100,6 +102,10 @@ describe('durability', () => {
         expect(final).toMatchObject({ status: 'system_error', completed: true });
         const status = (await api(`/api/workflows/executions/${interrupted}/status`)).body;
         expect(status.errorContext).toMatchObject({ reason: 'lease_expired', currentNodeId: 'h' });
+        // The reaped run never reached the commit that counts a finished run's data, so the reaper charges what it keeps:
+        // its graph copy, its input and the 102 steps it logged.
+        const usedAfter = (await api('/api/organization/usage')).body.runData.used as number;
+        expect(usedAfter - usedBefore).toBeGreaterThan(JSON.stringify(slowInput).length + 102 * 100);
         // Every step before the interrupted one is logged, complete and in order; the interrupted one ends with the run.
         const logs = ((await api(`/api/workflows/executions/${interrupted}/logs`)).body.logs as any[]).reverse();
         expect(logs.map((l) => l.nodeId)).toEqual(['t', 'loop', ...Array.from({ length: items }, () => 'sq'), 'col', 'h']);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { startHttpTarget } from './helpers/http-target.ts';
+import { action, linear } from './helpers/web3.ts';
 import { createWorkflowViaApi } from './helpers/workflows.ts';
 
 /**
@@ -8,21 +10,34 @@ import { createWorkflowViaApi } from './helpers/workflows.ts';
  * tenant starting runs that each log their limit filled the shared database.
  * Past the budget a run is refused with 429 and nothing written, a scheduled
  * run is written as skipped, another organization runs on, and the next day
- * (the day moved back by the test) runs start again.
+ * (the day moved back by the test) runs start again. Runs that end without
+ * running (cancelled while they waited for a slot) are charged for the graph
+ * copy and input they keep.
  */
 
 let gw: TestGateway;
 let keyB: string;
+let target: Awaited<ReturnType<typeof startHttpTarget>>;
 
 beforeAll(async () => {
+  target = await startHttpTarget();
   gw = await startTestGateway({
-    env: { FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: String(1024 * 1024), FLOWGATE_RATE_LIMITS: 'off', FLOWGATE_SCHEDULER_TICK_MS: '3600000' },
+    env: {
+      FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: String(1024 * 1024),
+      FLOWGATE_RATE_LIMITS: 'off',
+      FLOWGATE_SCHEDULER_TICK_MS: '3600000',
+      // One run slot per organization, so a run that waits on a silent server keeps the next ones pending.
+      FLOWGATE_ENGINE_CONCURRENCY: '2',
+      FLOWGATE_ENGINE_CONCURRENCY_PER_ORG: '1',
+      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+    },
   });
   keyB = await gw.createKey({ org: 'tenant-b' });
 }, 60_000);
 
 afterAll(async () => {
   await gw?.close();
+  await target?.close();
 });
 
 const api = (key: string, path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${gw.url}${path}`, { key, ...init });
@@ -126,5 +141,48 @@ describe("an organization's daily run data", () => {
     expect(finishedRuns).toBe(5);
     expect(started.status).toBe(429);
     expect(started.body.code).toBe('rate_limited');
+  }, 60_000);
+
+  it('charges runs cancelled while they waited for a slot: starting and cancelling queued runs spends the budget until starts are refused', async () => {
+    const keyE = await gw.createKey({ org: 'tenant-e' });
+    const store = gw.gateway.services.store;
+    // The organization's one slot is held by a run waiting on a server that never answers.
+    const { id: silent } = await createWorkflowViaApi(gw.url, keyE, {
+      name: 'silent',
+      ...linear(action('h', 'Hang', { actionType: 'HTTP Request', endpoint: `${target.url}/hang`, httpMethod: 'GET', timeout: 30000 })),
+    });
+    const holding = await api(keyE, `/api/workflows/${silent}/execute`, { method: 'POST', body: '{}' });
+    expect(holding.status).toBe(200);
+    // About 240,000 characters of graph and 100,000 of input per run, none of which a step ever logs.
+    const { id: large } = await createWorkflowViaApi(gw.url, keyE, { name: 'large graph', ...graph({ triggerType: 'Manual', note: 'n'.repeat(240_000) }) });
+
+    const cancelled: string[] = [];
+    let started = await execute(keyE, large, 100_000);
+    while (started.status === 200) {
+      const cancel = await api(keyE, `/api/workflows/executions/${started.body.executionId}/cancel`, { method: 'POST', body: '{}' });
+      // Cancelled at once: it was still waiting for the slot, and never ran.
+      expect(cancel.body).toMatchObject({ status: 'cancelled', cancelRequested: true });
+      cancelled.push(started.body.executionId);
+      expect(cancelled.length).toBeLessThan(10);
+      started = await execute(keyE, large, 100_000);
+    }
+    // About 340,000 characters a run: the fourth crosses 1 MiB, the fifth start is refused.
+    expect(cancelled).toHaveLength(4);
+    expect(started.status).toBe(429);
+    expect(started.body).toMatchObject({ code: 'rate_limited', limit: 1024 * 1024 });
+    expect(started.body.error).toContain('FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES');
+
+    // The day's usage is exactly what the cancelled runs keep (the holding run has not ended, so it is not counted yet).
+    const kept = await store.selectFrom('workflow_executions').select(['graph', 'input', 'status']).where('id', 'in', cancelled).execute();
+    expect(kept.map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    const keptChars = kept.reduce((sum, r) => sum + r.graph!.length + r.input!.length, 0);
+    const usage = await api(keyE, '/api/organization/usage');
+    expect(usage.status).toBe(200);
+    expect(usage.body.runData).toMatchObject({ used: keptChars, limit: 1024 * 1024, variable: 'FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES' });
+    expect(usage.body.runData.used).toBeGreaterThanOrEqual(1024 * 1024);
+
+    // The holding run ends once its server goes away, and is charged like any run.
+    await target.close();
+    expect(['cancelled', 'error']).toContain(await finished(keyE, holding.body.executionId));
   }, 60_000);
 });

@@ -425,7 +425,12 @@ export const cancelExecutionTool = defineTool({
   rest: { method: 'POST', path: '/api/workflows/executions/:executionId/cancel' },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   async handler({ executionId }, ctx) {
-    const { status, requested } = await requestCancel(ctx.services.store, requirePrincipal(ctx).organizationId, executionId);
+    const { status, requested } = await requestCancel(
+      ctx.services.store,
+      requirePrincipal(ctx).organizationId,
+      executionId,
+      ctx.services.config.engine.runDataPerOrgPerDayBytes,
+    );
     // A run of this process stops at its next node boundary without re-reading the flag; one elsewhere reads it with its lease.
     if (!isTerminal(status)) ctx.services.engine.events.cancelRequested(executionId);
     // A run that had already ended is left as it ended: cancelRequested false says so (status is how it ended).

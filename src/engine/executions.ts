@@ -8,6 +8,7 @@ import { changed, first, prepared } from '../store/prepared.ts';
 import { groupCommit } from '../store/group-commit.ts';
 import { isPostgres, readVia } from '../store/dialect.ts';
 import type { RunOutcome } from './run-events.ts';
+import { recordRunData, runDataChars } from './run-data-budget.ts';
 
 /** Execution rows and their per-node logs: the durable record every run writes before it acts. */
 
@@ -534,12 +535,23 @@ export type VerifyHashes = (entries: TransactionHashEntry[]) => Promise<{ entrie
  * Running executions whose lease lapsed: their worker died. They end as
  * system_error, with context; the hashes they claimed go through `verify`
  * first, so the run is never seen ended without its receipts (as a finished
- * run's are).
+ * run's are). A reaped run never reaches the worker's commit that adds its data
+ * to the day's budget, so what it keeps (graph copy, input, the steps it
+ * logged) is charged as it is reaped.
  */
-export async function reapExpired(store: Store, verify?: VerifyHashes, now = Date.now()): Promise<string[]> {
+export async function reapExpired(store: Store, runDataPerOrgPerDayBytes: number, verify?: VerifyHashes, now = Date.now()): Promise<string[]> {
   const stale = await store
     .selectFrom('workflow_executions')
-    .select(['id', 'lease_owner', 'heartbeat_at', 'current_node_id', 'status', 'transaction_hashes'])
+    .select([
+      'id',
+      'organization_id',
+      'lease_owner',
+      'heartbeat_at',
+      'current_node_id',
+      'status',
+      'transaction_hashes',
+      sql<number>`coalesce(length(graph), 0) + coalesce(length(input), 0)`.as('kept_chars'),
+    ])
     .where('status', 'in', ['running'])
     .where('lease_expires_at', '<', now)
     .execute();
@@ -558,27 +570,37 @@ export async function reapExpired(store: Store, verify?: VerifyHashes, now = Dat
     const claimed = parseJson<TransactionHashEntry[]>(row.transaction_hashes, []);
     // A chain that cannot be read must not keep the run from ending: it ends with its hashes unverified.
     const verified = verify && claimed.length > 0 ? await verify(claimed).catch(() => undefined) : undefined;
-    const result = await store
-      .updateTable('workflow_executions')
-      .set({
-        ...(verified ? { transaction_hashes: JSON.stringify(verified.entries), gas_used_wei: verified.gasUsedWei } : {}),
-        status: 'system_error',
-        error: 'The run stopped making progress (its worker stopped or lost its lease) and was ended by the reaper.',
-        error_context: JSON.stringify({
-          reason: 'lease_expired',
-          leaseOwner: row.lease_owner,
-          lastHeartbeatAt: row.heartbeat_at,
-          currentNodeId,
-          reapedAt: new Date(now).toISOString(),
-        }),
-        completed_at: new Date(now).toISOString(),
-        lease_expires_at: null,
-      })
-      .where('id', '=', row.id)
-      .where('status', '=', row.status)
-      .where('lease_expires_at', '<', now)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) {
+    const ended = await groupCommit(store, async (trx) => {
+      const result = await trx
+        .updateTable('workflow_executions')
+        .set({
+          ...(verified ? { transaction_hashes: JSON.stringify(verified.entries), gas_used_wei: verified.gasUsedWei } : {}),
+          status: 'system_error',
+          error: 'The run stopped making progress (its worker stopped or lost its lease) and was ended by the reaper.',
+          error_context: JSON.stringify({
+            reason: 'lease_expired',
+            leaseOwner: row.lease_owner,
+            lastHeartbeatAt: row.heartbeat_at,
+            currentNodeId,
+            reapedAt: new Date(now).toISOString(),
+          }),
+          completed_at: new Date(now).toISOString(),
+          lease_expires_at: null,
+        })
+        .where('id', '=', row.id)
+        .where('status', '=', row.status)
+        .where('lease_expires_at', '<', now)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      const logged = await trx
+        .selectFrom('workflow_execution_logs')
+        .select(sql<number>`coalesce(sum(coalesce(length(input), 0) + coalesce(length(output), 0)), 0)`.as('chars'))
+        .where('execution_id', '=', row.id)
+        .executeTakeFirst();
+      await recordRunData(store, row.organization_id, Number(row.kept_chars) + Number(logged?.chars ?? 0), runDataPerOrgPerDayBytes, trx, now);
+      return true;
+    });
+    if (ended) {
       // Steps that were mid-flight end with the run.
       await store
         .updateTable('workflow_execution_logs')
@@ -651,18 +673,32 @@ export async function pendingExecutionIds(
   return { runs, resumeAfter: organizations.length < limit ? '' : organizations.at(-1)! };
 }
 
-/** Asks a run to stop at its next node boundary; a run that has not started is cancelled at once. */
-/** Records a cancel; `requested` is false when the run had already ended (nothing was recorded). */
-export async function requestCancel(store: Store, organizationId: string, executionId: string): Promise<{ status: string; requested: boolean }> {
+/**
+ * Asks a run to stop at its next node boundary; a run that has not started is cancelled at once. `requested` is false
+ * when the run had already ended (nothing was recorded). A run cancelled before it started never reaches the worker's
+ * commit that adds its data to the day's budget, yet keeps its graph copy and input (up to a request body each): they
+ * are charged in the cancel's own transaction, else starting and cancelling queued runs stored data free of the budget.
+ */
+export async function requestCancel(
+  store: Store,
+  organizationId: string,
+  executionId: string,
+  runDataPerOrgPerDayBytes: number,
+): Promise<{ status: string; requested: boolean }> {
   const row = await getExecutionRow(store, organizationId, executionId);
   if (isTerminal(row.status)) return { status: row.status, requested: false };
-  const immediate = await store
-    .updateTable('workflow_executions')
-    .set({ status: 'cancelled', cancel_requested: 1, error: 'Cancelled before it started', completed_at: nowIso() })
-    .where('id', '=', executionId)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  if (Number(immediate.numUpdatedRows) === 1) return { status: 'cancelled', requested: true };
+  const cancelledPending = await groupCommit(store, async (trx) => {
+    const immediate = await trx
+      .updateTable('workflow_executions')
+      .set({ status: 'cancelled', cancel_requested: 1, error: 'Cancelled before it started', completed_at: nowIso() })
+      .where('id', '=', executionId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(immediate.numUpdatedRows) !== 1) return false;
+    await recordRunData(store, organizationId, runDataChars(row, 0), runDataPerOrgPerDayBytes, trx);
+    return true;
+  });
+  if (cancelledPending) return { status: 'cancelled', requested: true };
   await store.updateTable('workflow_executions').set({ cancel_requested: 1 }).where('id', '=', executionId).execute();
   return { status: (await getExecutionRow(store, organizationId, executionId)).status, requested: true };
 }

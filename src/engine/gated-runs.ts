@@ -5,6 +5,8 @@ import { createExecution } from './executions.ts';
 import type { WorkflowRecord } from './workflows.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
+import { groupCommit } from '../store/group-commit.ts';
+import { recordRunData, runDataChars } from './run-data-budget.ts';
 
 /**
  * Runs that wait for something outside the engine (a payment settling)
@@ -39,11 +41,17 @@ export async function releaseGatedRun(services: Services, executionId: string): 
 
 export async function abandonGatedRun(services: Services, executionId: string, reason: string): Promise<void> {
   const now = nowIso();
-  await services.store
-    .updateTable('workflow_executions')
-    .set({ status: 'error', error: reason, error_context: JSON.stringify({ reason: 'payment_not_settled' }), completed_at: now })
-    .where('id', '=', executionId)
-    .where('status', '=', 'awaiting_payment')
-    .execute();
+  const store = services.store;
+  await groupCommit(store, async (trx) => {
+    const ended = await trx
+      .updateTable('workflow_executions')
+      .set({ status: 'error', error: reason, error_context: JSON.stringify({ reason: 'payment_not_settled' }), completed_at: now })
+      .where('id', '=', executionId)
+      .where('status', '=', 'awaiting_payment')
+      .returning(['organization_id', 'graph', 'input'])
+      .executeTakeFirst();
+    // It never runs, yet keeps its graph copy and input: charged to the day's run data as a finished run's are.
+    if (ended) await recordRunData(store, ended.organization_id, runDataChars(ended, 0), services.config.engine.runDataPerOrgPerDayBytes, trx);
+  });
   services.engine.events.finished(executionId, 'error');
 }

@@ -12,7 +12,8 @@ import type { WorkflowExecutionsTable } from '../store/schema.ts';
  * beside its steps (runDataChars). Each run is bounded on its
  * own, but runs are not: one tenant starting runs that each log their limit
  * wrote gigabytes a minute into the database every tenant shares. A run's
- * data is added in the commit that ends it; a run is refused (or, started by
+ * data is added in the commit that ends it, also when it never ran (cancelled
+ * while pending, reaped, its payment not settled); a run is refused (or, started by
  * a trigger, written as skipped) once its organization has used the day's
  * budget. Runs already going when the budget runs out finish, so a day may end
  * a few runs' data over it.

@@ -274,11 +274,16 @@ export function createWorker(services: Services, runners: Readonly<Record<string
     } catch (error) {
       console.error(`[flowgate] execution ${executionId} failed inside the engine:`, error);
       await log.flush().catch(() => {});
-      await completeExecution(services.store, executionId, owner, {
+      const ended = await completeExecution(services.store, executionId, owner, {
         status: 'system_error',
         error: 'The engine failed while running this execution; it has been logged.',
         errorContext: { reason: 'engine_error', message: error instanceof Error ? error.message : String(error) },
-      }).catch(() => {});
+      }).catch(() => false);
+      // It kept its graph copy, input and what its steps logged like any finished run: they count against the day's budget too.
+      if (ended)
+        await recordRunData(services.store, row.organization_id, runDataChars(row, log.limit.usedChars), services.config.engine.runDataPerOrgPerDayBytes).catch(
+          () => {},
+        );
       events.finished(executionId, 'system_error', undefined, row.organization_id);
     } finally {
       clearInterval(beat);
@@ -292,7 +297,8 @@ export function createWorker(services: Services, runners: Readonly<Record<string
   let pruning: Promise<unknown> | undefined;
   async function sweep() {
     // A reaped run's claimed hashes are verified like a finished run's (the status stays system_error).
-    for (const id of await reapExpired(services.store, (entries) => verifyEntries(services, entries))) events.finished(id, 'system_error');
+    for (const id of await reapExpired(services.store, services.config.engine.runDataPerOrgPerDayBytes, (entries) => verifyEntries(services, entries)))
+      events.finished(id, 'system_error');
     if (options.shared) pull();
     else {
       const { runs, resumeAfter } = await pendingExecutionIds(services.store, 100, pendingCursor);
