@@ -333,6 +333,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Operator exceptions to the outbound-HTTP egress policy (FLOWGATE_HTTP_ALLOW_HOSTS). */
   httpAllowHosts: EgressAllowList;
+  /** Outbound requests made on tenants' behalf that one process keeps open at once, in all and per organization (src/net/egress-slots.ts). */
+  httpConcurrency: { total: number; perOrganization: number };
   /** Operator exceptions to the egress policy for PostgreSQL integrations (FLOWGATE_DATABASE_ALLOW_HOSTS). */
   databaseAllowHosts: EgressAllowList;
   /** The only directory SQLite integrations may open files in (real path); unset: the sqlite driver is off. */
@@ -583,6 +585,27 @@ function spendCaps(env: NodeJS.ProcessEnv) {
   return { dailyValueCapWei: wei, dailySolanaValueCapLamports: lamports, maxDailyValueCapWei: maxWei, maxDailySolanaValueCapLamports: maxLamports };
 }
 
+/**
+ * Caps on open outbound requests: the per-organization one must stay below the process's, so one organization at its
+ * cap always leaves slots for the others.
+ */
+function httpConcurrency(env: NodeJS.ProcessEnv): Config['httpConcurrency'] {
+  const total = read(
+    env,
+    'FLOWGATE_HTTP_CONCURRENCY',
+    positiveInt.refine((n) => n >= 2, 'must be at least 2'),
+    '1024',
+  );
+  const perOrganization = read(env, 'FLOWGATE_HTTP_CONCURRENCY_PER_ORG', positiveInt, String(Math.min(256, Math.max(1, Math.floor(total / 4)))));
+  if (perOrganization >= total) {
+    throw new ConfigError(
+      'FLOWGATE_HTTP_CONCURRENCY_PER_ORG',
+      `must be below FLOWGATE_HTTP_CONCURRENCY (${total}), so one organization cannot hold every slot`,
+    );
+  }
+  return { total, perOrganization };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read(
     env,
@@ -633,6 +656,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitsEnabled: read(env, 'FLOWGATE_RATE_LIMITS', onOff, 'on') === 'on',
     rateLimits,
     httpAllowHosts: allowHosts(env, 'FLOWGATE_HTTP_ALLOW_HOSTS'),
+    httpConcurrency: httpConcurrency(env),
     databaseAllowHosts: allowHosts(env, 'FLOWGATE_DATABASE_ALLOW_HOSTS'),
     catalogEmail: catalogEmail(env),
     sqliteIntegrationDir: sqliteIntegrationDir(env, dataDir),

@@ -1,3 +1,4 @@
+import { EgressSlots } from './net/egress-slots.ts';
 import { createSessionService } from './auth/sessions.ts';
 import type { AddressInfo } from 'node:net';
 import type { AnyTool } from '../tools/define.ts';
@@ -88,6 +89,7 @@ function assembleRuntime(config: Config, { opened, masterKey, box }: Awaited<Ret
     chainClients: createChainClients(chains),
     nonces,
     payments: createOnDemandPaymentsService({ store, settings: paymentSettings, rpcUrl: chains.rpcUrl(paymentSettings.chainId), nonces }),
+    egressSlots: new EgressSlots(config.httpConcurrency.perOrganization, config.httpConcurrency.total),
   };
   createEngine(base, { ...engineOptionsFrom(config), bus: opened.kind === 'postgres' ? createPgBus(config.databaseUrl!, opened.pool) : undefined });
   const services = base as Services;

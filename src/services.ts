@@ -13,6 +13,7 @@ import type { Devnet } from './chains/devnet/devnet.ts';
 import type { ChainClients } from './chains/clients.ts';
 import type { NonceManager } from './chains/nonces.ts';
 import type { PaymentsService } from './payments/service.ts';
+import type { EgressSlots } from './net/egress-slots.ts';
 
 /** The domain services a tool handler may use. Built once per gateway in src/gateway.ts. */
 export interface Services {
@@ -39,4 +40,6 @@ export interface Services {
   nonces: NonceManager;
   /** Paid workflow calls: dual 402, verification, settlement (src/payments). */
   payments: PaymentsService;
+  /** Caps on outbound requests open at once on tenants' behalf, per organization and in this process. */
+  egressSlots: EgressSlots;
 }

@@ -44,6 +44,18 @@ describe('configuration', () => {
     expect(errorFor({ FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: 'many' })).toContain('FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG');
   });
 
+  it('caps open outbound requests at 1,024 a process and 256 an organization by default, and refuses an organization cap that is not below the process cap, by name', () => {
+    expect(loadConfig({}).httpConcurrency).toEqual({ total: 1024, perOrganization: 256 });
+    // A lower process cap alone lowers the organization's default to a quarter of it.
+    expect(loadConfig({ FLOWGATE_HTTP_CONCURRENCY: '100' }).httpConcurrency).toEqual({ total: 100, perOrganization: 25 });
+    expect(loadConfig({ FLOWGATE_HTTP_CONCURRENCY: '4', FLOWGATE_HTTP_CONCURRENCY_PER_ORG: '3' }).httpConcurrency).toEqual({ total: 4, perOrganization: 3 });
+    expect(errorFor({ FLOWGATE_HTTP_CONCURRENCY: '10', FLOWGATE_HTTP_CONCURRENCY_PER_ORG: '10' })).toMatch(
+      /FLOWGATE_HTTP_CONCURRENCY_PER_ORG must be below FLOWGATE_HTTP_CONCURRENCY \(10\)/,
+    );
+    expect(errorFor({ FLOWGATE_HTTP_CONCURRENCY: '1' })).toMatch(/FLOWGATE_HTTP_CONCURRENCY must be at least 2/);
+    expect(errorFor({ FLOWGATE_HTTP_CONCURRENCY_PER_ORG: '0' })).toContain('FLOWGATE_HTTP_CONCURRENCY_PER_ORG');
+  });
+
   it("an organization's daily run-data budget defaults to 2 GiB and refuses less than 1 MiB, by name", () => {
     expect(loadConfig({}).engine.runDataPerOrgPerDayBytes).toBe(2 ** 31);
     expect(loadConfig({ FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES: '1048576' }).engine.runDataPerOrgPerDayBytes).toBe(1_048_576);

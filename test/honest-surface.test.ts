@@ -192,6 +192,9 @@ describe('no claims of what does not exist', () => {
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_CATALOG_EMAIL_PER_RECIPIENT');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_OAUTH_AUTHORIZE_PER_IP');
     expect(limits).toContain('FLOWGATE_RATE_LIMIT_EMAIL_LINK_PER_USER');
+    // Caps that are not request rates: open outbound requests of steps (test/egress-slots.test.ts).
+    expect(limits).toContain('FLOWGATE_HTTP_CONCURRENCY_PER_ORG');
+    expect(limits).toContain('FLOWGATE_HTTP_CONCURRENCY`');
   });
 
   it('no chain claims a private-mempool RPC: the gateway has no private routing', async () => {

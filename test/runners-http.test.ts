@@ -5,6 +5,7 @@ import { httpRequestRunner } from '../src/engine/runners/http-request.ts';
 import { sendWebhookRunner } from '../src/engine/runners/send-webhook.ts';
 import { NodeError, type NodeRunContext } from '../src/engine/runners/types.ts';
 import { EMPTY_ALLOW_LIST, parseAllowHosts, type EgressAllowList } from '../src/net/egress-policy.ts';
+import { EgressSlots } from '../src/net/egress-slots.ts';
 import type { Services } from '../src/services.ts';
 
 function context(allowList: EgressAllowList, signal: AbortSignal = new AbortController().signal): NodeRunContext {
@@ -14,8 +15,8 @@ function context(allowList: EgressAllowList, signal: AbortSignal = new AbortCont
     organizationId: 'org_test',
     node: { id: 'fetch', label: 'HTTP Request', actionType: 'HTTP Request' },
     signal,
-    // Only the config's allow list is read by these runners.
-    services: { config: { httpAllowHosts: allowList } } as unknown as Services,
+    // Only the config's allow list and the caps on open requests are read by these runners.
+    services: { config: { httpAllowHosts: allowList }, egressSlots: new EgressSlots(8, 16) } as unknown as Services,
     recordTransaction: async () => {},
   };
 }

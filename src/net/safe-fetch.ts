@@ -8,6 +8,7 @@ import { GATEWAY_VERSION } from '../version.ts';
 import { EgressError } from './egress-error.ts';
 import { policyLookup } from './egress-lookup.ts';
 import { ALLOW_HOSTS_VARIABLE, EMPTY_ALLOW_LIST, egressVerdict, type EgressAllowList } from './egress-policy.ts';
+import { EgressSlotWaitError, type EgressSlot } from './egress-slots.ts';
 
 /**
  * Outbound HTTP for workflow steps, with SSRF protection. The address check
@@ -30,6 +31,8 @@ export interface SafeFetchOptions {
   signal?: AbortSignal;
   /** Operator exceptions to the egress policy (FLOWGATE_HTTP_ALLOW_HOSTS). Default: none. */
   allowList?: EgressAllowList;
+  /** A request on a tenant's behalf: held to its organization's and the process's caps on open requests (egress-slots.ts). */
+  slot?: EgressSlot;
 }
 
 export interface SafeFetchResponse {
@@ -94,6 +97,36 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions =
   };
   if (hop.method === 'CONNECT') throw new EgressError('invalid_request', 'The CONNECT method is not supported');
 
+  if (!options.slot) return follow(hop, limits, maxRedirects);
+  // The slot is held across every redirect hop and the body: the socket stays open until then.
+  const release = await waitForSlot(options.slot, hop.url, limits);
+  try {
+    return await follow(hop, limits, maxRedirects);
+  } finally {
+    release();
+  }
+}
+
+const CAP_VARIABLES = { organization: 'FLOWGATE_HTTP_CONCURRENCY_PER_ORG', process: 'FLOWGATE_HTTP_CONCURRENCY' } as const;
+
+/** A slot of the organization's and the process's open requests; the wait ends with the request's own timeout or cancellation. */
+async function waitForSlot({ slots, organizationId }: EgressSlot, url: URL, limits: Limits): Promise<() => void> {
+  try {
+    return await slots.acquire(organizationId, limits.signal);
+  } catch (error) {
+    if (!(error instanceof EgressSlotWaitError)) throw error;
+    const cause = limits.abortError(url);
+    const whose = error.cap === 'organization' ? "this organization's" : "this gateway's (shared by every organization)";
+    throw new EgressError(
+      cause.kind,
+      `${cause.message} while it waited for a free outbound connection: ${whose} ${error.limit} requests were all open (${CAP_VARIABLES[error.cap]}). Fewer parallel requests (a lower For Each concurrency) or a faster target make room.`,
+      { ...cause.details, waitingFor: error.cap, limit: error.limit },
+    );
+  }
+}
+
+async function follow(first: Hop, limits: Limits, maxRedirects: number): Promise<SafeFetchResponse> {
+  let hop = first;
   for (let redirects = 0; ; redirects++) {
     const res = await send(hop, limits);
     const status = res.statusCode ?? 0;

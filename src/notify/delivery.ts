@@ -2,6 +2,7 @@ import { ServiceError } from '../errors.ts';
 import { isEgressError } from '../net/egress-error.ts';
 import type { EgressAllowList } from '../net/egress-policy.ts';
 import { safeFetch, type SafeFetchResponse } from '../net/safe-fetch.ts';
+import type { EgressSlot } from '../net/egress-slots.ts';
 import { scrubSecrets } from '../text/scrub-secrets.ts';
 
 /**
@@ -49,6 +50,8 @@ export interface DeliveryOptions {
   budgetMs?: number;
   /** Time for one attempt. */
   attemptTimeoutMs?: number;
+  /** Sent on a tenant's behalf: counted against its organization's and the process's open requests. */
+  slot?: EgressSlot;
 }
 
 export interface Delivered {
@@ -171,6 +174,7 @@ export async function deliver(request: ProviderRequest, options: DeliveryOptions
         maxRedirects: 0,
         signal: options.signal,
         allowList: options.allowList,
+        slot: options.slot,
       });
       log.lastStatus = response.status;
       const parsed = parseJson(response.body);

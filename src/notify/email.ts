@@ -81,7 +81,7 @@ export function prepareEmail(provider: EmailProvider, message: SendEmailInput['m
 
 export async function sendEmail(input: SendEmailInput): Promise<{ messageId?: string; delivery: AttemptLog }> {
   const message = prepareEmail(input.provider, input.message);
-  const options = { allowList: input.allowList, signal: input.signal, budgetMs: input.budgetMs };
+  const options = { allowList: input.allowList, signal: input.signal, budgetMs: input.budgetMs, slot: input.slot };
   return input.provider === 'sendgrid'
     ? sendgridSend(input.credentials, input.apiBaseUrl, message, options)
     : resendSend(input.credentials, input.apiBaseUrl, message, { ...options, idempotencyKey: input.idempotencyKey });

@@ -3,6 +3,7 @@ import { isServiceError, ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { isEgressError } from '../net/egress-error.ts';
 import { safeFetch } from '../net/safe-fetch.ts';
+import type { EgressSlot } from '../net/egress-slots.ts';
 import type { Services } from '../services.ts';
 import { scrubSecrets } from '../text/scrub-secrets.ts';
 import { checkDiscord } from '../notify/discord.ts';
@@ -32,6 +33,7 @@ const testFailed = (message: string, secrets: Config) => new ServiceError(400, '
 
 async function postTest(
   services: Pick<Services, 'config'>,
+  slot: EgressSlot,
   url: string,
   body: unknown,
   headers: Record<string, string>,
@@ -54,6 +56,7 @@ async function postTest(
       timeoutMs: 10_000,
       maxResponseBytes: 64 * 1024,
       allowList: services.config.httpAllowHosts,
+      slot,
     });
     if (res.status < 200 || res.status >= 300) throw testFailed(`Test request to ${host} answered HTTP ${res.status} ${res.statusText}`.trim(), secrets);
     return `Test message delivered to ${host} (HTTP ${res.status}).`;
@@ -100,7 +103,7 @@ export interface IntegrationTestResult {
  * `integration_test_failed`, message without credentials.
  */
 export async function testIntegration(
-  services: Pick<Services, 'store' | 'secrets' | 'config'>,
+  services: Pick<Services, 'store' | 'secrets' | 'config' | 'egressSlots'>,
   organizationId: string,
   integrationId: string,
   configOverrides?: Config,
@@ -109,7 +112,9 @@ export async function testIntegration(
   const { config, secrets, type } = integration;
   const text = `Flowgate test notification for integration "${integration.name}".`;
   // One attempt within 15 s: a test answers what the provider says now.
-  const options: SendOptions = { allowList: services.config.httpAllowHosts, budgetMs: 15_000 };
+  // A test is a request on the organization's behalf like its steps': held to the same caps on open requests.
+  const slot = { slots: services.egressSlots, organizationId };
+  const options: SendOptions = { allowList: services.config.httpAllowHosts, budgetMs: 15_000, slot };
 
   switch (type) {
     case 'webhook': {
@@ -120,7 +125,7 @@ export async function testIntegration(
       }
       return {
         status: 'success',
-        message: await postTest(services, String(config.url), body, headers, secrets, (config.method as string | undefined) ?? 'POST'),
+        message: await postTest(services, slot, String(config.url), body, headers, secrets, (config.method as string | undefined) ?? 'POST'),
       };
     }
     case 'discord':

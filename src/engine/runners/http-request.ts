@@ -1,6 +1,7 @@
 import { isEgressError } from '../../net/egress-error.ts';
 import type { EgressAllowList } from '../../net/egress-policy.ts';
 import { safeFetch, type SafeFetchResponse } from '../../net/safe-fetch.ts';
+import type { EgressSlot } from '../../net/egress-slots.ts';
 import { NodeError, type NodeRunContext, type NodeRunner } from './types.ts';
 
 /**
@@ -107,7 +108,10 @@ export function parseTimeout(value: unknown): number {
   return Math.min(HTTP_TIMEOUT_MS.max, Math.max(HTTP_TIMEOUT_MS.min, Math.round(n)));
 }
 
-/** safeFetch with the run's signal and allow list; egress failures become the node's error. */
+/** A step's requests count against its organization's and the process's open requests (src/net/egress-slots.ts). */
+export const egressSlotFor = (ctx: NodeRunContext): EgressSlot => ({ slots: ctx.services.egressSlots, organizationId: ctx.organizationId });
+
+/** safeFetch with the run's signal, allow list and slot; egress failures become the node's error. */
 export async function fetchForNode(
   ctx: NodeRunContext,
   url: string,
@@ -119,6 +123,7 @@ export async function fetchForNode(
       maxResponseBytes: HTTP_MAX_RESPONSE_BYTES,
       signal: ctx.signal,
       allowList: allowListFor(ctx),
+      slot: egressSlotFor(ctx),
     });
   } catch (err) {
     if (isEgressError(err)) throw new NodeError(err.message, { kind: err.kind, ...err.details });

@@ -6,7 +6,7 @@ import { sendSlackMessage } from '../../notify/slack.ts';
 import { sendTelegramMessage } from '../../notify/telegram.ts';
 import { getIntegrationForRun } from '../../org/integrations.ts';
 import { assertCatalogEmailBudget } from './catalog-email-budget.ts';
-import { allowListFor } from './http-request.ts';
+import { allowListFor, egressSlotFor } from './http-request.ts';
 import { NodeError, type NodeResult, type NodeRunContext, type NodeRunner } from './types.ts';
 
 /**
@@ -59,7 +59,7 @@ async function outcome(send: () => Promise<{ messageId?: string; truncated?: boo
   }
 }
 
-const optionsOf = (ctx: NodeRunContext) => ({ allowList: allowListFor(ctx), signal: ctx.signal });
+const optionsOf = (ctx: NodeRunContext) => ({ allowList: allowListFor(ctx), signal: ctx.signal, slot: egressSlotFor(ctx) });
 const str = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
 
 export const discordRunner: NodeRunner = async (config, ctx) => {
