@@ -11,7 +11,9 @@
  * cancellation. It waits for its organization's slot first and only then for
  * one of the process's, so the waiting requests of an organization at its cap
  * hold none of the process's slots; and the per-organization cap is below the
- * process's (config.ts), so one organization never holds them all.
+ * process's (config.ts), so one organization never holds them all (several at
+ * their caps together can, as with run slots; the process's slots then go in
+ * order of arrival).
  */
 
 /** A request gave up while it waited for a slot: which cap it was waiting on. */
