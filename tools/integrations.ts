@@ -7,6 +7,7 @@ import {
   INTEGRATION_TYPE_NAMES,
   listIntegrations,
   updateIntegration,
+  type Alongside,
 } from '../src/org/integrations.ts';
 import { testIntegration } from '../src/org/integration-tester.ts';
 import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
@@ -79,9 +80,11 @@ const createIntegrationTool = defineTool({
   rest: { method: 'POST', path: '/api/integrations', status: 201 },
   mcp: false,
   async handler(input, ctx) {
-    const created = await createIntegration(ctx.services, { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.quotas?.integrations });
-    await auditIntegration(ctx, 'created', created, Object.keys(input.config));
-    return created;
+    return createIntegration(
+      ctx.services,
+      { organizationId: requirePrincipal(ctx).organizationId, ...input, quota: ctx.quotas?.integrations },
+      auditIntegration(ctx, 'created', Object.keys(input.config)),
+    );
   },
 });
 
@@ -99,9 +102,8 @@ const updateIntegrationTool = defineTool({
   rest: { method: 'PUT', path: '/api/integrations/:integrationId' },
   mcp: false,
   async handler({ integrationId: id, ...patch }, ctx) {
-    const updated = await updateIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, patch);
-    await auditIntegration(ctx, 'updated', updated, [...(patch.name === undefined ? [] : ['name']), ...Object.keys(patch.config ?? {})]);
-    return updated;
+    const fields = [...(patch.name === undefined ? [] : ['name']), ...Object.keys(patch.config ?? {})];
+    return updateIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, patch, auditIntegration(ctx, 'updated', fields));
   },
 });
 
@@ -116,8 +118,7 @@ const deleteIntegrationTool = defineTool({
   rest: { method: 'DELETE', path: '/api/integrations/:integrationId' },
   mcp: false,
   async handler({ integrationId: id }, ctx) {
-    const deleted = await deleteIntegration(ctx.services.store, requirePrincipal(ctx).organizationId, id);
-    await auditIntegration(ctx, 'deleted', deleted, []);
+    const deleted = await deleteIntegration(ctx.services.store, requirePrincipal(ctx).organizationId, id, auditIntegration(ctx, 'deleted', []));
     return { success: true as const, id: deleted.id };
   },
 });
@@ -139,22 +140,18 @@ const testIntegrationTool = defineTool({
   handler: ({ integrationId: id, configOverrides }, ctx) => testIntegration(ctx.services, requirePrincipal(ctx).organizationId, id, configOverrides),
 });
 
-/** Who created, changed or deleted stored credentials, and which fields (names only, never values). */
-async function auditIntegration(
-  ctx: ToolContext,
-  change: 'created' | 'updated' | 'deleted',
-  integration: { id: string; type: string; name: string },
-  fields: string[],
-) {
+/** Who created, changed or deleted stored credentials, and which fields (names only, never values): written with the change. */
+function auditIntegration(ctx: ToolContext, change: 'created' | 'updated' | 'deleted', fields: string[]): Alongside {
   const principal = requirePrincipal(ctx);
-  await recordAudit(ctx.services.store, {
-    organizationId: principal.organizationId,
-    actor: principal,
-    action: 'integration_changed',
-    target: integration.id,
-    ip: ctx.ip,
-    details: { change, type: integration.type, name: integration.name.slice(0, 100), ...(fields.length ? { fields: fields.slice(0, 20).join(',') } : {}) },
-  });
+  return (db, integration) =>
+    recordAudit(db, {
+      organizationId: principal.organizationId,
+      actor: principal,
+      action: 'integration_changed',
+      target: integration.id,
+      ip: ctx.ip,
+      details: { change, type: integration.type, name: integration.name.slice(0, 100), ...(fields.length ? { fields: fields.slice(0, 20).join(',') } : {}) },
+    });
 }
 
 export const integrationTools = [

@@ -62,14 +62,15 @@ export const createApiKey = defineTool({
       name: input.name,
       scope: input.scope ?? null,
       quota: ctx.quotas?.apiKeys,
-    });
-    await recordAudit(services.store, {
-      organizationId: principal.organizationId,
-      actor: principal,
-      action: 'key_created',
-      target: record.id,
-      ip: ctx.ip,
-      details: { name: record.name, prefix: record.prefix, scope: record.scope },
+      alongside: (db, made) =>
+        recordAudit(db, {
+          organizationId: principal.organizationId,
+          actor: principal,
+          action: 'key_created',
+          target: made.id,
+          ip: ctx.ip,
+          details: { name: made.name, prefix: made.prefix, scope: made.scope },
+        }),
     });
     return { ...view(record), key };
   },
@@ -106,16 +107,17 @@ export const revokeApiKey = defineTool({
     if (!existing) throw new ServiceError(404, 'not_found', `No API key ${JSON.stringify(input.keyId)} in this organization.`, { keyId: input.keyId });
     if (existing.revokedAt) return { id: existing.id, revokedAt: existing.revokedAt };
     await requireStepUp(services, principal, 'org_api_key_manage', input, ctx.ip);
-    const revoked = await services.keys.revoke(principal.organizationId, input.keyId);
+    const revoked = await services.keys.revoke(principal.organizationId, input.keyId, (db, record) =>
+      recordAudit(db, {
+        organizationId: principal.organizationId,
+        actor: principal,
+        action: 'key_revoked',
+        target: record.id,
+        ip: ctx.ip,
+        details: { name: record.name, prefix: record.prefix, via: ctx.transport },
+      }),
+    );
     if (!revoked) throw new ServiceError(404, 'not_found', `No API key ${JSON.stringify(input.keyId)} in this organization.`, { keyId: input.keyId });
-    await recordAudit(services.store, {
-      organizationId: principal.organizationId,
-      actor: principal,
-      action: 'key_revoked',
-      target: revoked.id,
-      ip: ctx.ip,
-      details: { name: revoked.name, prefix: revoked.prefix, via: ctx.transport },
-    });
     return { id: revoked.id, revokedAt: revoked.revokedAt! };
   },
 });

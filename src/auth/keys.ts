@@ -59,6 +59,8 @@ export interface KeyService {
     name: string;
     scope: KeyScope | null;
     quota?: number;
+    /** Written in the key's own transaction (the audit row): a key never exists without it. */
+    alongside?: (db: Store, record: ApiKeyRecord) => Promise<void>;
   }): Promise<{ record: ApiKeyRecord; key: string }>;
   /** The principal for a bearer token, or null when it is not a live organization key. */
   authenticate(bearer: string): Promise<Principal | null>;
@@ -68,7 +70,7 @@ export interface KeyService {
    * Revokes a key of this organization: the record (with `revokedAt`), or
    * null when the organization has no such key. Revoking twice keeps the first date.
    */
-  revoke(organizationId: string, keyId: string): Promise<ApiKeyRecord | null>;
+  revoke(organizationId: string, keyId: string, alongside?: (db: Store, record: ApiKeyRecord) => Promise<void>): Promise<ApiKeyRecord | null>;
   countForOrganization(organizationId: string): Promise<number>;
 }
 
@@ -101,7 +103,7 @@ export function createKeyService(store: Store): KeyService {
   });
 
   return {
-    async create({ organizationId, userId, name, scope, quota }) {
+    async create({ organizationId, userId, name, scope, quota, alongside }) {
       const { key, prefix, hash } = mintSecret(ORG_KEY_PREFIX);
       const row = {
         id: newId(),
@@ -118,6 +120,7 @@ export function createKeyService(store: Store): KeyService {
       await store.transaction().execute(async (trx) => {
         await assertRoom(trx, 'apiKeys', quota, organizationId);
         await trx.insertInto('api_keys').values(row).execute();
+        await alongside?.(trx, toRecord(row));
       });
       return { record: toRecord(row), key };
     },
@@ -158,15 +161,20 @@ export function createKeyService(store: Store): KeyService {
       return rows.map(toRecord);
     },
 
-    async revoke(organizationId, keyId) {
-      await store
-        .updateTable('api_keys')
-        .set({ revoked_at: nowIso() })
-        .where('id', '=', keyId)
-        .where('organization_id', '=', organizationId)
-        .where('revoked_at', 'is', null)
-        .execute();
-      const row = await store.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('organization_id', '=', organizationId).executeTakeFirst();
+    async revoke(organizationId, keyId, alongside) {
+      const row = await store.transaction().execute(async (trx) => {
+        const revoked = await trx
+          .updateTable('api_keys')
+          .set({ revoked_at: nowIso() })
+          .where('id', '=', keyId)
+          .where('organization_id', '=', organizationId)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        const found = await trx.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('organization_id', '=', organizationId).executeTakeFirst();
+        // Only the request that revoked it records so (a second revocation keeps the first date and adds nothing).
+        if (found && Number(revoked.numUpdatedRows) === 1) await alongside?.(trx, toRecord(found));
+        return found;
+      });
       if (!row) return null;
       // The stored hash is the digest the cache is keyed by: this process stops honouring the key now.
       recent.forget(row.key_hash);

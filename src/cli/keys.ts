@@ -69,13 +69,19 @@ export async function keysCreate(config: Config, args: string[]) {
 
   await withRuntime(config, async ({ services }) => {
     const { organization, owner, created } = await services.organizations.ensure(slug);
-    const { record, key } = await services.keys.create({ organizationId: organization.id, userId: owner.id, name: values.name!.trim(), scope });
-    await recordAudit(services.store, {
+    const { record, key } = await services.keys.create({
       organizationId: organization.id,
-      actor: CLI_ACTOR,
-      action: 'key_created',
-      target: record.id,
-      details: { name: record.name, prefix: record.prefix, scope: record.scope },
+      userId: owner.id,
+      name: values.name!.trim(),
+      scope,
+      alongside: (db, made) =>
+        recordAudit(db, {
+          organizationId: organization.id,
+          actor: CLI_ACTOR,
+          action: 'key_created',
+          target: made.id,
+          details: { name: made.name, prefix: made.prefix, scope: made.scope },
+        }),
     });
     console.log(`${created ? 'Created organization' : 'Organization'}: ${organization.slug} (${organization.id})`);
     console.log(`Key ${record.id} "${record.name}", scope ${record.scope ?? 'unrestricted'}; shown once:`);
@@ -124,14 +130,15 @@ export async function keysRevoke(config: Config, args: string[]) {
       console.log(`Key ${keyId} was already revoked at ${row.revoked_at}.`);
       return;
     }
-    const revoked = (await services.keys.revoke(row.organization_id, keyId))!;
-    await recordAudit(services.store, {
-      organizationId: row.organization_id,
-      actor: CLI_ACTOR,
-      action: 'key_revoked',
-      target: keyId,
-      details: { name: revoked.name, prefix: revoked.prefix, via: 'cli' },
-    });
+    const revoked = (await services.keys.revoke(row.organization_id, keyId, (db, record) =>
+      recordAudit(db, {
+        organizationId: row.organization_id,
+        actor: CLI_ACTOR,
+        action: 'key_revoked',
+        target: keyId,
+        details: { name: record.name, prefix: record.prefix, via: 'cli' },
+      }),
+    ))!;
     console.log(
       `Revoked key ${keyId} (${revoked.prefix}…, "${revoked.name}") at ${revoked.revokedAt}; a running gateway refuses it within ${KEY_RECHECK_MS / 1000} s.`,
     );

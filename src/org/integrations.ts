@@ -366,6 +366,7 @@ export async function createIntegration(
     config: Config;
     /** Integrations the organization may hold (config.quotas.integrations); unset: no bound. */ quota?: number;
   },
+  alongside?: Alongside,
 ): Promise<IntegrationDetails> {
   const config = validateConfig(input.type, input.config);
   checkDatabasePath(services, input.type, config);
@@ -386,6 +387,7 @@ export async function createIntegration(
   await services.store.transaction().execute(async (trx) => {
     await assertRoom(trx, 'integrations', input.quota, input.organizationId);
     await trx.insertInto('integrations').values(row).execute();
+    await alongside?.(trx, row);
   });
   return toDetails(services, row);
 }
@@ -395,6 +397,7 @@ export async function updateIntegration(
   organizationId: string,
   integrationId: string,
   patch: { name?: string; config?: Config },
+  alongside?: Alongside,
 ): Promise<IntegrationDetails> {
   return services.store.transaction().execute(async (trx) => {
     const row = await getRow(trx, organizationId, integrationId);
@@ -410,16 +413,23 @@ export async function updateIntegration(
       set.credentials_encrypted = services.secrets.seal(JSON.stringify(secret), aadOf(row.id));
     }
     await trx.updateTable('integrations').set(set).where('id', '=', integrationId).where('organization_id', '=', organizationId).execute();
+    await alongside?.(trx, { ...row, ...set });
     return toDetails(services, { ...row, ...set });
   });
 }
 
-/** Deletes an integration; answers what it was (for the audit row). */
-export async function deleteIntegration(store: Store, organizationId: string, integrationId: string): Promise<{ id: string; type: string; name: string }> {
-  const row = await getRow(store, organizationId, integrationId);
-  await store.deleteFrom('integrations').where('id', '=', integrationId).where('organization_id', '=', organizationId).execute();
-  return { id: integrationId, type: row.type, name: row.name };
+/** Deletes an integration; answers what it was. */
+export async function deleteIntegration(store: Store, organizationId: string, integrationId: string, alongside?: Alongside): Promise<{ id: string }> {
+  return store.transaction().execute(async (trx) => {
+    const row = await getRow(trx, organizationId, integrationId);
+    await trx.deleteFrom('integrations').where('id', '=', integrationId).where('organization_id', '=', organizationId).execute();
+    await alongside?.(trx, row);
+    return { id: integrationId };
+  });
 }
+
+/** Written in the change's own transaction (the audit row): a credential never changes without it. */
+export type Alongside = (db: Store, integration: { id: string; type: string; name: string }) => Promise<void>;
 
 /**
  * For the engine (Database Query and other integration-backed runners): the
