@@ -3,7 +3,7 @@ import type { Services } from '../../services.ts';
 import type { Store } from '../../store/db.ts';
 import { nowIso } from '../../ids.ts';
 import type { WorkflowRecord } from '../workflows.ts';
-import { readChainTrigger, type ChainTriggerSpec } from './trigger-spec.ts';
+import { compactEvent, readChainTrigger, type ChainTriggerSpec } from './trigger-spec.ts';
 
 /**
  * The per-workflow cursor of a chain trigger: the last block whose
@@ -43,6 +43,14 @@ export function watchedSpec(workflow: Pick<WorkflowRecord, 'nodes' | 'enabled' |
   return trigger ? readChainTrigger(trigger.data.config ?? {}, chains).spec : undefined;
 }
 
+/** A stored spec as it is written today (event fragments compacted); older rows kept the ABI's fragments whole. */
+function storedForm(text: string): string {
+  const spec = JSON.parse(text) as ChainTriggerSpec;
+  return JSON.stringify(
+    spec.triggerType === 'Event' ? { ...spec, events: spec.events.map((e) => compactEvent(e as unknown as Record<string, unknown>)) } : spec,
+  );
+}
+
 export async function syncChainTrigger(services: Pick<Services, 'store' | 'chains' | 'chainClients'>, workflow: WorkflowRecord): Promise<void> {
   const { store } = services;
   const spec = watchedSpec(workflow, services.chains);
@@ -53,6 +61,11 @@ export async function syncChainTrigger(services: Pick<Services, 'store' | 'chain
   const text = JSON.stringify(spec);
   const existing = await store.selectFrom('chain_trigger_cursors').select('spec').where('workflow_id', '=', workflow.id).executeTakeFirst();
   if (existing?.spec === text) return; // same trigger: keep its place in the chain
+  if (existing && storedForm(existing.spec) === text) {
+    // Saved before specs were compacted, and the same trigger: keep its place, store the compact form.
+    await store.updateTable('chain_trigger_cursors').set({ spec: text }).where('workflow_id', '=', workflow.id).where('spec', '=', existing.spec).execute();
+    return;
+  }
   const head = await headOrNull(services.chainClients.publicClient(spec.chainId));
   const row = {
     workflow_id: workflow.id,

@@ -96,7 +96,40 @@ function readInterval(config: Record<string, unknown>, problems: TriggerFieldPro
   return undefined;
 }
 
-/** The ABI's events named eventName (overloads included); empty when the generic checks report a problem. */
+/**
+ * Bounds on what one Event trigger keeps: the watcher decodes every log with
+ * these fragments, and the cursor row holding them is read whenever the
+ * trigger is polled. Unbounded, one event name with hundreds of overloads made
+ * each row ~200 KB (the node config's 256 KB was the only limit). A real
+ * contract has a handful of overloads of a name and fragments of a few hundred
+ * characters.
+ */
+export const MAX_EVENT_OVERLOADS = 16;
+export const MAX_WATCHED_EVENTS_CHARS = 16_384;
+
+/** An event fragment reduced to what topic hashing and log decoding read (no internalType, no extra keys). */
+interface EventParam {
+  name?: string;
+  type: string;
+  indexed?: boolean;
+  components?: EventParam[];
+}
+
+function compactParam(param: Record<string, unknown>): EventParam {
+  return {
+    ...(typeof param.name === 'string' ? { name: param.name } : {}),
+    type: String(param.type),
+    ...(param.indexed === true ? { indexed: true } : {}),
+    ...(Array.isArray(param.components) ? { components: param.components.filter(isRecord).map(compactParam) } : {}),
+  };
+}
+
+export function compactEvent(event: Record<string, unknown>): AbiEvent {
+  const inputs = Array.isArray(event.inputs) ? event.inputs.filter(isRecord).map(compactParam) : [];
+  return { type: 'event', name: String(event.name), inputs, ...(event.anonymous === true ? { anonymous: true } : {}) } as AbiEvent;
+}
+
+/** The ABI's events named eventName (overloads included), compacted; empty when the generic checks report a problem. */
 function readEvents(config: Record<string, unknown>): AbiEvent[] {
   const { contractABI, eventName } = config;
   if (typeof contractABI !== 'string' || typeof eventName !== 'string' || isTemplated(contractABI) || isBlank(eventName)) return [];
@@ -108,7 +141,28 @@ function readEvents(config: Record<string, unknown>): AbiEvent[] {
   }
   if (!Array.isArray(abi)) return [];
   const wanted = bareName(eventName);
-  return abi.filter((item): item is AbiEvent => isRecord(item) && item.type === 'event' && item.name === wanted && Array.isArray(item.inputs));
+  return abi.filter((item) => isRecord(item) && item.type === 'event' && item.name === wanted && Array.isArray(item.inputs)).map(compactEvent);
+}
+
+function eventBoundProblem(config: Record<string, unknown>, events: AbiEvent[]): TriggerFieldProblem | undefined {
+  const name = events[0]?.name;
+  if (events.length > MAX_EVENT_OVERLOADS) {
+    return {
+      field: 'eventName',
+      code: 'too_many_event_overloads',
+      received: config.eventName,
+      message: `contractABI has ${events.length} events named ${JSON.stringify(name)}; an Event trigger watches at most ${MAX_EVENT_OVERLOADS} overloads of one name. Keep in contractABI only the overloads the contract emits.`,
+    };
+  }
+  const chars = JSON.stringify(events).length;
+  if (chars > MAX_WATCHED_EVENTS_CHARS) {
+    return {
+      field: 'contractABI',
+      code: 'event_abi_too_large',
+      message: `The events named ${JSON.stringify(name)} in contractABI take ${chars} characters once reduced to names, types and indexed flags; an Event trigger keeps at most ${MAX_WATCHED_EVENTS_CHARS}. Keep in contractABI only the overloads the contract emits.`,
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -124,6 +178,8 @@ export function readChainTrigger(config: Record<string, unknown>, chains?: Chain
   if (triggerType === 'Event') {
     const contractAddress = readAddress(config, 'contractAddress', problems);
     const events = readEvents(config);
+    const bound = eventBoundProblem(config, events);
+    if (bound) problems.push(bound);
     if (chainId !== undefined && contractAddress && events.length > 0) {
       spec = { triggerType, chainId, contractAddress, eventName: events[0].name, events };
     }
