@@ -46,12 +46,11 @@ export interface ChainTriggerWatcher {
   stop(): Promise<void>;
 }
 
+/** A watch as listed every poll: light columns only; its spec is read when it has blocks to read. */
 interface Watch {
   workflowId: string;
   organizationId: string;
   userId: string | null;
-  spec: ChainTriggerSpec;
-  specText: string;
   lastBlock: number | null;
 }
 
@@ -70,28 +69,32 @@ export function createChainTriggerWatcher(
   /** Chains whose last poll failed: an outage is logged when it starts and when it ends, not on every poll. */
   const failing = new Set<number>();
 
+  /**
+   * Every enabled watch, without its spec: a spec (up to 16 KB, or a row saved
+   * before that bound, ~200 KB) is read and parsed only for a watch this poll
+   * takes and that has blocks to read (readSpec), never for the whole list.
+   */
   async function watches(): Promise<Map<number, Watch[]>> {
     const rows = await store
       .selectFrom('chain_trigger_cursors as c')
       .innerJoin('workflows as w', 'w.id', 'c.workflow_id')
-      .select(['c.workflow_id', 'c.organization_id', 'c.chain_id', 'c.spec', 'c.last_block', 'w.user_id'])
+      .select(['c.workflow_id', 'c.organization_id', 'c.chain_id', 'c.last_block', 'w.user_id'])
       .where('w.enabled', '=', 1)
       .execute();
     const byChain = new Map<number, Watch[]>();
     for (const row of rows) {
-      const watch: Watch = {
-        workflowId: row.workflow_id,
-        organizationId: row.organization_id,
-        userId: row.user_id,
-        spec: JSON.parse(row.spec) as ChainTriggerSpec,
-        specText: row.spec,
-        lastBlock: row.last_block,
-      };
+      const watch: Watch = { workflowId: row.workflow_id, organizationId: row.organization_id, userId: row.user_id, lastBlock: row.last_block };
       const list = byChain.get(row.chain_id);
       if (list) list.push(watch);
       else byChain.set(row.chain_id, [watch]);
     }
     return byChain;
+  }
+
+  /** The spec and cursor read together, so the range polled and the compare-and-swap are for the same saved trigger. */
+  async function readSpec(workflowId: string): Promise<{ spec: ChainTriggerSpec; specText: string; lastBlock: number | null } | undefined> {
+    const row = await store.selectFrom('chain_trigger_cursors').select(['spec', 'last_block']).where('workflow_id', '=', workflowId).executeTakeFirst();
+    return row && { spec: JSON.parse(row.spec) as ChainTriggerSpec, specText: row.spec, lastBlock: row.last_block };
   }
 
   function occurrences(client: PublicClient, reader: BlockReader, spec: ChainTriggerSpec, from: number, to: number): Promise<Occurrence[]> {
@@ -108,7 +111,7 @@ export function createChainTriggerWatcher(
   }
 
   /** Inserts one run per occurrence; an occurrence that already has its run is skipped. */
-  async function fire(watch: Watch, found: Occurrence[], skipIfOverBounds: TriggerCheck): Promise<string[]> {
+  async function fire(watch: Watch, triggerType: ChainTriggerSpec['triggerType'], found: Occurrence[], skipIfOverBounds: TriggerCheck): Promise<string[]> {
     const created: string[] = [];
     if (found.length === 0) return created;
     // The graph is read only when an occurrence fires (most polls find none): a poll never loads every watched workflow.
@@ -127,7 +130,7 @@ export function createChainTriggerWatcher(
           userId: watch.userId,
           graph,
           input: occurrence.input,
-          triggerType: watch.spec.triggerType,
+          triggerType,
           triggerOccurrence: occurrence.key,
           skipped,
         });
@@ -158,16 +161,20 @@ export function createChainTriggerWatcher(
   }
 
   async function pollWatch(client: PublicClient, reader: BlockReader, head: number, watch: Watch, skipIfOverBounds: TriggerCheck): Promise<string[]> {
-    const cursor = { workflowId: watch.workflowId, spec: watch.specText, from: watch.lastBlock };
+    // Nothing mined since its cursor: no spec to read (most polls of a quiet chain).
+    if (watch.lastBlock !== null && watch.lastBlock >= head) return [];
+    const stored = await readSpec(watch.workflowId);
+    if (!stored) return []; // disabled or deleted since the list was read
+    const cursor = { workflowId: watch.workflowId, spec: stored.specText, from: stored.lastBlock };
     // The head could not be read when the trigger was saved: start here.
-    if (watch.lastBlock === null) {
+    if (stored.lastBlock === null) {
       await advanceCursor(store, cursor, head);
       return [];
     }
-    const from = watch.lastBlock + 1;
-    const to = Math.min(head, watch.lastBlock + MAX_BLOCKS_PER_POLL);
+    const from = stored.lastBlock + 1;
+    const to = Math.min(head, stored.lastBlock + MAX_BLOCKS_PER_POLL);
     if (from > to) return [];
-    const created = await fire(watch, await occurrences(client, reader, watch.spec, from, to), skipIfOverBounds);
+    const created = await fire(watch, stored.spec.triggerType, await occurrences(client, reader, stored.spec, from, to), skipIfOverBounds);
     // Stopped mid-range: leave the cursor; the next start reads the range again and skips what ran.
     if (!stopped) await advanceCursor(store, cursor, to);
     return created;
