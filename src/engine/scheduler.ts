@@ -112,6 +112,11 @@ export async function syncSchedule(store: Store, workflow: WorkflowRecord): Prom
     .execute();
 }
 
+/** A skipped run is written without its graph (executions.ts): the workflow's graph is not read for one. */
+const SKIPPED_RUN_GRAPH: WorkflowGraph = { nodes: [], edges: [] };
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 export interface Scheduler {
   /** One pass over due schedules; returns the executions it created. */
   tick(now?: Date): Promise<string[]>;
@@ -128,43 +133,74 @@ export function createScheduler(
   let timer: NodeJS.Timeout | undefined;
   let running = false;
 
+  /** The run of one due occurrence, if one is written; the graph (up to 1 MB) is read only for a run that will run. */
+  async function startOccurrence(schedule: WorkflowSchedulesTable, skipIfOverBounds: ReturnType<typeof triggerAdmission>): Promise<string | undefined> {
+    const workflow = await store
+      .selectFrom('workflows')
+      .select(['id', 'organization_id', 'user_id', 'enabled'])
+      .where('id', '=', schedule.workflow_id)
+      .executeTakeFirst();
+    const organizationId = workflow?.enabled === 1 ? workflow.organization_id : null;
+    if (!workflow || !organizationId) return undefined;
+    // DROPPED: skipped past the day's bound on skipped runs, so it leaves no row; the schedule moves on either way.
+    const skipped = await skipIfOverBounds(organizationId);
+    if (skipped === DROPPED) return undefined;
+    let graph = SKIPPED_RUN_GRAPH;
+    if (!skipped) {
+      const stored = await store.selectFrom('workflows').select(['nodes', 'edges']).where('id', '=', workflow.id).executeTakeFirst();
+      if (!stored) return undefined; // deleted meanwhile
+      graph = { nodes: JSON.parse(stored.nodes), edges: JSON.parse(stored.edges) } as WorkflowGraph;
+    }
+    const occurrence = new Date(schedule.next_run_at).toISOString();
+    try {
+      const { id } = await createExecution(store, {
+        workflowId: workflow.id,
+        organizationId,
+        userId: workflow.user_id,
+        graph,
+        input: { scheduledFor: occurrence },
+        triggerType: 'Schedule',
+        scheduledFor: occurrence,
+        skipped,
+      });
+      if (!skipped) enqueue(id, organizationId);
+      return id;
+    } catch (error) {
+      // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
+      if (!isUniqueViolation(error)) throw error;
+      return undefined;
+    }
+  }
+
+  /** The schedule's next occurrence after this one; one whose next cannot be computed is parked (never due) until its workflow is saved with another expression. */
+  function followingRun(schedule: WorkflowSchedulesTable, now: Date): number {
+    try {
+      return nextAfter(schedule.cron, schedule.timezone, new Date(Math.max(now.getTime(), schedule.next_run_at))) ?? Number.MAX_SAFE_INTEGER;
+    } catch (error) {
+      console.error(
+        `[flowgate] schedule of workflow ${schedule.workflow_id} (${JSON.stringify(schedule.cron)} ${schedule.timezone}) has no computable next run and will not run again until the workflow is saved with another expression: ${describe(error)}`,
+      );
+      return Number.MAX_SAFE_INTEGER;
+    }
+  }
+
   async function tick(now = new Date()): Promise<string[]> {
     const created: string[] = [];
     const due = await dueSchedules(store, now.getTime());
     const skipIfOverBounds = triggerAdmission(store, options);
     for (const schedule of due) {
-      const workflow = await store
-        .selectFrom('workflows')
-        .select(['id', 'organization_id', 'user_id', 'nodes', 'edges', 'enabled'])
-        .where('id', '=', schedule.workflow_id)
-        .executeTakeFirst();
-      const occurrence = new Date(schedule.next_run_at).toISOString();
-      const organizationId = workflow?.enabled === 1 ? workflow.organization_id : null;
-      // DROPPED: skipped past the day's bound on skipped runs, so it leaves no row; the schedule moves on either way.
-      const skipped = organizationId ? await skipIfOverBounds(organizationId) : undefined;
-      if (workflow && organizationId && skipped !== DROPPED) {
-        try {
-          const { id } = await createExecution(store, {
-            workflowId: workflow.id,
-            organizationId,
-            userId: workflow.user_id,
-            graph: { nodes: JSON.parse(workflow.nodes), edges: JSON.parse(workflow.edges) } as WorkflowGraph,
-            input: { scheduledFor: occurrence },
-            triggerType: 'Schedule',
-            scheduledFor: occurrence,
-            skipped,
-          });
-          created.push(id);
-          if (!skipped) enqueue(id, organizationId);
-        } catch (error) {
-          // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
-          if (!isUniqueViolation(error)) throw error;
-        }
+      // Every tenant's due schedules share this loop: one that fails skips its occurrence instead of stalling the others.
+      try {
+        const id = await startOccurrence(schedule, skipIfOverBounds);
+        if (id) created.push(id);
+      } catch (error) {
+        console.error(
+          `[flowgate] schedule of workflow ${schedule.workflow_id}: the occurrence ${new Date(schedule.next_run_at).toISOString()} failed and is skipped: ${describe(error)}`,
+        );
       }
-      const next = nextAfter(schedule.cron, schedule.timezone, new Date(Math.max(now.getTime(), schedule.next_run_at)));
       await store
         .updateTable('workflow_schedules')
-        .set({ next_run_at: next ?? Number.MAX_SAFE_INTEGER, last_run_at: schedule.next_run_at })
+        .set({ next_run_at: followingRun(schedule, now), last_run_at: schedule.next_run_at })
         .where('workflow_id', '=', schedule.workflow_id)
         .where('next_run_at', '=', schedule.next_run_at)
         .execute();
