@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { refuseAuditInserts } from './helpers/store-faults.ts';
 import { newSignedInUser, switchTo, type SignedInUser } from './helpers/members.ts';
 import { AUDIT_CSV_COLUMNS, auditRowsToCsv, queryAuditLog } from '../src/org/audit-log-query.ts';
 import { recordAudit } from '../src/org/audit-log.ts';
@@ -311,5 +312,35 @@ describe('credentials leave a trail', () => {
     });
     expect(JSON.stringify(rows)).not.toContain(secret);
     expect(JSON.stringify(rows)).not.toContain(key.body.key);
+  });
+});
+
+describe('credential changes and their audit rows commit together', () => {
+  it('when the audit row cannot be written, no webhook key or integration is created, changed or deleted', async () => {
+    const owner = await newSignedInUser(gw);
+    const api = owner.client.fetch;
+    const { store } = gw.gateway.services;
+    const kept = await api('/api/integrations', {
+      method: 'POST',
+      json: { name: 'kept', type: 'slack', config: { botToken: 'xoxb-kept-0001', channel: '#ops' } },
+    });
+    const hook = await api('/api/api-keys', { method: 'POST', json: { name: 'kept hook' } });
+    const undo = await refuseAuditInserts(store);
+    try {
+      expect(
+        (await api('/api/integrations', { method: 'POST', json: { name: 'half', type: 'slack', config: { botToken: 'xoxb-half-0002', channel: '#x' } } }))
+          .status,
+      ).toBeGreaterThanOrEqual(500);
+      expect((await api(`/api/integrations/${kept.body.id}`, { method: 'PUT', json: { name: 'renamed' } })).status).toBeGreaterThanOrEqual(500);
+      expect((await api(`/api/integrations/${kept.body.id}`, { method: 'DELETE' })).status).toBeGreaterThanOrEqual(500);
+      expect((await api('/api/api-keys', { method: 'POST', json: { name: 'half hook' } })).status).toBeGreaterThanOrEqual(500);
+      expect((await api(`/api/api-keys/${hook.body.id}`, { method: 'DELETE' })).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await undo();
+    }
+    const integrations = await store.selectFrom('integrations').select(['id', 'name']).where('organization_id', '=', owner.ownOrganizationId).execute();
+    expect(integrations).toEqual([{ id: kept.body.id, name: 'kept' }]);
+    const hooks = await store.selectFrom('user_api_keys').select(['id', 'revoked_at']).where('organization_id', '=', owner.ownOrganizationId).execute();
+    expect(hooks).toEqual([{ id: hook.body.id, revoked_at: null }]);
   });
 });

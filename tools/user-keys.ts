@@ -42,15 +42,16 @@ const createWebhookKey = defineTool({
   async handler({ name }, ctx) {
     const principal = requirePrincipal(ctx);
     const { organizationId, userId } = principal;
-    const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name, quota: ctx.quotas?.webhookKeys });
-    await recordAudit(ctx.services.store, {
-      organizationId,
-      actor: principal,
-      action: 'key_created',
-      target: record.id,
-      ip: ctx.ip,
-      details: { kind: 'wfb', name: record.name, prefix: record.prefix },
-    });
+    const { record, key } = await createUserKey(ctx.services.store, { organizationId, userId, name, quota: ctx.quotas?.webhookKeys }, (db, made) =>
+      recordAudit(db, {
+        organizationId,
+        actor: principal,
+        action: 'key_created',
+        target: made.id,
+        ip: ctx.ip,
+        details: { kind: 'wfb', name: made.name, prefix: made.prefix },
+      }),
+    );
     return { ...record, key };
   },
 });
@@ -79,15 +80,16 @@ const deleteWebhookKey = defineTool({
   mcp: false,
   async handler({ keyId }, ctx) {
     const principal = requirePrincipal(ctx);
-    await revokeUserKey(ctx.services.store, principal.organizationId, keyId);
-    await recordAudit(ctx.services.store, {
-      organizationId: principal.organizationId,
-      actor: principal,
-      action: 'key_revoked',
-      target: keyId,
-      ip: ctx.ip,
-      details: { kind: 'wfb', reason: 'revoked' },
-    });
+    await revokeUserKey(ctx.services.store, principal.organizationId, keyId, (db) =>
+      recordAudit(db, {
+        organizationId: principal.organizationId,
+        actor: principal,
+        action: 'key_revoked',
+        target: keyId,
+        ip: ctx.ip,
+        details: { kind: 'wfb', reason: 'revoked' },
+      }),
+    );
     return { success: true as const, id: keyId };
   },
 });

@@ -58,6 +58,8 @@ export async function createUserKey(
     name: string;
     /** Live keys the organization may hold (config.quotas.webhookKeys); unset: no bound. */ quota?: number;
   },
+  /** Written in the key's own transaction (the audit row). */
+  alongside?: (db: Store, record: UserKeyRecord) => Promise<void>,
 ): Promise<{ record: UserKeyRecord; key: string }> {
   const { key, prefix, hash } = mintSecret(USER_KEY_PREFIX);
   const row = {
@@ -74,6 +76,7 @@ export async function createUserKey(
   await store.transaction().execute(async (trx) => {
     await assertRoom(trx, 'webhookKeys', input.quota, input.organizationId);
     await trx.insertInto('user_api_keys').values(row).execute();
+    await alongside?.(trx, toRecord(row));
   });
   return { record: toRecord(row), key };
 }
@@ -92,17 +95,20 @@ export async function listUserKeys(store: Store, organizationId: string): Promis
 }
 
 /** Revokes a live key of the organization; a revoked, missing or foreign key is 404 alike. */
-export async function revokeUserKey(store: Store, organizationId: string, keyId: string): Promise<void> {
-  const result = await store
-    .updateTable('user_api_keys')
-    .set({ revoked_at: nowIso() })
-    .where('id', '=', keyId)
-    .where('organization_id', '=', organizationId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) {
-    throw notFound(`Webhook key ${JSON.stringify(keyId)} not found in this organization. GET /api/api-keys lists the live keys.`, { keyId });
-  }
+export async function revokeUserKey(store: Store, organizationId: string, keyId: string, alongside?: (db: Store) => Promise<void>): Promise<void> {
+  await store.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('user_api_keys')
+      .set({ revoked_at: nowIso() })
+      .where('id', '=', keyId)
+      .where('organization_id', '=', organizationId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      throw notFound(`Webhook key ${JSON.stringify(keyId)} not found in this organization. GET /api/api-keys lists the live keys.`, { keyId });
+    }
+    await alongside?.(trx);
+  });
 }
 
 /** Who a `wfb_` bearer belongs to, or null when it is not a live user key. */

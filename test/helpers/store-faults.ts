@@ -21,6 +21,20 @@ export async function refuseRunInserts(store: Store): Promise<() => Promise<void
   return async () => void (await sql`DROP TRIGGER refuse_runs`.execute(store));
 }
 
+/** Makes the database refuse every new audit row (as a full disk would); returns the undo. */
+export async function refuseAuditInserts(store: Store): Promise<() => Promise<void>> {
+  if (onPostgres(store)) {
+    await sql`CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
+    await sql`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_audit()`.execute(store);
+    return async () => {
+      await sql`DROP TRIGGER refuse_audit ON audit_log`.execute(store);
+      await sql`DROP FUNCTION refuse_audit()`.execute(store);
+    };
+  }
+  await sql`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store);
+  return async () => void (await sql`DROP TRIGGER refuse_audit`.execute(store));
+}
+
 /**
  * Everything the database holds, as text: SQLite's files on disk (after a WAL
  * checkpoint), or every row of every PostgreSQL table rendered as text.
