@@ -76,3 +76,44 @@ describe('one failing schedule does not stall the others', () => {
     expect(Number(parked.next_run_at)).toBe(Number.MAX_SAFE_INTEGER);
   }, 60_000);
 });
+
+describe('skipped occurrences and the day bound on them, across instances', () => {
+  it('an occurrence another process already wrote gives back the skipped-run slot this one took, so N instances do not fill the bound N times faster', async () => {
+    const { store, engine } = gw.gateway.services;
+    const workflowId = await createEverySecond('tenant-d');
+    const { organization_id: organizationId } = await store
+      .selectFrom('workflows')
+      .select('organization_id')
+      .where('id', '=', workflowId)
+      .executeTakeFirstOrThrow();
+    // The organization's day of run data is spent: its triggered occurrences are written as skipped runs.
+    const day = new Date().toISOString().slice(0, 10);
+    await store
+      .insertInto('organization_run_data')
+      .values({ organization_id: organizationId, day, chars: 10 ** 12, skipped_runs: 0 })
+      .onConflict((oc) => oc.columns(['organization_id', 'day']).doUpdateSet({ chars: 10 ** 12 }))
+      .execute();
+    const base = Math.floor(Date.now() / 1000) * 1000 - 30_000;
+    const due = () => store.updateTable('workflow_schedules').set({ next_run_at: base }).where('workflow_id', '=', workflowId).execute();
+    const skippedToday = async () =>
+      Number(
+        (
+          await store
+            .selectFrom('organization_run_data')
+            .select('skipped_runs')
+            .where('organization_id', '=', organizationId)
+            .where('day', '=', day)
+            .executeTakeFirstOrThrow()
+        ).skipped_runs,
+      );
+    await due();
+    await engine.scheduler.tick(new Date(base + 500));
+    expect(await skippedToday()).toBe(1);
+    // A second instance takes the same occurrence (here: the same tick again); the first already wrote it.
+    await due();
+    await engine.scheduler.tick(new Date(base + 500));
+    const rows = await store.selectFrom('workflow_executions').select(['status', 'scheduled_for']).where('workflow_id', '=', workflowId).execute();
+    expect(rows).toEqual([{ status: 'error', scheduled_for: new Date(base).toISOString() }]);
+    expect(await skippedToday()).toBe(1);
+  }, 60_000);
+});

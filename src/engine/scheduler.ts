@@ -4,6 +4,7 @@ import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';
 import { createExecution } from './executions.ts';
 import { DROPPED, triggerAdmission, type AdmissionLimits } from './trigger-admission.ts';
+import { returnSkippedRunSlot } from './skipped-runs.ts';
 import type { WorkflowGraph } from './graph.ts';
 import type { WorkflowRecord } from './workflows.ts';
 
@@ -168,6 +169,7 @@ export function createScheduler(
     } catch (error) {
       // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
       if (!isUniqueViolation(error)) throw error;
+      if (skipped) await returnSkippedRunSlot(store, organizationId);
       return undefined;
     }
   }

@@ -37,3 +37,18 @@ export async function takeSkippedRunSlot(store: Store, organizationId: string, m
   );
   return false;
 }
+
+/**
+ * Gives back a slot taken for an occurrence another process wrote first (the unique occurrence key refused this
+ * one): with several instances on one database, every instance took a slot for the same occurrence, and the day's
+ * bound filled as many times faster.
+ */
+export async function returnSkippedRunSlot(store: Store, organizationId: string, now = Date.now()): Promise<void> {
+  await store
+    .updateTable('organization_run_data')
+    .set({ skipped_runs: sql`organization_run_data.skipped_runs - 1` })
+    .where('organization_id', '=', organizationId)
+    .where('day', '=', utcDay(now))
+    .where('skipped_runs', '>', 0)
+    .execute();
+}

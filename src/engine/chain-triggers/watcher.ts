@@ -3,6 +3,7 @@ import type { Services } from '../../services.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { createExecution } from '../executions.ts';
 import { DROPPED, triggerAdmission } from '../trigger-admission.ts';
+import { returnSkippedRunSlot } from '../skipped-runs.ts';
 import type { WorkflowGraph } from '../graph.ts';
 import { createBlockReader, type BlockReader } from './block-reader.ts';
 import { blockOccurrences } from './block-occurrences.ts';
@@ -137,7 +138,9 @@ export function createChainTriggerWatcher(
         created.push(id);
         if (!skipped) enqueue(id, watch.organizationId);
       } catch (error) {
+        // Another process wrote this occurrence first: its slot among the day's skipped runs was counted there.
         if (!isUniqueViolation(error)) throw error;
+        if (skipped) await returnSkippedRunSlot(store, watch.organizationId);
       }
     }
     return created;
