@@ -90,7 +90,7 @@ describe('skipped occurrences and the day bound on them, across instances', () =
     const day = new Date().toISOString().slice(0, 10);
     await store
       .insertInto('organization_run_data')
-      .values({ organization_id: organizationId, day, chars: 10 ** 12, skipped_runs: 0 })
+      .values({ organization_id: organizationId!, day, chars: 10 ** 12, skipped_runs: 0 })
       .onConflict((oc) => oc.columns(['organization_id', 'day']).doUpdateSet({ chars: 10 ** 12 }))
       .execute();
     const base = Math.floor(Date.now() / 1000) * 1000 - 30_000;

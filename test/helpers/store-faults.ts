@@ -7,33 +7,26 @@ import type { Store } from '../../src/store/db.ts';
 
 const onPostgres = (store: Store) => store.getExecutor().adapter instanceof PostgresAdapter;
 
-/** Makes the database itself refuse every new run (a trigger raising an error, as a full disk would); returns the undo. */
-export async function refuseRunInserts(store: Store): Promise<() => Promise<void>> {
+/** Makes the database itself refuse every new row of `table` (a trigger raising an error, as a full disk would); returns the undo. */
+async function refuseInserts(store: Store, table: string): Promise<() => Promise<void>> {
+  const name = `refuse_${table}`;
   if (onPostgres(store)) {
-    await sql`CREATE FUNCTION refuse_runs() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
-    await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions FOR EACH ROW EXECUTE FUNCTION refuse_runs()`.execute(store);
+    await sql`CREATE FUNCTION ${sql.raw(name)}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
+    await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE INSERT ON ${sql.table(table)} FOR EACH ROW EXECUTE FUNCTION ${sql.raw(name)}()`.execute(store);
     return async () => {
-      await sql`DROP TRIGGER refuse_runs ON workflow_executions`.execute(store);
-      await sql`DROP FUNCTION refuse_runs()`.execute(store);
+      await sql`DROP TRIGGER ${sql.raw(name)} ON ${sql.table(table)}`.execute(store);
+      await sql`DROP FUNCTION ${sql.raw(name)}()`.execute(store);
     };
   }
-  await sql`CREATE TRIGGER refuse_runs BEFORE INSERT ON workflow_executions BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store);
-  return async () => void (await sql`DROP TRIGGER refuse_runs`.execute(store));
+  await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE INSERT ON ${sql.table(table)} BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store);
+  return async () => void (await sql`DROP TRIGGER ${sql.raw(name)}`.execute(store));
 }
 
-/** Makes the database refuse every new audit row (as a full disk would); returns the undo. */
-export async function refuseAuditInserts(store: Store): Promise<() => Promise<void>> {
-  if (onPostgres(store)) {
-    await sql`CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
-    await sql`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_audit()`.execute(store);
-    return async () => {
-      await sql`DROP TRIGGER refuse_audit ON audit_log`.execute(store);
-      await sql`DROP FUNCTION refuse_audit()`.execute(store);
-    };
-  }
-  await sql`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store);
-  return async () => void (await sql`DROP TRIGGER refuse_audit`.execute(store));
-}
+/** Every new run refused. */
+export const refuseRunInserts = (store: Store) => refuseInserts(store, 'workflow_executions');
+
+/** Every new audit row refused. */
+export const refuseAuditInserts = (store: Store) => refuseInserts(store, 'audit_log');
 
 /**
  * Everything the database holds, as text: SQLite's files on disk (after a WAL
