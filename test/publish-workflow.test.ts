@@ -127,6 +127,8 @@ describe('publish_workflow over REST', () => {
       [{ inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } } }, /inputSchema/],
       [{ inputSchema: { type: 'object', required: 'name' } }, /inputSchema/],
       [{ type: 'write' }, /write-contract/],
+      // Calldata is answered without a run to charge for: a price there was advertised and never asked.
+      [{ type: 'write', price: '5' }, /cannot be priced/],
     ];
     for (const [override, pattern] of cases) {
       const res = await publish(workflowId, { ...base, ...override });
@@ -134,6 +136,39 @@ describe('publish_workflow over REST', () => {
       expect(JSON.stringify(res.body), JSON.stringify(override)).toMatch(pattern);
     }
     expect((await fetchJson(`${gw.url}/api/mcp/workflows`)).body.workflows.map((w: { slug: string }) => w.slug)).not.toContain('good-slug');
+  });
+
+  it('a listed workflow stays enabled: a disabled one is not listed, and a listed one is not disabled (every call would be 410)', async () => {
+    const workflowId = await createWorkflow();
+    const patch = (enabled: boolean) =>
+      fetchJson(`${gw.url}/api/workflows/${workflowId}`, {
+        method: 'PATCH',
+        key,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled }),
+      });
+    const listing = { slug: 'stays-enabled', description: 'x', price: null, inputSchema: schema };
+    expect((await patch(false)).status).toBe(200);
+    const refused = await publish(workflowId, listing);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toContain('is disabled');
+    expect((await patch(true)).status).toBe(200);
+    expect((await publish(workflowId, listing)).status).toBe(200);
+    const disable = await patch(false);
+    expect(disable.status).toBe(409);
+    expect(disable.body).toMatchObject({ code: 'conflict', listing: 'stays-enabled' });
+    expect(disable.body.error).toContain('Unlist it first');
+    expect((await call('stays-enabled', { name: 'ada' })).status).toBe(200);
+    // Another organization's id reveals nothing: the same 404 as any unknown workflow.
+    const foreign = await fetchJson(`${gw.url}/api/workflows/${workflowId}`, {
+      method: 'PATCH',
+      key: otherKey,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: false }),
+    });
+    expect(foreign.status).toBe(404);
+    expect((await unlist(workflowId)).status).toBe(200);
+    expect((await patch(false)).status).toBe(200);
   });
 
   it('409 with a suggestion on a taken slug; the catalog slugs and other organizations’ workflows are out of reach', async () => {

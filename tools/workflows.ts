@@ -19,7 +19,7 @@ import {
 } from '../src/engine/workflow-writes.ts';
 import { syncTriggers } from '../src/engine/trigger-sync.ts';
 import { goLive, MAX_PUBLIC_TAGS, publicGraph, viewWorkflow } from '../src/engine/public-workflows.ts';
-import { assertGraphKeepsListing } from '../src/catalog/publish.ts';
+import { assertEnabledWhileListed, assertGraphKeepsListing } from '../src/catalog/publish.ts';
 import { defineTool, type Principal, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
 import { booleanish } from './inputs.ts';
@@ -161,6 +161,7 @@ export const updateWorkflowTool = defineTool({
         'Nothing to update: send at least one of name, description, nodes, edges, projectId, tagId, enabled, visibility.',
       );
     }
+    if (fields.enabled === false) await assertEnabledWhileListed(ctx.services.store, organizationId, workflowId);
     let checked: ReturnType<typeof assertValidGraph> | undefined;
     if (nodes !== undefined || edges !== undefined) {
       const stored = await getWorkflow(ctx.services.store, organizationId, workflowId);

@@ -20,22 +20,24 @@ export const listingSlug = z
 /** A JSON Schema object describing the call body; checked again by Ajv when compiled. */
 export const inputSchemaSchema = z.looseObject({ type: z.literal('object') });
 
-export const catalogEntrySchema = z.object({
-  slug: listingSlug,
-  title: z.string().min(1).max(120),
-  description: z.string().min(1).max(2000),
-  type: z.enum(['read', 'write']),
-  chainId: z.number().int().positive().nullable(),
-  price: decimalPrice.nullable(),
-  protocols: z.array(z.string()).default([]),
-  inputSchema: inputSchemaSchema,
-  /** Documented result fields: name → human type description. */
-  outputFields: z.record(z.string(), z.string()),
-  /** Read workflows: output.result is `path` inside the data of node `nodeId` once the run finishes ('' = the whole data). */
-  result: z.object({ nodeId: z.string(), path: z.string() }).optional(),
-  /** Free text for operators (contract interfaces and the like); not part of the listing. */
-  notes: z.string().optional(),
-  workflow: z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()) }),
-});
+export const catalogEntrySchema = z
+  .object({
+    slug: listingSlug,
+    title: z.string().min(1).max(120),
+    description: z.string().min(1).max(2000),
+    type: z.enum(['read', 'write']),
+    chainId: z.number().int().positive().nullable(),
+    price: decimalPrice.nullable(),
+    protocols: z.array(z.string()).default([]),
+    inputSchema: inputSchemaSchema,
+    /** Documented result fields: name → human type description. */
+    outputFields: z.record(z.string(), z.string()),
+    /** Read workflows: output.result is `path` inside the data of node `nodeId` once the run finishes ('' = the whole data). */
+    result: z.object({ nodeId: z.string(), path: z.string() }).optional(),
+    /** Free text for operators (contract interfaces and the like); not part of the listing. */
+    notes: z.string().optional(),
+    workflow: z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()) }),
+  })
+  .refine((entry) => entry.type === 'read' || entry.price === null, { path: ['price'], message: 'a write listing returns calldata and cannot be priced' });
 
 export type CatalogEntry = z.infer<typeof catalogEntrySchema>;

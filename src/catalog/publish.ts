@@ -30,8 +30,20 @@ export type PublishRequest = Pick<Listing, 'slug' | 'description' | 'type' | 'ch
   result?: NonNullable<Listing['result']>;
 };
 
-function checkPrice(price: string | null): void {
+function checkPrice(price: string | null, type: 'read' | 'write'): void {
   if (price === null) return;
+  // A write listing answers calldata built from its inputs, without a run to charge for: a price there was advertised
+  // (402 offers, a "costs" line in its tool) while every call got the calldata free.
+  if (type === 'write') {
+    throw new ServiceError(
+      400,
+      'invalid_input',
+      'A write listing returns unsigned calldata and cannot be priced; omit price (or use null), or list it as read.',
+      {
+        field: 'price',
+      },
+    );
+  }
   // Integer comparison in micro-USD: no floats anywhere near money.
   if (BigInt(toAtomicUnits(price, 6)) > BigInt(toAtomicUnits(MAX_PUBLISHED_PRICE_USD, 6))) {
     throw new ServiceError(400, 'invalid_input', `price ${price} is above the maximum of ${MAX_PUBLISHED_PRICE_USD} USD per call.`, { field: 'price' });
@@ -120,6 +132,27 @@ export async function assertGraphKeepsListing(store: Store, workflowId: string, 
   }
 }
 
+/**
+ * A listed workflow stays enabled: disabled, every call answered 410 while the listing went on being offered (in
+ * /openapi.json, GET /api/mcp/workflows, /mcp/w/{slug}). Refused, naming the way out.
+ */
+export async function assertEnabledWhileListed(store: Store, organizationId: string, workflowId: string): Promise<void> {
+  const listed = await store
+    .selectFrom('workflow_listings')
+    .select('slug')
+    .where('workflow_id', '=', workflowId)
+    .where('organization_id', '=', organizationId)
+    .where('listed', '=', 1)
+    .executeTakeFirst();
+  if (!listed) return;
+  throw new ServiceError(
+    409,
+    'conflict',
+    `This workflow is listed as "${listed.slug}": callers would get 410 while the listing is still offered. Unlist it first (unlist_workflow, DELETE /api/workflows/${workflowId}/listing), then disable it.`,
+    { field: 'enabled', listing: listed.slug },
+  );
+}
+
 export async function publishListing(
   services: Pick<Services, 'store' | 'organizations'>,
   organizationId: string,
@@ -131,8 +164,19 @@ export async function publishListing(
   const { store } = services;
   const workflow = await getWorkflow(store, organizationId, workflowId);
   checkInputSchema(request.inputSchema);
-  checkPrice(request.price);
+  checkPrice(request.price, request.type);
   assertListable(workflow.nodes, request);
+  // A listing is an offer to callers; every call of a disabled workflow answers 410.
+  if (!workflow.enabled) {
+    throw new ServiceError(
+      409,
+      'conflict',
+      `Workflow ${workflowId} is disabled; enable it (PATCH /api/workflows/${workflowId} {"enabled": true}) before listing it.`,
+      {
+        field: 'enabled',
+      },
+    );
+  }
   if (request.price !== null && !(await services.organizations.wallet(organizationId))) {
     throw new ServiceError(409, 'no_wallet', 'A paid listing is paid into the organization wallet, and this organization has none yet; nothing was published.');
   }
