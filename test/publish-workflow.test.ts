@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, test } from 'vitest';
+import { migrate } from '../src/store/db.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { getListing } from '../src/catalog/listings.ts';
-import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, openTestStore, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
 
 /** publish_workflow / unlist_workflow over REST and MCP: an organization lists its own workflow under a slug. */
@@ -234,4 +235,47 @@ describe('publish_workflow / unlist_workflow over MCP', () => {
     expect(gone.isError).toBe(true);
     await client.close();
   });
+});
+
+// On the store FLOWGATE_TEST_DATABASE selects (SQLite, or PostgreSQL).
+test('migration 036 takes the price off write listings saved before (it was advertised, never charged); read listings keep theirs', async () => {
+  const store = await openTestStore();
+  await migrate(store, '035_oauth_token_scope');
+  const at = new Date().toISOString();
+  await store.insertInto('organizations').values({ id: 'org', slug: 'org', name: 'Org', created_at: at }).execute();
+  for (const id of ['w-write', 'w-read']) {
+    await store
+      .insertInto('workflows')
+      .values({ id, organization_id: 'org', name: id, visibility: 'public', nodes: '[]', edges: '[]', enabled: 1, featured: 0, created_at: at, updated_at: at })
+      .execute();
+  }
+  const listing = (slug: string, workflowId: string, type: 'read' | 'write') => ({
+    slug,
+    workflow_id: workflowId,
+    organization_id: 'org',
+    source: 'published' as const,
+    title: slug,
+    description: 'x',
+    workflow_type: type,
+    chain_id: null,
+    price: '5',
+    input_schema: '{"type":"object"}',
+    output_fields: '{}',
+    result_source: null,
+    protocols: '[]',
+    listed: 1,
+    created_at: at,
+    updated_at: at,
+  });
+  await store
+    .insertInto('workflow_listings')
+    .values([listing('paid-write', 'w-write', 'write'), listing('paid-read', 'w-read', 'read')])
+    .execute();
+  await migrate(store);
+  const prices = await store.selectFrom('workflow_listings').select(['slug', 'price']).orderBy('slug').execute();
+  expect(prices).toEqual([
+    { slug: 'paid-read', price: '5' },
+    { slug: 'paid-write', price: null },
+  ]);
+  await store.destroy();
 });

@@ -34,6 +34,7 @@ import * as publicOrderIndex from './032_public_order_index.ts';
 import * as stepUpCredential from './033_step_up_credential.ts';
 import * as rateLimitHits from './034_rate_limit_hits.ts';
 import * as oauthTokenScope from './035_oauth_token_scope.ts';
+import * as unpricedWriteListings from './036_unpriced_write_listings.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -72,6 +73,7 @@ export const migrations: Record<string, Migration> = {
   '033_step_up_credential': stepUpCredential,
   '034_rate_limit_hits': rateLimitHits,
   '035_oauth_token_scope': oauthTokenScope,
+  '036_unpriced_write_listings': unpricedWriteListings,
 };
 
 export const migrationProvider: MigrationProvider = {
