@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { callListing, runAnswerSchema, type CallOutcome } from '../src/catalog/call.ts';
+import { callAnswer, callListing, runAnswerSchema, type CallOutcome } from '../src/catalog/call.ts';
 import { calldataSchema } from '../src/catalog/calldata.ts';
 import { getListing, listingsDerived } from '../src/catalog/listings.ts';
 import { deepFreeze } from '../src/immutable.ts';
@@ -10,7 +10,8 @@ import { publishListing, unlistListing, MAX_OUTPUT_FIELD_NAME, MAX_OUTPUT_FIELDS
 import { spendPerIp } from './auth.ts';
 import { defineTool, READ_ONLY_LOCAL, type ToolContext } from './define.ts';
 import { requirePrincipal } from './authorize.ts';
-import { workflowIdParam } from './workflow-schemas.ts';
+import { decimalWholeNumber, workflowIdParam } from './workflow-schemas.ts';
+import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from './executions.ts';
 import { mcpTwin } from './mcp-twin.ts';
 
 /** The pay-per-call surface: listings and calls by slug (REST and MCP), free or paid with x402 / MPP. */
@@ -96,12 +97,29 @@ export const callWorkflowRestTool = defineTool({
   handler: ({ slug, ...body }, ctx) => callForCaller(slug, body, ctx),
 });
 
+export const getWorkflowCallTool = defineTool({
+  name: 'get_workflow_call',
+  title: 'Answer of a listed workflow call',
+  description:
+    'The answer of a call that was still running (its resultUrl): {executionId, status, output: {result}}, waiting up to timeoutMs for it to end. No credential: the executionId is the capability. Only runs started by calls of this listing.',
+  scope: 'public',
+  input: z.object({
+    slug: slugParam,
+    executionId: z.string().trim().min(1).max(64),
+    timeoutMs: decimalWholeNumber('timeoutMs', 0, WAIT_MAX_MS).optional(),
+  }),
+  output: runAnswerSchema,
+  rest: { method: 'GET', path: '/api/mcp/workflows/:slug/calls/:executionId', query: ['timeoutMs'] },
+  mcp: false,
+  handler: ({ slug, executionId, timeoutMs }, ctx) => callAnswer(ctx.services, slug, executionId, timeoutMs ?? WAIT_DEFAULT_MS),
+});
+
 /** The MCP twin: the REST body's fields arrive as the one `inputs` argument. */
 export const callWorkflowTool = mcpTwin(callWorkflowRestTool, {
   name: 'call_workflow',
   title: 'Call a listed workflow',
   description:
-    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} ("running": wait_for_execution); write: unsigned calldata {type, to, data, value}. Paid: an isError challenge (x402 PaymentRequired as structuredContent, MPP in _meta["org.paymentauth/payment-required"]); pay in _meta["x402/payment"] or _meta["org.paymentauth/credential"] and retry.',
+    'Calls a listed workflow by slug with `inputs` per its input schema (get_workflow_listing). Read: {executionId, status, output: {result}} ("running": GET resultUrl); write: unsigned calldata {type, to, data, value}. Paid: an isError challenge (x402 PaymentRequired as structuredContent, MPP in _meta["org.paymentauth/payment-required"]); pay in _meta["x402/payment"] or _meta["org.paymentauth/credential"] and retry.',
   fields: { slug: 'slug' },
   catchall: { as: 'inputs', schema: z.record(z.string(), z.unknown()).default({}) },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }, outputSchema: false },
@@ -183,6 +201,7 @@ export const workflowCallTools = [
   getListingTool,
   callWorkflowTool,
   callWorkflowRestTool,
+  getWorkflowCallTool,
   x402DirectoryTool,
   publishWorkflowTool,
   unlistWorkflowTool,

@@ -30,6 +30,7 @@ export const runAnswerSchema = z.object({
   output: z.object({ result: z.unknown() }).optional(),
   error: z.string().nullable().optional(),
   hint: z.string().optional(),
+  resultUrl: z.string().optional().describe("While running: GET it (optionally ?timeoutMs=) for this call's answer; no credential needed"),
   paymentReplay: z.literal(true).optional().describe('The payment was presented before; this is its original execution; nothing ran or was charged again'),
 });
 export type RunAnswer = z.output<typeof runAnswerSchema>;
@@ -37,6 +38,25 @@ export type RunAnswer = z.output<typeof runAnswerSchema>;
 export type CallOutcome = { kind: 'calldata'; body: Calldata } | { kind: 'run'; body: RunAnswer; receipt?: PaymentReceipt };
 
 export const callUrl = (baseUrl: string, slug: string) => `${baseUrl}/api/mcp/workflows/${slug}/call`;
+export const callResultUrl = (baseUrl: string, slug: string, executionId: string) => `${baseUrl}/api/mcp/workflows/${slug}/calls/${executionId}`;
+
+// A run started by a call of the listing: of its workflow, and by no user (free and paid calls run as nobody).
+const selectCallRun = prepared<{ id: string; workflowId: string }, { id: string }>((db: Store, a) =>
+  db.selectFrom('workflow_executions').select('id').where('id', '=', a.id).where('workflow_id', '=', a.workflowId).where('user_id', 'is', null),
+);
+
+/**
+ * The answer of an earlier call that was still running, for whoever holds its executionId (random, as unguessable
+ * as a key): the same `output.result` the call would have answered, nothing of the run's logs. Any other run of the
+ * workflow (the publisher's own) is not found here.
+ */
+export async function callAnswer(services: Services, slug: string, executionId: string, waitMs: number): Promise<RunAnswer> {
+  const listing = await getListing(services.store, slug);
+  if (listing.type === 'write' || !(await first(selectCallRun, services.store, { id: executionId, workflowId: listing.workflowId }))) {
+    throw executionNotFound(executionId);
+  }
+  return answerFor(services, listing, executionId, waitMs);
+}
 
 // Both read on every call: compiled once.
 const selectWorkflow = prepared<{ id: string }, WorkflowsTable>((db: Store, a) => db.selectFrom('workflows').selectAll().where('id', '=', a.id));
@@ -81,11 +101,9 @@ export async function answerFor(services: Services, listing: Listing, executionI
     row = await read();
   }
   if (!isTerminal(row.status)) {
-    return {
-      executionId,
-      status: 'running',
-      hint: 'Still running: follow it with GET /api/workflows/executions/{executionId}/wait (MCP: wait_for_execution); the result will be in output.result.',
-    };
+    // The caller is rarely of the publisher's organization, so the organization's wait route is closed to it.
+    const resultUrl = callResultUrl(services.config.baseUrl, listing.slug, executionId);
+    return { executionId, status: 'running', resultUrl, hint: `Still running: GET ${resultUrl} (?timeoutMs= up to 60000) for the answer.` };
   }
   const output = row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null;
   return { executionId, status: row.status, output: { result: resultOf(listing, output) }, ...(row.status === 'success' ? {} : { error: row.error }) };

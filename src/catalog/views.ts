@@ -35,6 +35,6 @@ export function toolDescription(listing: Listing): string {
   const returns =
     listing.type === 'write'
       ? `Returns an unsigned transaction {type: "calldata", to, data, value} to sign and send yourself; nothing is executed.`
-      : `Returns {executionId, status, output: {result}} with result fields: ${fields}. If the run takes longer than the wait, status is "running": follow it with wait_for_execution.`;
+      : `Returns {executionId, status, output: {result}} with result fields: ${fields}. If the run takes longer than the wait, status is "running": GET its resultUrl for the answer.`;
   return `${listing.description} Inputs: see the input schema. ${returns} ${price}`;
 }
