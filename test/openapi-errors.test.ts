@@ -95,4 +95,42 @@ describe('/openapi.json names the errors operations answer', () => {
       (await api(`/api/workflows/${created.body.id}/execute`, { method: 'POST', headers: { 'idempotency-key': 'k'.repeat(maxLength) }, body: '{}' })).status,
     ).toBe(200);
   });
+
+  it('the conflicts and refusals of tags, listings, workflows and the ABI lookup, each with its code', async () => {
+    const tag = await api('/api/tags', { method: 'POST', body: JSON.stringify({ name: 'dup', color: '#3b82f6' }) });
+    const again = await api('/api/tags', { method: 'POST', body: JSON.stringify({ name: 'dup', color: '#3b82f6' }) });
+    expect(again.status).toBe(409);
+    expectDeclared('/api/tags', 'post', again);
+    const other = await api('/api/tags', { method: 'POST', body: JSON.stringify({ name: 'other', color: '#3b82f6' }) });
+    const renamed = await api(`/api/tags/${other.body.id}`, { method: 'PATCH', body: JSON.stringify({ name: tag.body.name }) });
+    expect(renamed.status).toBe(409);
+    expectDeclared('/api/tags/{tagId}', 'patch', renamed);
+
+    const workflow = async (name: string) =>
+      (
+        await api('/api/workflows/create', {
+          method: 'POST',
+          body: JSON.stringify({ name, nodes: [{ id: 't', type: 'trigger', data: { label: 'Start', config: { triggerType: 'Manual' } } }], edges: [] }),
+        })
+      ).body.id as string;
+    const [first, second] = [await workflow('listed'), await workflow('second')];
+    const notListed = await api(`/api/workflows/${first}/listing`, { method: 'DELETE' });
+    expect(notListed.status).toBe(404);
+    expectDeclared('/api/workflows/{workflowId}/listing', 'delete', notListed);
+    const listing = { slug: 'errors-doc', description: 'x', price: null, inputSchema: { type: 'object' } };
+    expect((await api(`/api/workflows/${first}/listing`, { method: 'POST', body: JSON.stringify(listing) })).status).toBe(200);
+    const taken = await api(`/api/workflows/${second}/listing`, { method: 'POST', body: JSON.stringify(listing) });
+    expect(taken.status).toBe(409);
+    expectDeclared('/api/workflows/{workflowId}/listing', 'post', taken);
+    const disable = await api(`/api/workflows/${first}`, { method: 'PATCH', body: JSON.stringify({ enabled: false }) });
+    expect(disable.status).toBe(409);
+    expectDeclared('/api/workflows/{workflowId}', 'patch', disable);
+
+    const noChain = await api(`/api/chains/999999/abi?address=0x${'1'.repeat(40)}`);
+    expect(noChain.status).toBe(404);
+    expectDeclared('/api/chains/{chainId}/abi', 'get', noChain);
+    const badAddress = await api('/api/chains/8453/abi?address=0x12');
+    expect(badAddress.status).toBe(400);
+    expectDeclared('/api/chains/{chainId}/abi', 'get', badAddress);
+  });
 });

@@ -59,7 +59,11 @@ const getContractAbi = defineTool({
     explorerUrl: z.string().nullable().describe("The contract's page on the block explorer"),
   }),
   scope: 'mcp:read',
-  rest: { method: 'GET', path: '/api/chains/:chainId/abi', errors: ['explorer_unavailable'] },
+  rest: {
+    method: 'GET',
+    path: '/api/chains/:chainId/abi',
+    errors: ['explorer_unavailable', 'chain_not_found', 'abi_unavailable', 'invalid_address', 'abi_not_verified'],
+  },
   mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true } },
   async handler(input, ctx) {
     const { chains, abiLookup } = ctx.services;

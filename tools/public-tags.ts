@@ -45,7 +45,7 @@ const createPublicTagTool = defineTool({
       .describe('Display name; must contain at least one ASCII letter or digit'),
   }),
   output: publicTagSchema,
-  rest: { method: 'POST', path: '/api/public-tags', status: 201 },
+  rest: { method: 'POST', path: '/api/public-tags', status: 201, errors: ['conflict'] },
   rateLimit: 'objectWritesPerOrganization',
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   // mcp:write guarantees an authenticated principal here.

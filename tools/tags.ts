@@ -56,7 +56,7 @@ const createTagTool = defineTool({
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ name: tagName, color: tagColor }),
   output: tagSchema,
-  rest: { method: 'POST', path: '/api/tags', status: 201 },
+  rest: { method: 'POST', path: '/api/tags', status: 201, errors: ['conflict'] },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   handler: (input, ctx) =>
     createTag(ctx.services.store, {
@@ -78,7 +78,7 @@ const updateTagTool = defineTool({
     .object({ tagId, name: tagName.optional(), color: tagColor.optional() })
     .refine((patch) => patch.name !== undefined || patch.color !== undefined, { error: 'send at least one of name, color' }),
   output: tagSchema,
-  rest: { method: 'PATCH', path: '/api/tags/:tagId' },
+  rest: { method: 'PATCH', path: '/api/tags/:tagId', errors: ['conflict'] },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
   handler: ({ tagId: id, ...patch }, ctx) => updateTag(ctx.services.store, requirePrincipal(ctx).organizationId, id, patch),
 });

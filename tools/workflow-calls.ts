@@ -92,7 +92,12 @@ export const callWorkflowRestTool = defineTool({
   scope: 'public',
   input: z.looseObject({ slug: slugParam }),
   output: callOutputSchema,
-  rest: { method: 'POST', path: '/api/mcp/workflows/:slug/call', summary: 'Call a listed workflow (free, paid with x402 or MPP, or calldata)' },
+  rest: {
+    method: 'POST',
+    path: '/api/mcp/workflows/:slug/call',
+    summary: 'Call a listed workflow (free, paid with x402 or MPP, or calldata)',
+    errors: ['workflow_disabled'],
+  },
   mcp: false,
   handler: ({ slug, ...body }, ctx) => callForCaller(slug, body, ctx),
 });
@@ -170,7 +175,12 @@ export const publishWorkflowTool = defineTool({
     result: z.object({ nodeId: z.string().min(1), path: z.string().max(200) }).optional(),
   }),
   output: listingSchema,
-  rest: { method: 'POST', path: '/api/workflows/:workflowId/listing', summary: 'Publish (or update) a workflow as a callable listing' },
+  rest: {
+    method: 'POST',
+    path: '/api/workflows/:workflowId/listing',
+    summary: 'Publish (or update) a workflow as a callable listing',
+    errors: ['slug_taken', 'conflict', 'no_wallet', 'action_not_available'],
+  },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
   quotas: ['listings'],
   async handler({ workflowId, ...request }, ctx) {
@@ -188,7 +198,7 @@ export const unlistWorkflowTool = defineTool({
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam }),
   output: z.object({ success: z.literal(true), workflowId: z.string(), slug: z.string() }),
-  rest: { method: 'DELETE', path: '/api/workflows/:workflowId/listing' },
+  rest: { method: 'DELETE', path: '/api/workflows/:workflowId/listing', errors: ['listing_not_found'] },
   mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   async handler({ workflowId }, ctx) {
     const { slug } = await unlistListing(ctx.services.store, requirePrincipal(ctx).organizationId, workflowId);

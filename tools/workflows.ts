@@ -148,7 +148,7 @@ export const updateWorkflowTool = defineTool({
     visibility: z.enum(['private', 'public']).optional(),
   }),
   output: workflowSchema.extend({ warnings: z.array(invalidFieldSchema), redactedPaths: redactedPaths.optional() }),
-  rest: { method: 'PATCH', path: '/api/workflows/:workflowId' },
+  rest: { method: 'PATCH', path: '/api/workflows/:workflowId', errors: ['conflict'] },
   mcp: { annotations: { ...writeAnnotations, idempotentHint: true } },
   deprecations: ['function-name-fields'],
   quotas: ['publicWorkflows'],
@@ -273,7 +273,7 @@ export const claimWorkflowTool = defineTool({
   rateLimit: 'objectWritesPerOrganization',
   input: z.object({ workflowId: workflowIdParam, claimToken: z.string().trim().min(1, 'claimToken is required') }),
   output: workflowSchema,
-  rest: { method: 'POST', path: '/api/workflows/:workflowId/claim' },
+  rest: { method: 'POST', path: '/api/workflows/:workflowId/claim', errors: ['not_original_creator', 'already_claimed'] },
   mcp: { annotations: writeAnnotations },
   async handler({ workflowId, claimToken }, ctx) {
     const claimed = await claimWorkflow(ctx.services.store, owner(requirePrincipal(ctx), ctx), workflowId, claimToken);

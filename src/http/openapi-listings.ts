@@ -59,6 +59,7 @@ export function listingOperations(listings: readonly Listing[], payments: Paymen
       },
       '400': errorRef('Invalid input (`issues` names each field), malformed JSON, or both payment credentials at once'),
       '404': errorRef('No listed workflow has this slug'),
+      '410': errorRef('`workflow_disabled`: the workflow behind the listing is disabled; nothing was run or charged'),
       '429': errorRef('Rate limited; wait `Retry-After` seconds'),
     };
     if (info) {
