@@ -206,6 +206,13 @@ describe('actions', () => {
     expect(report.errors).toEqual([]);
     expect(report.warnings).toEqual([expect.objectContaining({ code: 'unknown_config_field', path: 'nodes[1].data.config.args', suggestion: 'functionArgs' })]);
   });
+
+  it("does not call a field the runner reads unknown: HTTP Request's timeout", () => {
+    const http = { actionType: 'HTTP Request', endpoint: 'https://api.example.com/x', httpMethod: 'GET', timeout: 30000 };
+    const report = check(graph([trigger(), action('h', 'Fetch', http)], chain('trigger', 'h')));
+    expect(report.errors).toEqual([]);
+    expect(report.warnings).toEqual([]);
+  });
 });
 
 describe('contract calls', () => {

@@ -226,6 +226,20 @@ describe('update, duplicate, download, code, delete', () => {
     expect(copy.body).toMatchObject({ name: 'Original (copy)', visibility: 'private', nodes: wf.nodes, edges: wf.edges });
   });
 
+  it('a copy of a workflow whose name is at the limit stays within it, so its download imports again', async () => {
+    const long = 'n'.repeat(195) + '😀😀';
+    const wf = await createWorkflowViaApi(gw.url, key, { name: long });
+    const copy = await post(`/api/workflows/${wf.id}/duplicate`, {});
+    expect(copy.status).toBe(201);
+    expect(copy.body.name.length).toBeLessThanOrEqual(200);
+    expect(copy.body.name.endsWith(' (copy)')).toBe(true);
+    expect(copy.body.name).not.toMatch(/[\uD800-\uDBFF] \(copy\)$/); // no half of a surrogate pair
+    const copyOfCopy = await post(`/api/workflows/${copy.body.id}/duplicate`, {});
+    expect(copyOfCopy.status).toBe(201);
+    const download = await api(`/api/workflows/${copyOfCopy.body.id}/download`);
+    expect((await post('/api/workflows/create', download.body)).status).toBe(200);
+  });
+
   it('downloads portable JSON that create accepts back unchanged', async () => {
     const wf = await createWorkflowViaApi(gw.url, key, { name: 'Portable', description: 'round trip' });
     const download = await api(`/api/workflows/${wf.id}/download`);

@@ -54,6 +54,7 @@ export const systemActions: readonly SystemActionSpec[] = [
     optionalFields: {
       httpHeaders: 'string (JSON object of header names to values)',
       httpBody: hint.templated('request body, usually JSON text'),
+      timeout: 'number (ms; default 10000, at most 30000)',
     },
     outputFields: {
       status: 'number (HTTP status code)',

@@ -4,7 +4,7 @@ import type { Database } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
 import { assertRoom } from '../org/quotas.ts';
 import { newId, nowIso } from '../ids.ts';
-import type { WorkflowGraph } from './graph.ts';
+import { GRAPH_LIMITS, type WorkflowGraph } from './graph.ts';
 import { matchSecret } from '../auth/secret-keys.ts';
 import { getWorkflow, toWorkflowRecord, workflowNotFound, type WorkflowRecord } from './workflows.ts';
 
@@ -201,8 +201,13 @@ export async function deleteWorkflow(store: Store, organizationId: string, workf
 
 export async function duplicateWorkflow(store: Store, owner: WorkflowOwner, workflowId: string): Promise<WorkflowRecord> {
   const source = await getWorkflow(store, owner.organizationId, workflowId);
+  // Within the name limit, so the copy (and its download) can be saved and imported again.
+  const suffix = ' (copy)';
   return createWorkflow(store, owner, {
-    name: `${source.name} (copy)`,
+    name: `${source.name
+      .slice(0, GRAPH_LIMITS.maxLabelLength - suffix.length)
+      .replace(/[\uD800-\uDBFF]$/, '')
+      .trimEnd()}${suffix}`,
     description: source.description,
     graph: { nodes: source.nodes, edges: source.edges },
     projectId: source.projectId,
