@@ -126,6 +126,11 @@ describe('POST /api/tags', () => {
     const res = await api('/api/tags', { method: 'POST', json: { name: 'payroll', color: '#fff' } });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'conflict', existingTagId: first.id });
+    // Beyond ASCII too, on both stores (SQLite's lower() folds ASCII only).
+    const umlaut = await createTag('Ärger');
+    const folded = await api('/api/tags', { method: 'POST', json: { name: 'äRGER', color: '#fff' } });
+    expect(folded.status).toBe(409);
+    expect(folded.body).toMatchObject({ code: 'conflict', existingTagId: umlaut.id });
   });
 
   it('lets another organization use the same name', async () => {

@@ -62,15 +62,16 @@ export async function getTag(store: Store, organizationId: string, tagId: string
   return toTag(row);
 }
 
+/** A tag name as compared: Unicode-folded in JS, so both stores agree (SQLite's lower() folds ASCII only: `Ärger` and `äRGER` were two tags there, one on PostgreSQL). */
+const folded = (name: string) => name.normalize('NFKC').toLowerCase();
+
 /** 409 when another tag of the organization already has this name (any case). */
 async function assertNameFree(db: Store, organizationId: string, name: string, exceptId?: string): Promise<void> {
-  let query = db
-    .selectFrom('tags')
-    .select(['id', 'name'])
-    .where('organization_id', '=', organizationId)
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', eb.fn('lower', [eb.val(name)])));
+  let query = db.selectFrom('tags').select(['id', 'name']).where('organization_id', '=', organizationId);
   if (exceptId) query = query.where('id', '!=', exceptId);
-  const existing = await query.executeTakeFirst();
+  // An organization's tags are bounded by its quota: compared here rather than by the database's own folding.
+  const wanted = folded(name);
+  const existing = (await query.execute()).find((tag) => folded(tag.name) === wanted);
   if (existing) {
     throw new ServiceError(
       409,
