@@ -673,3 +673,33 @@ describe('a tool above the token scope (MCP scope challenge, RFC 6750 §3.1)', (
     await client.close();
   });
 });
+
+describe('OAuth through /.well-known/mcp, the same server as /mcp', () => {
+  it('has metadata of its own, so the SDK client authorizes there; the token serves /.well-known/mcp and /mcp, not the REST API', async () => {
+    const anonymous = await fetchJson(`${gw.url}/.well-known/mcp?login`, {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource/.well-known/mcp"`);
+    const metadata = await fetchJson(`${gw.url}/.well-known/oauth-protected-resource/.well-known/mcp`);
+    expect(metadata.body).toMatchObject({ resource: `${gw.url}/.well-known/mcp`, authorization_servers: [gw.url] });
+
+    // Before, the SDK refused: "Protected resource .../mcp does not match expected .../.well-known/mcp".
+    const url = new URL(`${gw.url}/.well-known/mcp?login`);
+    const provider = new TestOAuthProvider(owner.client, { clientName: 'Well-known Connector' });
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await expect(new Client({ name: 'well-known', version: '1.0.0' }).connect(transport)).rejects.toThrow(/Unauthorized/);
+    await transport.finishAuth(provider.code());
+    const connected = await connectWith(provider, url);
+    expect((await connected.listTools()).tools.map((t) => t.name)).toContain('list_workflows');
+    await connected.close();
+
+    const token = provider.saved!.access_token;
+    expect((await listTools('/mcp', token)).status).toBe(200);
+    const rest = await fetchJson(`${gw.url}/api/workflows`, { headers: bearer(token) });
+    expect(rest.status).toBe(401);
+    expect(rest.body.error).toContain(`issued for resource ${gw.url}/.well-known/mcp`);
+  });
+});

@@ -51,6 +51,18 @@ export const oauthProtectedResourceMcp = defineTool({
   handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '/mcp', 'Flowgate MCP server'),
 });
 
+export const oauthProtectedResourceWellKnownMcp = defineTool({
+  name: 'oauth_protected_resource_well_known_mcp',
+  title: 'OAuth protected resource metadata of /.well-known/mcp',
+  description: 'RFC 9728 metadata for /.well-known/mcp, the same MCP server as /mcp (a token for either works on both).',
+  scope: 'public',
+  input: z.object({}),
+  output: protectedResourceOutput,
+  rest: { method: 'GET', path: '/.well-known/oauth-protected-resource/.well-known/mcp', cacheControl: 'public, max-age=3600' },
+  mcp: false,
+  handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '/.well-known/mcp', 'Flowgate MCP server'),
+});
+
 export const oauthProtectedResourceWorkflow = defineTool({
   name: 'oauth_protected_resource_workflow',
   title: 'OAuth protected resource metadata of a workflow MCP server',
@@ -202,6 +214,7 @@ export const agentRegistration = defineTool({
 export const discoveryTools = [
   oauthProtectedResource,
   oauthProtectedResourceMcp,
+  oauthProtectedResourceWellKnownMcp,
   oauthProtectedResourceWorkflow,
   oauthAuthorizationServer,
   mcpServerCard,

@@ -50,6 +50,7 @@ async function resourceToGrant(services: Services, requested: URL | undefined): 
   const href = canonicalResource(requested.href);
   if (href === canonicalResource(base)) return base;
   if (href === canonicalResource(`${base}/mcp`)) return `${base}/mcp`;
+  if (href === canonicalResource(`${base}/.well-known/mcp`)) return `${base}/.well-known/mcp`;
   const prefix = canonicalResource(`${base}/mcp/w/`);
   if (href.startsWith(prefix) && !requested.search && !requested.hash) {
     const slug = href.slice(prefix.length);
@@ -62,7 +63,9 @@ async function resourceToGrant(services: Services, requested: URL | undefined): 
       }
     }
   }
-  throw new InvalidTargetError(`Unknown resource ${requested.href}: use ${base} (REST API), ${base}/mcp or ${base}/mcp/w/<slug> of a listed workflow.`);
+  throw new InvalidTargetError(
+    `Unknown resource ${requested.href}: use ${base} (REST API), ${base}/mcp (or ${base}/.well-known/mcp) or ${base}/mcp/w/<slug> of a listed workflow.`,
+  );
 }
 
 export function createOAuthProvider(services: Services): OAuthServerProvider {

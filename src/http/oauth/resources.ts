@@ -13,7 +13,7 @@ export const MCP_ENDPOINTS = ['/mcp', '/.well-known/mcp'];
 export const WORKFLOW_MCP_ENDPOINT = '/mcp/w/:slug';
 
 export interface ResourceOfPath {
-  /** '' (REST), '/mcp' or '/mcp/w/<slug>'. */
+  /** '' (REST), '/mcp', '/.well-known/mcp' or '/mcp/w/<slug>'. */
   path: string;
   resource: string;
   metadataUrl: string;
@@ -39,23 +39,27 @@ export const canonicalResource = (url: string): string => {
 
 export function resourceMap(baseUrl: string): ResourceMap {
   const router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
-  for (const path of MCP_ENDPOINTS) router.on('POST', path, () => {});
+  // Each MCP endpoint is its own resource, with its own metadata (an MCP client refuses metadata naming another URL
+  // than the one it was given); /mcp and /.well-known/mcp serve one server, so a token for either is good on both.
+  for (const path of MCP_ENDPOINTS) router.on('POST', path, () => {}, { endpoint: path });
   router.on('POST', WORKFLOW_MCP_ENDPOINT, () => {});
   const at = (path: string): ResourceOfPath => ({ path, resource: `${baseUrl}${path}`, metadataUrl: protectedResourceMetadataUrl(baseUrl, path) });
   const base = canonicalResource(baseUrl);
+  const sameServer = new Map(MCP_ENDPOINTS.map((path) => [canonicalResource(`${baseUrl}${path}`), canonicalResource(`${baseUrl}/mcp`)]));
+  const server = (resource: string) => sameServer.get(canonicalResource(resource)) ?? canonicalResource(resource);
 
   const of = (path: string): ResourceOfPath => {
     const found = router.find('POST', path);
     if (!found) return at('');
     const slug = found.params.slug;
-    return at(slug === undefined ? '/mcp' : `/mcp/w/${slug}`);
+    return at(slug === undefined ? (found.store as { endpoint: string }).endpoint : `/mcp/w/${slug}`);
   };
   return {
     isMcpEndpoint: (path) => router.find('POST', path) !== null,
     of,
     accepts(tokenResource, path) {
       const bound = canonicalResource(tokenResource);
-      return bound === base || bound === canonicalResource(of(path).resource);
+      return bound === base || server(bound) === server(of(path).resource);
     },
   };
 }
