@@ -167,9 +167,10 @@ export function createScheduler(
       if (!skipped) enqueue(id, organizationId);
       return id;
     } catch (error) {
-      // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence.
+      // The unique (workflow, scheduled_for) key: another tick or process already created this occurrence. Either way
+      // this attempt wrote nothing, so a skipped-run slot it took goes back (a retried occurrence takes it again).
+      if (skipped) await returnSkippedRunSlot(store, organizationId).catch(() => {});
       if (!isUniqueViolation(error)) throw error;
-      if (skipped) await returnSkippedRunSlot(store, organizationId);
       return undefined;
     }
   }
@@ -196,9 +197,13 @@ export function createScheduler(
         const id = await startOccurrence(schedule, skipIfOverBounds);
         if (id) created.push(id);
       } catch (error) {
+        // A graph that cannot be read fails the same way at every tick: that occurrence is skipped. Anything else (the
+        // database gone for a moment) leaves the schedule due, so the next tick tries the occurrence again.
+        const unreadable = error instanceof SyntaxError;
         console.error(
-          `[flowgate] schedule of workflow ${schedule.workflow_id}: the occurrence ${new Date(schedule.next_run_at).toISOString()} failed and is skipped: ${describe(error)}`,
+          `[flowgate] schedule of workflow ${schedule.workflow_id}: the occurrence ${new Date(schedule.next_run_at).toISOString()} failed and ${unreadable ? 'is skipped' : 'is tried again at the next tick'}: ${describe(error)}`,
         );
+        if (!unreadable) continue;
       }
       await store
         .updateTable('workflow_schedules')
