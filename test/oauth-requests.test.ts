@@ -283,6 +283,15 @@ describe('GET /api/keys with an OAuth access token', () => {
     await owner.client.fetch(`/api/oauth/clients/${probe.body.key.id}`, { method: 'DELETE' });
     expect((await fetchJson(`${gw.url}/api/keys`, { key: connected.saved!.access_token })).status).toBe(401);
   });
+
+  it('answers a token issued for /mcp too (the default resource), which serves no other REST route', async () => {
+    const connected = await authorize(mcpUrl(), { clientName: 'MCP Probe' });
+    const token = connected.saved!.access_token;
+    const probe = await fetchJson(`${gw.url}/api/keys`, { key: token });
+    expect(probe.status, JSON.stringify(probe.body)).toBe(200);
+    expect(probe.body.key).toMatchObject({ kind: 'oauth_token', name: 'MCP Probe' });
+    expect((await fetchJson(`${gw.url}/api/workflows`, { key: token })).status).toBe(401);
+  });
 });
 
 describe('an error at /authorize for a client nobody has authorized yet (RFC 9700 §4.11.2)', () => {
@@ -305,11 +314,15 @@ describe('an error at /authorize for a client nobody has authorized yet (RFC 970
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await res.text()).toContain('code_challenge_method');
 
-    // A user grants the client: from then on its errors go back to it, with state (RFC 6749 §4.1.2.1).
+    // A user grants the client: from then on that user's own errors go back to it, with state (RFC 6749 §4.1.2.1).
     provider.client = client;
     expect(await auth(provider, { serverUrl: mcpUrl() })).toBe('REDIRECT');
     expect(provider.landed!.origin).toBe('https://phish.example');
-    const again = await fetch(authorizationUrl.href, { redirect: 'manual' });
+    // Anyone else's browser still sees the error here: one grant, by its registrant say, proves nothing to others.
+    expect((await fetch(authorizationUrl.href, { redirect: 'manual' })).status).toBe(400);
+    const stranger = await newSignedInUser(gw);
+    expect((await stranger.client.fetch(authorizationUrl.href, { redirect: 'manual' })).status).toBe(400);
+    const again = await owner.client.fetch(authorizationUrl.href, { redirect: 'manual' });
     expect(again.status).toBe(302);
     const location = new URL(again.headers.get('location')!);
     expect(location.origin).toBe('https://phish.example');

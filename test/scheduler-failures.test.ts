@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { refuseRunInserts } from './helpers/store-faults.ts';
 
 /**
  * Every tenant's due schedules are started in one loop per scheduler tick, so
@@ -115,5 +116,25 @@ describe('skipped occurrences and the day bound on them, across instances', () =
     const rows = await store.selectFrom('workflow_executions').select(['status', 'scheduled_for']).where('workflow_id', '=', workflowId).execute();
     expect(rows).toEqual([{ status: 'error', scheduled_for: new Date(base).toISOString() }]);
     expect(await skippedToday()).toBe(1);
+  }, 60_000);
+});
+
+describe('an occurrence the database refuses for a moment', () => {
+  it('stays due and starts at the next tick, rather than being skipped', async () => {
+    const { store, engine } = gw.gateway.services;
+    const workflowId = await createEverySecond('tenant-e');
+    const base = Math.floor(Date.now() / 1000) * 1000 - 20_000;
+    await store.updateTable('workflow_schedules').set({ next_run_at: base }).where('workflow_id', '=', workflowId).execute();
+    const undo = await refuseRunInserts(store);
+    try {
+      await engine.scheduler.tick(new Date(base + 500));
+    } finally {
+      await undo();
+    }
+    const schedule = await store.selectFrom('workflow_schedules').select('next_run_at').where('workflow_id', '=', workflowId).executeTakeFirstOrThrow();
+    expect(Number(schedule.next_run_at)).toBe(base);
+    await engine.scheduler.tick(new Date(base + 600));
+    const runs = await store.selectFrom('workflow_executions').select('scheduled_for').where('workflow_id', '=', workflowId).execute();
+    expect(runs.map((r) => r.scheduled_for)).toEqual([new Date(base).toISOString()]);
   }, 60_000);
 });

@@ -26,7 +26,11 @@ export interface ResourceMap {
   of(path: string): ResourceOfPath;
   /** Whether a token bound to `tokenResource` may be used on `path`. */
   accepts(tokenResource: string, path: string): boolean;
+  /** Whether `resource` is one of this gateway's. */
+  isOurs(resource: string): boolean;
 }
+
+const isCredentialProbe = (path: string) => path.replace(/\/+$/, '').toLowerCase() === '/api/keys';
 
 /** A URL as compared: parsed and serialized, so `http://h` and `http://h/` are one resource. */
 export const canonicalResource = (url: string): string => {
@@ -47,6 +51,7 @@ export function resourceMap(baseUrl: string): ResourceMap {
   const base = canonicalResource(baseUrl);
   const sameServer = new Map(MCP_ENDPOINTS.map((path) => [canonicalResource(`${baseUrl}${path}`), canonicalResource(`${baseUrl}/mcp`)]));
   const server = (resource: string) => sameServer.get(canonicalResource(resource)) ?? canonicalResource(resource);
+  const isOurs = (resource: string) => canonicalResource(resource).startsWith(base);
 
   const of = (path: string): ResourceOfPath => {
     const found = router.find('POST', path);
@@ -59,7 +64,11 @@ export function resourceMap(baseUrl: string): ResourceMap {
     of,
     accepts(tokenResource, path) {
       const bound = canonicalResource(tokenResource);
+      // GET /api/keys answers only what the credential itself is (the probe `flowgate mcp --url` runs before it
+      // connects): any token of this gateway may ask, whichever resource it serves. Its POST is for sessions only.
+      if (isCredentialProbe(path) && isOurs(bound)) return true;
       return bound === base || server(bound) === server(of(path).resource);
     },
+    isOurs,
   };
 }

@@ -87,8 +87,8 @@ const keepStateOnErrorRedirects: RequestHandler = (req, res, next) => {
 /**
  * RFC 9700 §4.11.2: anyone may register a client (no credentials) whose redirect URI is a site of their own, and a
  * malformed /authorize link then sent the browser there with no user interaction, a redirector on the gateway's
- * trusted origin. An error goes back to an https redirect URI only for a client some user has granted before;
- * otherwise the user sees the error here. Loopback redirect URIs (a native client on the user's own machine) are
+ * trusted origin. An error goes back to an https redirect URI only for a client the signed-in user of this browser
+ * has a live grant for; otherwise the user sees the error here. Loopback redirect URIs (a native client on the user's own machine) are
  * always answered, as before.
  */
 function errorRedirectsOnlyToKnownClients(services: Services): RequestHandler {
@@ -99,12 +99,21 @@ function errorRedirectsOnlyToKnownClients(services: Services): RequestHandler {
       const [status, url] = typeof statusOrUrl === 'number' ? [statusOrUrl, maybeUrl!] : [302, statusOrUrl];
       const target = URL.canParse(url) ? new URL(url) : undefined;
       if (!target?.searchParams.has('error') || isLoopbackRedirect(url) || typeof clientId !== 'string') return redirect(status, url);
-      services.store
-        .selectFrom('oauth_grants')
-        .select('id')
-        .where('client_id', '=', clientId)
-        .limit(1)
-        .executeTakeFirst()
+      // This browser's own user must hold a live grant of the client: anyone may sign up and grant their own client
+      // once, so a grant by anyone proved nothing.
+      sessionOf(services, req)
+        .then((principal) =>
+          principal
+            ? services.store
+                .selectFrom('oauth_grants')
+                .select('id')
+                .where('client_id', '=', clientId)
+                .where('user_id', '=', principal.userId)
+                .where('revoked_at', 'is', null)
+                .limit(1)
+                .executeTakeFirst()
+            : undefined,
+        )
         .then((granted) => {
           if (granted) return redirect(status, url);
           const nonce = crypto.randomBytes(16).toString('base64');
