@@ -26,41 +26,45 @@ const protectedResourceOutput = z.object({
   resource_documentation: z.string(),
 });
 
-/** RFC 9728 protected-resource metadata: where 401s' `WWW-Authenticate` points clients, naming this gateway's OAuth server. */
-export const oauthProtectedResource = defineTool({
+/**
+ * RFC 9728 protected-resource metadata of a fixed resource (`resourcePath` '' is the REST API at the base URL): where
+ * 401s' `WWW-Authenticate` points clients, naming this gateway's OAuth server. One operation per resource.
+ */
+const fixedProtectedResource = (a: { name: string; title: string; description: string; resourcePath: string; resourceName: string }) =>
+  defineTool({
+    name: a.name,
+    title: a.title,
+    description: a.description,
+    scope: 'public',
+    input: z.object({}),
+    output: protectedResourceOutput,
+    rest: { method: 'GET', path: `/.well-known/oauth-protected-resource${a.resourcePath}`, cacheControl: 'public, max-age=3600' },
+    mcp: false,
+    handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, a.resourcePath, a.resourceName),
+  });
+
+export const oauthProtectedResource = fixedProtectedResource({
   name: 'oauth_protected_resource',
   title: 'OAuth protected resource metadata',
   description: 'RFC 9728 metadata for the REST API (the base URL): authorization server, bearer methods and scopes.',
-  scope: 'public',
-  input: z.object({}),
-  output: protectedResourceOutput,
-  rest: { method: 'GET', path: '/.well-known/oauth-protected-resource', cacheControl: 'public, max-age=3600' },
-  mcp: false,
-  handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '', 'Flowgate REST API'),
+  resourcePath: '',
+  resourceName: 'Flowgate REST API',
 });
 
-export const oauthProtectedResourceMcp = defineTool({
+export const oauthProtectedResourceMcp = fixedProtectedResource({
   name: 'oauth_protected_resource_mcp',
   title: 'OAuth protected resource metadata of /mcp',
   description: 'RFC 9728 metadata for the MCP endpoint /mcp.',
-  scope: 'public',
-  input: z.object({}),
-  output: protectedResourceOutput,
-  rest: { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', cacheControl: 'public, max-age=3600' },
-  mcp: false,
-  handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '/mcp', 'Flowgate MCP server'),
+  resourcePath: '/mcp',
+  resourceName: 'Flowgate MCP server',
 });
 
-export const oauthProtectedResourceWellKnownMcp = defineTool({
+export const oauthProtectedResourceWellKnownMcp = fixedProtectedResource({
   name: 'oauth_protected_resource_well_known_mcp',
   title: 'OAuth protected resource metadata of /.well-known/mcp',
   description: 'RFC 9728 metadata for /.well-known/mcp, the same MCP server as /mcp (a token for either works on both).',
-  scope: 'public',
-  input: z.object({}),
-  output: protectedResourceOutput,
-  rest: { method: 'GET', path: '/.well-known/oauth-protected-resource/.well-known/mcp', cacheControl: 'public, max-age=3600' },
-  mcp: false,
-  handler: (_input, { services }) => protectedResourceMetadata(services.config.baseUrl, '/.well-known/mcp', 'Flowgate MCP server'),
+  resourcePath: '/.well-known/mcp',
+  resourceName: 'Flowgate MCP server',
 });
 
 export const oauthProtectedResourceWorkflow = defineTool({
