@@ -40,9 +40,16 @@ export type CallOutcome = { kind: 'calldata'; body: Calldata } | { kind: 'run'; 
 export const callUrl = (baseUrl: string, slug: string) => `${baseUrl}/api/mcp/workflows/${slug}/call`;
 export const callResultUrl = (baseUrl: string, slug: string, executionId: string) => `${baseUrl}/api/mcp/workflows/${slug}/calls/${executionId}`;
 
-// A run started by a call of the listing: of its workflow, and by no user (free and paid calls run as nobody).
+// A run started by a call of the listing: of its workflow, started as Manual by no user (free and paid calls run as
+// nobody; the publisher's own runs carry their user, scheduled and chain-triggered ones their trigger).
 const selectCallRun = prepared<{ id: string; workflowId: string }, { id: string }>((db: Store, a) =>
-  db.selectFrom('workflow_executions').select('id').where('id', '=', a.id).where('workflow_id', '=', a.workflowId).where('user_id', 'is', null),
+  db
+    .selectFrom('workflow_executions')
+    .select('id')
+    .where('id', '=', a.id)
+    .where('workflow_id', '=', a.workflowId)
+    .where('user_id', 'is', null)
+    .where('trigger_type', '=', 'Manual'),
 );
 
 /**
