@@ -75,13 +75,13 @@ export const confirmTotp = defineTool({
         issues: [{ path: 'code', message: 'wrong or expired TOTP code' }],
       });
     // A wrong code is refused before the step-up, so it does not spend a signed challenge.
-    if ((await totpStep(secret, input.code)) === null) throw wrongCode();
+    const step = await totpStep(secret, input.code);
+    if (step === null) throw wrongCode();
     // A factor that step-up will ask for from now on: a stolen session alone must not enrol its own, which would
     // lock the owner out of every step-up action (removing it needs its code).
     await requireStepUp(ctx.services, principal, 'totp_enrol', input, ctx.ip);
-    const step = await totpStep(secret, input.code);
     // The confirming code is spent: it cannot also answer the next step-up.
-    if (step === null || !(await spendTotpStep(store, user.id, step))) throw wrongCode();
+    if (!(await spendTotpStep(store, user.id, step))) throw wrongCode();
     const enabledAt = nowIso();
     await store.updateTable('users').set({ totp_enabled_at: enabledAt }).where('id', '=', user.id).execute();
     await recordAudit(store, { organizationId: principal.organizationId, actor: principal, action: 'totp_enrolled', target: user.id, ip: ctx.ip });

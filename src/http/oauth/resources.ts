@@ -26,8 +26,6 @@ export interface ResourceMap {
   of(path: string): ResourceOfPath;
   /** Whether a token bound to `tokenResource` may be used on `path`. */
   accepts(tokenResource: string, path: string): boolean;
-  /** Whether `resource` is one of this gateway's. */
-  isOurs(resource: string): boolean;
 }
 
 const isCredentialProbe = (path: string) => path.replace(/\/+$/, '').toLowerCase() === '/api/keys';
@@ -69,6 +67,5 @@ export function resourceMap(baseUrl: string): ResourceMap {
       if (isCredentialProbe(path) && isOurs(bound)) return true;
       return bound === base || server(bound) === server(of(path).resource);
     },
-    isOurs,
   };
 }
