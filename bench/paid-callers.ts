@@ -32,10 +32,14 @@ export interface CallerSpec {
   freeSlug: string;
   paidSlug: string;
   probe?: boolean;
+  /** The devnet's process, whose CPU per call the parent reads (the callers do not use it). */
+  anvilPid?: number;
 }
 
 export interface CallerResult extends Sample {
   lastFailure: string;
+  /** This process's CPU per call over the timed loop, in ms: what the paying clients spend (signing, HTTP). */
+  callersCpuMs: number;
 }
 
 export interface ProbeResult {
@@ -113,7 +117,10 @@ if (spec.probe) {
     if (!(await iteration(caller))) throw new Error(`payments bench: a warm-up ${spec.kind} call failed: ${lastFailure()}`);
   }
   await send({ ready: true });
+  const cpuAtStart = process.cpuUsage();
   const sample = await timedLoop(spec.seconds, spec.keys.length, iteration);
-  await send({ ...sample, lastFailure: lastFailure() } satisfies CallerResult);
+  const cpu = process.cpuUsage(cpuAtStart);
+  const callersCpuMs = (cpu.user + cpu.system) / 1000 / Math.max(1, sample.perSecond * spec.seconds);
+  await send({ ...sample, lastFailure: lastFailure(), callersCpuMs } satisfies CallerResult);
 }
 process.exit(0);

@@ -11,29 +11,39 @@
  * agents do: their signing never shares the gateway's event loop or CPU.
  */
 import { fork } from 'node:child_process';
+import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import type { CallerKind, CallerResult, CallerSpec, ProbeResult } from './paid-callers.ts';
 import { withDevnetGateway } from './devnet-bench.ts';
-import { median } from './stats.ts';
+import { median, processCpuMs } from './stats.ts';
 
 const FREE_SLUG = 'helloworld';
 const PAID_SLUG = 'microtip';
 
-/** Runs the callers (bench/paid-callers.ts) in their own process; the gateway's CPU per call is measured here over the timed part. */
-function callersProcess<R>(spec: CallerSpec): Promise<R & { gatewayCpuMs?: number }> {
+/**
+ * Runs the callers (bench/paid-callers.ts) in their own process; the gateway's CPU per call is measured here
+ * over the timed part, and anvil's from /proc, so each row shows what every process on the machine spent per call.
+ */
+function callersProcess<R>(spec: CallerSpec): Promise<R & { gatewayCpuMs?: number; anvilCpuMs?: number }> {
   const child = fork(new URL('./paid-callers.ts', import.meta.url).pathname, [JSON.stringify(spec)], { execArgv: ['--import', 'tsx'] });
   let cpuAtStart = process.cpuUsage();
+  let anvilAtStart = NaN;
   return new Promise((resolve, reject) => {
     child.on('message', (message: { ready: true } | (R & { perSecond?: number })) => {
       if ('ready' in message) {
         cpuAtStart = process.cpuUsage();
+        anvilAtStart = spec.anvilPid ? processCpuMs(spec.anvilPid) : NaN;
         return;
       }
       const cpu = process.cpuUsage(cpuAtStart);
       const calls = (message.perSecond ?? 0) * spec.seconds;
-      resolve({ ...message, ...(calls > 0 ? { gatewayCpuMs: (cpu.user + cpu.system) / 1000 / calls } : {}) });
+      const anvilMs = spec.anvilPid ? processCpuMs(spec.anvilPid) - anvilAtStart : NaN;
+      resolve({
+        ...message,
+        ...(calls > 0 ? { gatewayCpuMs: (cpu.user + cpu.system) / 1000 / calls, ...(Number.isFinite(anvilMs) ? { anvilCpuMs: anvilMs / calls } : {}) } : {}),
+      });
     });
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -54,7 +64,7 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_PAID_ROUNDS ?? 3));
 const WARMUP_ROUNDS = Math.max(0, Number(process.env.BENCH_PAID_WARMUP ?? 1));
 
 /** One row of one round, with the gateway's CPU per call over its timed part. */
-type MeasuredRow = CallerResult & { gatewayCpuMs?: number };
+type MeasuredRow = CallerResult & { gatewayCpuMs?: number; anvilCpuMs?: number };
 
 /** Each figure the median of its rounds; failures summed; the rounds' p50s kept for the table. */
 function medianRow(rows: MeasuredRow[]) {
@@ -64,6 +74,8 @@ function medianRow(rows: MeasuredRow[]) {
     p50: of((r) => r.p50),
     p99: of((r) => r.p99),
     gatewayCpuMs: of((r) => r.gatewayCpuMs ?? 0),
+    callersCpuMs: of((r) => r.callersCpuMs),
+    anvilCpuMs: of((r) => r.anvilCpuMs ?? NaN),
     failures: rows.reduce((sum, r) => sum + r.failures, 0),
     lastFailure:
       rows
@@ -78,8 +90,10 @@ type Spec = (kind: CallerKind, count: number, probe?: boolean) => Promise<Caller
 
 /**
  * Runs `work` against a gateway on a fresh anvil devnet. anvil's cost per block grows with its chain
- * (a lone transaction's receipt took 6 ms in a first round and 11 ms two rounds later), so every
- * round starts from block 0 and the rows of a round meet the same chain.
+ * (a lone transaction's receipt took 6 ms in a first round and 11 ms two rounds later; `eth_blockNumber`
+ * cost anvil 40 µs of CPU on a new chain and 80 µs after 2,000 blocks), so every row starts from block 0:
+ * when the four rows of a round shared one chain, the MPP row, last, met a chain thousands of blocks
+ * longer than the anchor's (its p50 at ten callers was 100-111 ms there, 65-82 ms alone on a new chain).
  */
 async function onFreshDevnet<T>(seconds: number, work: (spec: Spec) => Promise<T>): Promise<T> {
   return withDevnetGateway({}, async ({ gateway, url, node }) => {
@@ -95,6 +109,7 @@ async function onFreshDevnet<T>(seconds: number, work: (spec: Spec) => Promise<T
       kind,
       url,
       rpcUrl: node.url,
+      anvilPid: node.pid,
       usdc,
       keys: await payers(count),
       seconds,
@@ -115,15 +130,15 @@ export async function benchPayments(seconds: number, connections: number): Promi
   // Measured rows run at `paidConnections` (all callers unless BENCH_PAID_CONNECTIONS says otherwise);
   // the free baseline runs at the same concurrency so the p50 ratio compares like with like.
   const paidConnections = Math.min(connections, Number(process.env.BENCH_PAID_CONNECTIONS ?? connections));
-  // The four rows run in turn, ROUNDS times (BENCH_PAID_ROUNDS, default 3), each round on a fresh devnet, and each
+  // The four rows run in turn, ROUNDS times (BENCH_PAID_ROUNDS, default 3), each row on a fresh devnet, and each
   // figure is the median of its rounds: one round's paid minus free moved by several ms from run to run here.
   const rounds: Record<CallerKind, MeasuredRow[]> = { raw: [], free: [], x402: [], mpp: [] };
   const warmup: Record<CallerKind, MeasuredRow[]> = { raw: [], free: [], x402: [], mpp: [] };
   for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
     const into = round < 0 ? warmup : rounds;
-    await onFreshDevnet(seconds, async (spec) => {
-      for (const kind of ['raw', 'free', 'x402', 'mpp'] as const) into[kind].push(await callersProcess<CallerResult>(await spec(kind, paidConnections)));
-    });
+    for (const kind of ['raw', 'free', 'x402', 'mpp'] as const) {
+      into[kind].push(await onFreshDevnet(seconds, async (spec) => callersProcess<CallerResult>(await spec(kind, paidConnections))));
+    }
   }
   const [rawRow, freeRow, x402Row, mppRow] = (['raw', 'free', 'x402', 'mpp'] as const).map((kind) => medianRow(rounds[kind]));
 
@@ -131,12 +146,13 @@ export async function benchPayments(seconds: number, connections: number): Promi
     `\nPay-per-call on a local anvil devnet (${seconds}s per row, ${paidConnections} concurrent caller${paidConnections === 1 ? '' : 's'} per row; ` +
       `one payer account per caller and protocol; ` +
       `free ${FREE_SLUG} vs $0.01 ${PAID_SLUG}, both one code step; a paid sample = 402 + sign + verify + settle on chain + run; ` +
-      `medians of ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each on a fresh devnet, after ${WARMUP_ROUNDS} untimed warm-up round${WARMUP_ROUNDS === 1 ? '' : 's'})\n`,
+      `medians of ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each row on a fresh devnet, after ${WARMUP_ROUNDS} untimed warm-up round${WARMUP_ROUNDS === 1 ? '' : 's'})\n`,
   );
   console.log(
-    ['| call | calls/s | p50 ms | p99 ms | p50 vs free | gateway CPU ms/call | failures | p50 of each round |', '|---|---:|---:|---:|---:|---:|---:|---|'].join(
-      '\n',
-    ),
+    [
+      '| call | calls/s | p50 ms | p99 ms | p50 vs free | gateway CPU ms/call | callers CPU ms/call | anvil CPU ms/call | failures | p50 of each round |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ].join('\n'),
   );
   for (const [name, row] of [
     [`one devnet transaction, raw viem (anchor for paid minus free)`, rawRow],
@@ -145,7 +161,7 @@ export async function benchPayments(seconds: number, connections: number): Promi
     [`paid with MPP (mppx/client): ${PAID_SLUG}`, mppRow],
   ] as const) {
     console.log(
-      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : row.gatewayCpuMs.toFixed(2)} | ${row.failures} | ${row.p50s.map((p) => p.toFixed(1)).join(' · ')} |`,
+      `| ${name} | ${row.perSecond.toFixed(1)} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${(row.p50 / Math.max(freeRow.p50, 0.1)).toFixed(2)}x | ${row === rawRow ? '—' : row.gatewayCpuMs.toFixed(2)} | ${row.callersCpuMs.toFixed(2)} | ${row.anvilCpuMs.toFixed(2)} | ${row.failures} | ${row.p50s.map((p) => p.toFixed(1)).join(' · ')} |`,
     );
   }
   // Paired within each round (the rows of one round run minutes apart at most), then the median of the pairs.
@@ -164,6 +180,22 @@ export async function benchPayments(seconds: number, connections: number): Promi
   console.log(
     `\nPaid minus free at p50: x402 ${over('x402')}, MPP ${over('mpp')}; one devnet transaction: ${rawRow.p50.toFixed(1)} ms (goal: paid minus free ≤ that + 10 ms)`,
   );
+  // What the machine allows: ten callers in a closed loop wait on average callers ÷ calls per second, and the calls per
+  // second can be no more than the cores divided by every process's CPU per call (Little's law; the p50 sits near the mean).
+  const cores = os.availableParallelism();
+  const goal = freeRow.p50 + rawRow.p50 + 10;
+  const floor = (cpuMs: number) => (paidConnections * cpuMs) / cores;
+  for (const [name, row] of [
+    ['x402', x402Row],
+    ['MPP', mppRow],
+  ] as const) {
+    const others = row.callersCpuMs + row.anvilCpuMs;
+    console.log(
+      `${name}: every process's CPU per paid call ${(row.gatewayCpuMs + others).toFixed(1)} ms (gateway ${row.gatewayCpuMs.toFixed(1)}, callers ${row.callersCpuMs.toFixed(1)}, anvil ${row.anvilCpuMs.toFixed(1)}); ` +
+        `on ${cores} cores ${paidConnections} callers wait at least ${floor(row.gatewayCpuMs + others).toFixed(1)} ms a call on average, ` +
+        `and ${floor(others).toFixed(1)} ms with a gateway that spent nothing, against a goal of ${goal.toFixed(1)} ms (free p50 + one devnet transaction + 10 ms)`,
+    );
+  }
   const lastFailure =
     [probeX402, probeMpp, x402Row, mppRow]
       .map((r) => r.lastFailure)

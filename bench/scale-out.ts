@@ -19,6 +19,7 @@ import { createGateway } from '../src/gateway.ts';
 import { startPostgres, type TestPostgres } from '../scripts/embedded-postgres.ts';
 import { spawnGateway, type SpawnedGateway } from '../scripts/gateway-process.ts';
 import { timedLoop, viemTransfers, type Sample } from './devnet-bench.ts';
+import { processCpuMs } from './stats.ts';
 
 const RUNS_IN_FLIGHT = 64;
 const TRANSFERS_IN_FLIGHT = 16;
@@ -87,12 +88,6 @@ async function deploy(count: number, anvil: AnvilNode, databaseUrl: string | und
   };
 }
 
-/** User + system CPU of a process so far, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface ScaleRow {
   name: string;
   sample: Sample;
@@ -104,10 +99,10 @@ interface ScaleRow {
 async function measureOn(name: string, deployment: Deployment, seconds: number, callers: number, op: (url: string) => Promise<boolean>): Promise<ScaleRow> {
   const { instances } = deployment;
   await timedLoop(1, callers, (caller) => op(instances[caller % instances.length]!.url)); // warm-up
-  const before = instances.map((i) => cpuMs(i.pid));
+  const before = instances.map((i) => processCpuMs(i.pid));
   const sample = await timedLoop(seconds, callers, (caller) => op(instances[caller % instances.length]!.url));
   const operations = Math.max(1, sample.perSecond * seconds);
-  return { name, sample, cpu: instances.map((i, n) => (cpuMs(i.pid) - before[n]!) / operations) };
+  return { name, sample, cpu: instances.map((i, n) => (processCpuMs(i.pid) - before[n]!) / operations) };
 }
 
 const runOnce = (deployment: Deployment) => async (url: string) => {

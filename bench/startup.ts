@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { anvilBinary } from '../src/chains/anvil.ts';
-import { median } from './stats.ts';
+import { median, processCpuMs } from './stats.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TRIALS = Number(process.env.STARTUP_TRIALS ?? 5);
@@ -73,17 +73,6 @@ function rssKb(pid: number): number {
   }
 }
 
-/** utime + stime from /proc/PID/stat, in ms (clock ticks of 10 ms on Linux). */
-function cpuMsOf(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
-
 const treeRssMb = (pid: number) => [pid, ...descendants(pid).filter((child) => !isAnvil(child))].reduce((sum, p) => sum + rssKb(p), 0) / 1024;
 
 /** Spawns `args`, waits for its "listening on URL" line, polls URL/healthz until 200, then samples RSS. */
@@ -113,7 +102,7 @@ async function trial(args: string[], env: NodeJS.ProcessEnv, measureRss: boolean
       await new Promise((r) => setTimeout(r, 5));
     }
     const readyMs = performance.now() - started;
-    const cpuMs = cpuMsOf(child.pid!);
+    const cpuMs = processCpuMs(child.pid!);
     child.stdout!.resume();
     if (!measureRss) return { readyMs, cpuMs };
     await new Promise((r) => setTimeout(r, IDLE_MS));

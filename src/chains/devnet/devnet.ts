@@ -9,8 +9,10 @@ import {
   parseEther,
   parseUnits,
   type Address,
+  type PublicClient,
 } from 'viem';
 import { badRequest } from '../../errors.ts';
+import { waitForReceipt } from '../receipt-watcher.ts';
 import { rpcTransport } from '../rpc-transport.ts';
 import { DEVNET_CHAIN_ID, TEST_USDC, TEST_USDC_ADDRESS, testUsdcAbi, testUsdcBytecode, testUsdcDeployer } from './test-usdc.ts';
 
@@ -60,6 +62,13 @@ export function parseDevnetAmount(value: string, decimals: number, label: string
   return parseUnits(text, decimals);
 }
 
+/**
+ * How long a deployment or mint may take to be mined. Read through the gateway's receipt watcher: viem's
+ * waitForTransactionReceipt polls every 4 s on a chain without a block time, and once the node has made some
+ * blocks a mint waited out that interval (4.0 s per `flowgate devnet fund` after 1,500 blocks, instead of 4 ms).
+ */
+const RECEIPT_TIMEOUT_MS = 30_000;
+
 /** Connects to the devnet at rpcUrl and deploys the test USDC there when it is missing. */
 export async function connectDevnet(rpcUrl: string): Promise<Devnet> {
   const chain = defineChain({
@@ -93,7 +102,7 @@ export async function connectDevnet(rpcUrl: string): Promise<Devnet> {
     }
     await fuelDeployer();
     const hash = await deployerClient.deployContract({ abi: testUsdcAbi, bytecode: testUsdcBytecode, args: [testUsdcDeployer.address] });
-    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    const receipt = await waitForReceipt(publicClient as PublicClient, hash, RECEIPT_TIMEOUT_MS);
     if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== TEST_USDC_ADDRESS.toLowerCase()) {
       throw new Error(`Deploying the test USDC failed (transaction ${hash}, status ${receipt.status})`);
     }
@@ -131,7 +140,7 @@ export async function connectDevnet(rpcUrl: string): Promise<Devnet> {
       if (units > 0n) {
         await fuelDeployer();
         const hash = await deployerClient.writeContract({ address: TEST_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'mint', args: [account, units] });
-        const receipt = await publicClient.waitForTransactionReceipt({ hash });
+        const receipt = await waitForReceipt(publicClient as PublicClient, hash, RECEIPT_TIMEOUT_MS);
         if (receipt.status !== 'success') throw new Error(`Minting test USDC failed (transaction ${hash})`);
       }
       return balances(account);
