@@ -47,6 +47,8 @@ export interface LoadResult {
   p99: number;
   /** Non-2xx answers, connection errors and follow-ups without the expected value. */
   failures: number;
+  /** This process's CPU per sample over the run, in ms: what the load generator itself spends (it shares the machine). */
+  loadCpuMsPerSample: number;
 }
 
 /** A 2xx answer whose `field` is not `equals` is a failure (a non-2xx one is counted by autocannon). */
@@ -85,10 +87,14 @@ function requestsFor(spec: LoadSpec, failed: () => void): autocannon.Request[] {
 
 async function run(spec: LoadSpec, seconds: number): Promise<LoadResult> {
   let failures = 0;
+  const cpuAtStart = process.cpuUsage();
   const result = await autocannon({ url: spec.url, connections: spec.connections, duration: seconds, requests: requestsFor(spec, () => failures++) });
+  const cpu = process.cpuUsage(cpuAtStart);
+  const samplesPerSecond = result.requests.total / seconds / (spec.followUp ? 2 : 1);
   return {
     requests: result.requests.total,
-    samplesPerSecond: result.requests.total / seconds / (spec.followUp ? 2 : 1),
+    samplesPerSecond,
+    loadCpuMsPerSample: (cpu.user + cpu.system) / 1000 / Math.max(samplesPerSecond * seconds, 1),
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: failures + result.non2xx + result.errors,

@@ -55,6 +55,8 @@ interface Row {
   failures: number;
   /** CPU time of the gateway process per sample (ms), when measured. */
   cpuMs?: number;
+  /** The load generator's CPU per sample (rows it drives). */
+  loadCpuMs?: number;
   /** A row measured in rounds beside the baseline: each round's req/s ÷ the baseline's runs either side of it (the ratio is their median). */
   roundRatios?: number[];
 }
@@ -85,7 +87,15 @@ async function measure(
   durationSeconds = DURATION_SECONDS,
 ): Promise<Row> {
   const load = await externalLoad({ url, connections, warmupSeconds: 1, durationSeconds, request, followUp });
-  return { name, perSecond: load.samplesPerSecond, p50: load.p50, p99: load.p99, failures: load.failures, cpuMs: load.serverCpuMsPerSample };
+  return {
+    name,
+    perSecond: load.samplesPerSecond,
+    p50: load.p50,
+    p99: load.p99,
+    failures: load.failures,
+    cpuMs: load.serverCpuMsPerSample,
+    loadCpuMs: load.loadCpuMsPerSample,
+  };
 }
 
 interface Target {
@@ -585,13 +595,21 @@ async function main() {
     console.log('\nEngine (p50/p99: per request, or per run in process; per-step overhead = run time / steps, from the stored runs; logs on)\n');
     console.log(
       [
-        '| workflow: path | executions/s | p50 ms | p99 ms | per-step p50 ms | per-step p99 ms | gateway CPU ms/run | vs n8n 220/s (2 vCPU) | failures |',
-        '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+        '| workflow: path | executions/s | p50 ms | p99 ms | per-step p50 ms | per-step p99 ms | gateway CPU ms/run | load generator CPU ms/run | vs n8n 220/s (2 vCPU) | failures |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ].join('\n'),
     );
     for (const row of engineRows) {
       console.log(
-        `| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`,
+        `| ${row.name} | ${row.perSecond.toFixed(1)} | ${row.p50} | ${row.p99} | ${row.stepP50} | ${row.stepP99} | ${cpu(row)} | ${row.loadCpuMs?.toFixed(2) ?? '—'} | ${(row.perSecond / N8N_PUBLISHED_EXECUTIONS_PER_SECOND).toFixed(2)}x | ${row.failures} |`,
+      );
+    }
+    // What the machine allows a row driven over HTTP: the cores divided by every process's CPU per run.
+    const cores = os.availableParallelism();
+    for (const row of engineRows.filter((r) => r.loadCpuMs !== undefined && r.cpuMs !== undefined)) {
+      const total = row.cpuMs! + row.loadCpuMs!;
+      console.log(
+        `${row.name}: ${total.toFixed(2)} ms of CPU per run (gateway ${row.cpuMs!.toFixed(2)}, load generator ${row.loadCpuMs!.toFixed(2)}): at most ${((cores * 1000) / total).toFixed(0)} runs/s on ${cores} cores`,
       );
     }
   }
