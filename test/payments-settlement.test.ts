@@ -7,6 +7,7 @@ import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/fac
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload } from '@x402/core/types';
 import { testUsdcAbi } from '../src/chains/devnet/test-usdc.ts';
+import { createNonceManager } from '../src/chains/nonces.ts';
 import { createLocalFacilitator, paysExactly, transferWithAuthorizationData } from '../src/payments/local-facilitator.ts';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
@@ -175,14 +176,59 @@ describe('a payment spent elsewhere between verification and settlement', () => 
   });
 });
 
+describe('a settlement the node holds unmined although it is first in line', () => {
+  it('is replaced with higher fees and settles, where it used to wait three minutes and fail', async () => {
+    const { facilitatorAccount, facilitator, requirements, signed } = await directFacilitator({ stuckAfterMs: 300 });
+    const address = facilitatorAccount.address;
+    const first = await signed(await fundedPayer());
+    expect(await facilitator.settle(first.payload, requirements as never)).toMatchObject({ success: true });
+    const next = await chain.publicClient.getTransactionCount({ address });
+
+    // anvil's pool files a send as waiting on the nonce before it when that one is not yet counted, and never
+    // promotes it once it is: made here by putting the account's count one back while the settlement arrives.
+    const payment = await signed(await fundedPayer());
+    await chain.testClient.setNonce({ address, nonce: next - 1 });
+    const settling = facilitator.settle(payment.payload, requirements as never);
+    const queued = async () => {
+      const pool = (await chain.testClient.request({ method: 'txpool_content' } as never)) as { queued: Record<string, Record<string, { hash: Hex }>> };
+      return Object.entries(pool.queued).find(([from]) => from.toLowerCase() === address.toLowerCase())?.[1][String(next)]?.hash;
+    };
+    let stuck: Hex | undefined;
+    for (let tries = 0; !stuck && tries < 200; tries++) {
+      stuck = await queued();
+      if (!stuck) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(stuck).toBeDefined();
+    await chain.testClient.setNonce({ address, nonce: next });
+    // Still held after the count is right again: the same bytes sent again do not move it.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await queued()).toBe(stuck);
+
+    const settled = await settling;
+    expect(settled).toMatchObject({ success: true });
+    // A replacement for the same nonce was mined, paying the payee; the stuck bytes never will be.
+    expect(settled!.transaction).not.toBe(stuck);
+    const receipt = await chain.publicClient.getTransactionReceipt({ hash: settled!.transaction as Hex });
+    expect(receipt.status).toBe('success');
+    expect((await chain.publicClient.getTransaction({ hash: settled!.transaction as Hex })).nonce).toBe(next);
+    expect(paysExactly(receipt.logs, usdc, payment.authorization.from, requirements.payTo, 10000n)).toBe(true);
+    expect(await chain.publicClient.getTransactionCount({ address })).toBe(next + 1);
+
+    // The facilitator's line moves on: the next payment settles at the next nonce.
+    const after = await facilitator.settle((await signed(await fundedPayer())).payload, requirements as never);
+    expect(after).toMatchObject({ success: true });
+    expect((await chain.publicClient.getTransaction({ hash: after.transaction as Hex })).nonce).toBe(next + 1);
+  }, 60_000);
+});
+
 /**
  * A facilitator of its own on the test chain (its gas funded), an offer to a fresh payee, and
  * EIP-3009 payments for that offer, signed as a payer signs them or changed to be wrong one way.
  */
-async function directFacilitator() {
+async function directFacilitator(options: Parameters<typeof createLocalFacilitator>[5] = {}) {
   const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
   await chain.setBalance(facilitatorAccount.address, '1');
-  const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, rpc, NETWORK);
+  const facilitator = createLocalFacilitator(facilitatorAccount, chain.chain, rpc, NETWORK, createNonceManager(), options);
   const payTo = privateKeyToAccount(generatePrivateKey()).address;
   const requirements = {
     scheme: 'exact',

@@ -279,6 +279,41 @@ async function broadcastAll(client: PublicClient, group: readonly Signed[]): Pro
 
 const isAlreadyKnown = (error: unknown) => /already known|known transaction|already imported/i.test(String((error as Error)?.message ?? ''));
 
+const maxOf = (...values: bigint[]) => values.reduce((a, b) => (b > a ? b : a));
+
+/**
+ * A send of `account` that the node still holds unmined although it is first in line (its nonce is the
+ * account's mined count): the same transaction re-signed for the same nonce with fees a fifth higher (at least
+ * today's quote), and broadcast. Only one of the two can be mined. Its hash, or undefined when the send was
+ * mined meanwhile, is unknown to the node, is not this account's, or waits behind an earlier nonce.
+ *
+ * anvil's pool can file a transaction as waiting on the nonce before it while that one is being mined, and then
+ * never promotes it: sending the same bytes again is refused as already imported, mining does not help, and every
+ * later send of the wallet queues behind it. A replacement is taken at once, and the ones behind follow. On any
+ * chain it is what a wallet does for a send left behind by its fee.
+ */
+export async function replaceStuckSend(client: PublicClient, account: LocalAccount, hash: Hex): Promise<Hex | undefined> {
+  const tx = await client.getTransaction({ hash }).catch(() => undefined);
+  if (!tx || tx.blockNumber !== null || tx.from.toLowerCase() !== account.address.toLowerCase() || tx.type !== 'eip1559') return undefined;
+  if ((await client.getTransactionCount({ address: account.address, blockTag: 'latest' })) !== tx.nonce) return undefined;
+  const quote = await feesPerGas(client);
+  const bump = (fee: bigint) => fee + fee / 5n + 1n;
+  const maxPriorityFeePerGas = maxOf(bump(tx.maxPriorityFeePerGas), quote.maxPriorityFeePerGas);
+  const maxFeePerGas = maxOf(bump(tx.maxFeePerGas), quote.maxFeePerGas, maxPriorityFeePerGas);
+  const raw = await account.signTransaction({
+    type: 'eip1559',
+    chainId: client.chain!.id,
+    nonce: tx.nonce,
+    gas: tx.gas,
+    to: tx.to,
+    data: tx.input,
+    value: tx.value,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+  });
+  return (await sendRaw(client, raw)).result === 'sent' ? keccak256(raw) : undefined;
+}
+
 /** Re-sends stored bytes (same nonce, same hash): safe to repeat, can never spend twice. */
 export async function rebroadcast(client: PublicClient, raw: Hex): Promise<void> {
   try {

@@ -14,7 +14,7 @@ import {
   toEventSelector,
   toFunctionSelector,
 } from 'viem';
-import type { AbiParameter, Chain, Hex, LocalAccount, Log, PublicClient } from 'viem';
+import type { AbiParameter, Chain, Hex, LocalAccount, Log, PublicClient, TransactionReceipt } from 'viem';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { x402Facilitator } from '@x402/core/facilitator';
@@ -29,6 +29,7 @@ import {
   BroadcastRejectedError,
   defaultGasLimitMultiplier,
   PreflightError,
+  replaceStuckSend,
   revertReason,
   signAndBroadcast,
 } from '../chains/transactions.ts';
@@ -75,6 +76,11 @@ const CODE_MS = 1_000;
 const SIMULATION_AHEAD_MS = 2_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt. */
 const CONFIRMATION_MS = 180_000;
+/**
+ * A settlement unmined this long while first in the facilitator's line is replaced once with higher fees
+ * (replaceStuckSend): a block or two on a slow chain, and anvil's pool can hold one for good.
+ */
+const STUCK_AFTER_MS = 30_000;
 
 /**
  * transferWithAuthorization's calldata, by overload ((v, r, s): 9 arguments; bytes: 7), with each selector
@@ -159,7 +165,9 @@ export function createLocalFacilitator(
   rpcUrl: string,
   network: PaymentRequirements['network'],
   nonces: NonceManager = createNonceManager(),
+  options: { stuckAfterMs?: number } = {},
 ): FacilitatorClient {
+  const stuckAfterMs = options.stuckAfterMs ?? STUCK_AFTER_MS;
   // The gateway's keep-alive transport (src/chains/rpc-transport.ts): cheaper per call than viem's batched fetch.
   const transport = rpcTransport(rpcUrl, { retryCount: 1, timeout: 15_000 });
   const client = createPublicClient({ chain, transport }) as PublicClient;
@@ -278,6 +286,25 @@ export function createLocalFacilitator(
     );
   }
 
+  /**
+   * The settlement's receipt; past stuckAfterMs, a send still first in line unmined is replaced once, and
+   * whichever of the two is mined answers (they share a nonce: never both).
+   */
+  async function settlementReceipt(hash: Hex): Promise<{ hash: Hex; receipt: TransactionReceipt }> {
+    const sent = waitForReceipt(client, hash, CONFIRMATION_MS).then((receipt) => ({ hash, receipt }));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), stuckAfterMs);
+    });
+    const first = await Promise.race([sent, late]).finally(() => clearTimeout(timer));
+    if (first) return first;
+    const replacement = await replaceStuckSend(client, account, hash).catch(() => undefined);
+    if (!replacement) return sent;
+    console.error(`[flowgate] settlement ${hash} was first in line but unmined after ${stuckAfterMs} ms: replaced by ${replacement} with higher fees`);
+    const replaced = waitForReceipt(client, replacement, Math.max(1, CONFIRMATION_MS - stuckAfterMs)).then((receipt) => ({ hash: replacement, receipt }));
+    return Promise.any([sent, replaced]).catch((error: AggregateError) => Promise.reject(error.errors[0]));
+  }
+
   async function settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
     const transfer = eip3009(payload);
     const payer = transfer?.authorization.from;
@@ -328,7 +355,7 @@ export function createLocalFacilitator(
     }
     let receipt;
     try {
-      receipt = await waitForReceipt(client, hash, CONFIRMATION_MS);
+      ({ hash, receipt } = await settlementReceipt(hash));
     } catch (error) {
       // Not mined in time (or not found): the node may have dropped it, so the next send re-reads the nonce.
       nonces.resync(client, account.address);
