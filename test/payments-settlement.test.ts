@@ -218,6 +218,13 @@ describe('a settlement the node holds unmined although it is first in line', () 
     const after = await facilitator.settle((await signed(await fundedPayer())).payload, requirements as never);
     expect(after).toMatchObject({ success: true });
     expect((await chain.publicClient.getTransaction({ hash: after.transaction as Hex })).nonce).toBe(next + 1);
+
+    // Nothing still waits for the replaced bytes (they can never be mined): the node is not polled for them.
+    await new Promise((r) => setTimeout(r, 300));
+    const reads = () => count('eth_getTransactionReceipt') + count('eth_blockNumber');
+    const before = reads();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(reads()).toBe(before);
   }, 60_000);
 });
 

@@ -107,14 +107,20 @@ async function firstChecks(client: PublicClient, watcher: Watcher, waiter: Waite
   }
 }
 
-/** The receipt of `hash`; rejects with WaitForTransactionReceiptTimeoutError after `timeoutMs`. */
-export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: number): Promise<TransactionReceipt> {
+/**
+ * The receipt of `hash`; rejects with WaitForTransactionReceiptTimeoutError after `timeoutMs`, or with the
+ * signal's reason once `signal` aborts (a wait nobody needs any more stops polling the node).
+ */
+export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: number, signal?: AbortSignal): Promise<TransactionReceipt> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
   let watcher = watchers.get(client);
   if (!watcher) watchers.set(client, (watcher = { waiters: new Set(), running: false }));
   const w = watcher;
   return new Promise<TransactionReceipt>((resolve, reject) => {
+    const aborted = () => waiter.reject(signal!.reason);
     const end = () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', aborted);
       w.waiters.delete(waiter);
     };
     const waiter: Waiter = {
@@ -123,6 +129,7 @@ export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: numbe
       reject: (error) => (end(), reject(error)),
     };
     const timer = setTimeout(() => waiter.reject(new WaitForTransactionReceiptTimeoutError({ hash })), timeoutMs);
+    signal?.addEventListener('abort', aborted, { once: true });
     w.waiters.add(waiter);
     void firstChecks(client, w, waiter);
     if (!w.running) {

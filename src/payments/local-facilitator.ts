@@ -291,7 +291,9 @@ export function createLocalFacilitator(
    * whichever of the two is mined answers (they share a nonce: never both).
    */
   async function settlementReceipt(hash: Hex): Promise<{ hash: Hex; receipt: TransactionReceipt }> {
-    const sent = waitForReceipt(client, hash, CONFIRMATION_MS).then((receipt) => ({ hash, receipt }));
+    // Once one of the two is mined, the other's wait stops (it never will be: they share a nonce).
+    const done = new AbortController();
+    const sent = waitForReceipt(client, hash, CONFIRMATION_MS, done.signal).then((receipt) => ({ hash, receipt }));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), stuckAfterMs);
@@ -301,8 +303,13 @@ export function createLocalFacilitator(
     const replacement = await replaceStuckSend(client, account, hash).catch(() => undefined);
     if (!replacement) return sent;
     console.error(`[flowgate] settlement ${hash} was first in line but unmined after ${stuckAfterMs} ms: replaced by ${replacement} with higher fees`);
-    const replaced = waitForReceipt(client, replacement, Math.max(1, CONFIRMATION_MS - stuckAfterMs)).then((receipt) => ({ hash: replacement, receipt }));
-    return Promise.any([sent, replaced]).catch((error: AggregateError) => Promise.reject(error.errors[0]));
+    const replaced = waitForReceipt(client, replacement, Math.max(1, CONFIRMATION_MS - stuckAfterMs), done.signal).then((receipt) => ({
+      hash: replacement,
+      receipt,
+    }));
+    return Promise.any([sent, replaced])
+      .catch((error: AggregateError) => Promise.reject(error.errors[0]))
+      .finally(() => done.abort());
   }
 
   async function settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
