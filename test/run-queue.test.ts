@@ -98,3 +98,71 @@ describe("an organization's queue of waiting runs", () => {
     expect((await execute(gw.ownerKey, slow, { ms: 1 })).status).toBe(200);
   }, 60_000);
 });
+
+describe('the bound with a larger queue, where runs are let through on a recent count', () => {
+  it('still refuses exactly the run past the bound, and sees waiting runs written by another instance at its next count', async () => {
+    const wide = await startTestGateway({
+      env: {
+        FLOWGATE_RATE_LIMITS: 'off',
+        FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+        FLOWGATE_ENGINE_CONCURRENCY: '2',
+        FLOWGATE_ENGINE_CONCURRENCY_PER_ORG: '1',
+        FLOWGATE_ENGINE_MAX_QUEUED_PER_ORG: '8',
+      },
+    });
+    try {
+      const call = (path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${wide.url}${path}`, { key: wide.ownerKey, ...init });
+      const created = await call('/api/workflows/create', {
+        method: 'POST',
+        body: JSON.stringify({
+          name: 'queue',
+          ...linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
+        }),
+      });
+      const start = (ms: number) => call(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: JSON.stringify({ input: { ms } }) });
+      const { store } = wide.gateway.services;
+      const pending = async () =>
+        (await store.selectFrom('workflow_executions').select('id').where('workflow_id', '=', created.body.id).where('status', '=', 'pending').execute())
+          .length;
+
+      expect((await start(4000)).status).toBe(200);
+      // The first few waiting runs are let through on the first count (under half of 8); the bound is still exact.
+      for (let i = 0; i < 8; i++) expect((await start(1)).status).toBe(200);
+      expect(await pending()).toBe(8);
+      const refused = await start(1);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'rate_limited', limit: 8 });
+      expect(await pending()).toBe(8);
+
+      // Another organization: one waiting run of its own, then seven more written straight into the database, as
+      // another instance on it would. Within the second they may be missed; at the next count they are not.
+      const otherKey = await wide.createKey({ org: 'tenant-c' });
+      const other = await fetchJson(`${wide.url}/api/workflows/create`, {
+        key: otherKey,
+        method: 'POST',
+        body: JSON.stringify({
+          name: 'queue',
+          ...linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
+        }),
+      });
+      const startOther = (ms: number) =>
+        fetchJson(`${wide.url}/api/workflows/${other.body.id}/execute`, { key: otherKey, method: 'POST', body: JSON.stringify({ input: { ms } }) });
+      expect((await startOther(4000)).status).toBe(200);
+      const waiting = await startOther(1);
+      expect(waiting.status).toBe(200);
+      const row = await store.selectFrom('workflow_executions').selectAll().where('id', '=', waiting.body.executionId).executeTakeFirstOrThrow();
+      expect(row.status).toBe('pending');
+      for (let i = 0; i < 7; i++)
+        await store
+          .insertInto('workflow_executions')
+          .values({ ...row, id: `${row.id}-elsewhere-${i}` })
+          .execute();
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const past = await startOther(1);
+      expect(past.status).toBe(429);
+      expect(past.body).toMatchObject({ code: 'rate_limited', limit: 8 });
+    } finally {
+      await wide.close();
+    }
+  }, 60_000);
+});

@@ -100,20 +100,31 @@ export async function answerFor(services: Services, listing: Listing, executionI
   const read = async () => {
     const row = await first(selectOutcome, services.store, { id: executionId });
     if (!row) throw executionNotFound(executionId);
-    return row;
+    return { status: row.status, output: row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null, error: row.error };
   };
-  let row = await read();
-  if (!isTerminal(row.status) && waitMs > 0) {
-    await services.engine.events.waitFor(executionId, waitMs);
-    row = await read();
+  // Subscribed before the read, so a run that ends in between still wakes the wait. A run that ends in this process
+  // answers from its completion event (what it wrote, without reading it back); one ended elsewhere, or a timeout,
+  // reads the row again.
+  const next = services.engine.events.subscribe(executionId, Math.max(0, waitMs));
+  let outcome: { status: string; output: Record<string, unknown> | null; error: string | null };
+  try {
+    outcome = await read();
+  } catch (error) {
+    next.close();
+    throw error;
   }
-  if (!isTerminal(row.status)) {
+  if (isTerminal(outcome.status) || waitMs <= 0) next.close();
+  else {
+    const ended = await next.ended;
+    outcome = ended?.outcome && isTerminal(ended.outcome.status) ? ended.outcome : await read();
+  }
+  if (!isTerminal(outcome.status)) {
     // The caller is rarely of the publisher's organization, so the organization's wait route is closed to it.
     const resultUrl = callResultUrl(services.config.baseUrl, listing.slug, executionId);
     return { executionId, status: 'running', resultUrl, hint: `Still running: GET ${resultUrl} (?timeoutMs= up to 60000) for the answer.` };
   }
-  const output = row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null;
-  return { executionId, status: row.status, output: { result: resultOf(listing, output) }, ...(row.status === 'success' ? {} : { error: row.error }) };
+  const { status, output, error } = outcome;
+  return { executionId, status, output: { result: resultOf(listing, output) }, ...(status === 'success' ? {} : { error }) };
 }
 
 /**

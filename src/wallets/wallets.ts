@@ -1,6 +1,8 @@
 import { generatePrivateKey } from 'viem/accounts';
 import { addressOfKey } from './evm-key.ts';
 import type { Store } from '../store/db.ts';
+import type { WalletsTable } from '../store/schema.ts';
+import { first, prepared } from '../store/prepared.ts';
 import type { SecretBox } from './crypto.ts';
 import { nowIso } from '../ids.ts';
 import { generateSolanaKeypair } from './solana-keypair.ts';
@@ -27,8 +29,13 @@ export async function provisionWallet(store: Store, box: SecretBox, organization
   return { walletAddress: row.evm_address, solanaAddress: row.solana_address };
 }
 
+// Read twice by every paid call (its 402 and its payment): compiled once.
+const selectAddresses = prepared<{ organizationId: string }, Pick<WalletsTable, 'evm_address' | 'solana_address'>>((db: Store, a) =>
+  db.selectFrom('wallets').select(['evm_address', 'solana_address']).where('organization_id', '=', a.organizationId),
+);
+
 export async function getWalletAddresses(store: Store, organizationId: string): Promise<WalletAddresses | undefined> {
-  const row = await store.selectFrom('wallets').select(['evm_address', 'solana_address']).where('organization_id', '=', organizationId).executeTakeFirst();
+  const row = await first(selectAddresses, store, { organizationId });
   return row && { walletAddress: row.evm_address, solanaAddress: row.solana_address };
 }
 
