@@ -187,7 +187,7 @@ export async function callListing(
     options.credentials,
     {
       prepare: () => prepareRun(services, workflow, inputs),
-      release: (executionId) => releaseGatedRun(services, executionId),
+      release: (executionId) => releaseGatedRun(services, executionId, workflow.organizationId ?? listing.organizationId),
       abandon: (executionId, reason) => abandonGatedRun(services, executionId, reason),
       isSameCall: async (executionId) => {
         const row = await services.store.selectFrom('workflow_executions').select('input').where('id', '=', executionId).executeTakeFirst();

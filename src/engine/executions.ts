@@ -338,14 +338,33 @@ const claim = prepared<{ id: string; owner: string; leaseExpiresAt: number; now:
     .returningAll(),
 );
 
+// A paid call's run, claimed as its payment settles (gated-runs.ts): from `awaiting_payment` straight to `running`.
+const claimAwaiting = prepared<{ id: string; owner: string; leaseExpiresAt: number; now: string }, WorkflowExecutionsTable>((db: Store, a) =>
+  db
+    .updateTable('workflow_executions')
+    .set({ status: 'running', lease_owner: a.owner, lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now, started_at: a.now })
+    .where('id', '=', a.id)
+    .where('status', '=', 'awaiting_payment')
+    .returningAll(),
+);
+
 /** Claims a pending execution for one worker (compare-and-swap on status); the claimed row, or undefined when another got it. */
-export async function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
+export function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
+  return claimRow(claim, store, executionId, owner, leaseMs);
+}
+
+/** Claims a run still `awaiting_payment` for one worker; undefined when it is no longer waiting (abandoned meanwhile). */
+export function claimAwaitingRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
+  return claimRow(claimAwaiting, store, executionId, owner, leaseMs);
+}
+
+function claimRow(query: typeof claim, store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
   const now = Date.now();
   const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One UPDATE is atomic on PostgreSQL (a concurrent claimer waits for the row and re-checks `status`): no transaction, so no
   // wait on the store-wide writer lock. SQLite batches it with the other writes of this turn (group commit).
-  if (isPostgres(store)) return first(claim, store, args);
-  return groupCommit(store, (trx) => first(claim, store, args, trx));
+  if (isPostgres(store)) return first(query, store, args);
+  return groupCommit(store, (trx) => first(query, store, args, trx));
 }
 
 /**

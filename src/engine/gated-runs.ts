@@ -1,7 +1,7 @@
 import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
-import { createExecution } from './executions.ts';
+import { claimAwaitingRow, createExecution } from './executions.ts';
 import type { WorkflowRecord } from './workflows.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
@@ -34,7 +34,24 @@ const release = prepared<{ id: string }, { organization_id: string }>((db: Store
   db.updateTable('workflow_executions').set({ status: 'pending' }).where('id', '=', a.id).where('status', '=', 'awaiting_payment').returning('organization_id'),
 );
 
-export async function releaseGatedRun(services: Services, executionId: string): Promise<void> {
+/**
+ * Lets a paid run start. With a free slot for its organization it is claimed as it is released (one write, and it
+ * starts at once, as a free run with a slot does); otherwise it becomes pending and waits for a slot.
+ */
+export async function releaseGatedRun(services: Services, executionId: string, organizationId: string): Promise<void> {
+  const admission = services.engine.admit(organizationId);
+  if (admission) {
+    let row;
+    try {
+      row = await claimAwaitingRow(services.store, executionId, admission.claimedBy.owner, admission.claimedBy.leaseMs);
+    } catch (error) {
+      admission.release();
+      throw error;
+    }
+    if (row) admission.run(row);
+    else admission.release();
+    return;
+  }
   const released = await first(release, services.store, { id: executionId });
   if (released) services.engine.enqueue(executionId, released.organization_id);
 }
