@@ -80,27 +80,35 @@ const LOG_COLUMNS: Record<keyof WorkflowExecutionLogsTable, true> = {
 };
 const insertLog = prepared<WorkflowExecutionLogsTable>((db: Store, row) => db.insertInto('workflow_execution_logs').values(row), LOG_COLUMNS);
 
-/** Multi-row inserts, one prepared statement per row count (at most MAX_HELD + 1 of them). */
-const insertLogsBySize = new Map<number, ReturnType<typeof insertLogs>>();
+const LOG_COLUMN_NAMES = Object.keys(LOG_COLUMNS) as (keyof WorkflowExecutionLogsTable)[];
+
+/**
+ * Multi-row inserts, one prepared statement per row count (at most MAX_HELD + 1 of them), each with its argument
+ * names (`<row>:<column>`) made once: a run's rows are written often enough that building them per write showed.
+ */
+const insertLogsBySize = new Map<number, { query: ReturnType<typeof prepared<Record<string, unknown>>>; keys: string[][] }>();
 function insertLogs(count: number) {
-  const names = Object.keys(LOG_COLUMNS) as (keyof WorkflowExecutionLogsTable)[];
-  const columns = Object.fromEntries(Array.from({ length: count }, (_, i) => names.map((name) => [`${i}:${name}`, true])).flat()) as Record<string, true>;
-  return prepared<Record<string, unknown>>(
+  const keys = Array.from({ length: count }, (_, i) => LOG_COLUMN_NAMES.map((name) => `${i}:${name}`));
+  const columns = Object.fromEntries(keys.flat().map((key) => [key, true])) as Record<string, true>;
+  const query = prepared<Record<string, unknown>>(
     (db: Store, args) =>
       db
         .insertInto('workflow_execution_logs')
-        .values(Array.from({ length: count }, (_, i) => Object.fromEntries(names.map((name) => [name, args[`${i}:${name}`]])) as never)),
+        .values(keys.map((rowKeys) => Object.fromEntries(LOG_COLUMN_NAMES.map((name, j) => [name, args[rowKeys[j]!]])) as never)),
     columns,
   );
+  return { query, keys };
 }
 function insertMany(store: Store, rows: WorkflowExecutionLogsTable[], via: Store) {
-  let query = insertLogsBySize.get(rows.length);
-  if (!query) insertLogsBySize.set(rows.length, (query = insertLogs(rows.length)));
+  let statement = insertLogsBySize.get(rows.length);
+  if (!statement) insertLogsBySize.set(rows.length, (statement = insertLogs(rows.length)));
   const args: Record<string, unknown> = {};
-  rows.forEach((row, i) => {
-    for (const [name, value] of Object.entries(row)) args[`${i}:${name}`] = value;
-  });
-  return query(store, args, via);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const rowKeys = statement.keys[i]!;
+    for (let j = 0; j < LOG_COLUMN_NAMES.length; j++) args[rowKeys[j]!] = row[LOG_COLUMN_NAMES[j]!];
+  }
+  return statement.query(store, args, via);
 }
 
 interface Finish {

@@ -141,9 +141,11 @@ export const RESPONSE_POINT_BYTES = 64 * 1024;
  * The budget a REST request counts against: its organization's for a credential (any key, session or OAuth token but
  * a `wfb_` webhook key), its IP's without one; none for an unmetered operation or with limits off.
  */
-function budgetOf({ principal, services, ip }: ToolContext, rest: RestBinding): { name: RateLimitName; key: string } | undefined {
+function budgetOf(ctx: ToolContext, rest: RestBinding): { name: RateLimitName; key: string } | undefined {
+  const { principal, services } = ctx;
   if (!services.rateLimiter.enabled || rest.unmetered) return undefined;
-  if (!principal) return { name: 'restAnonymousPerIp', key: ip };
+  // Read only here: resolving the address walks the proxy settings.
+  if (!principal) return { name: 'restAnonymousPerIp', key: ctx.ip };
   return principal.kind === 'user_key' ? undefined : { name: 'restPerOrganization', key: principal.organizationId };
 }
 
