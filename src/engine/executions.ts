@@ -329,24 +329,19 @@ async function insertExecution(store: Store, input: NewExecution, via: Store): P
   return { id, replayed: false, status: row.status, row };
 }
 
-const claim = prepared<{ id: string; owner: string; leaseExpiresAt: number; now: string }, WorkflowExecutionsTable>((db: Store, a) =>
-  db
-    .updateTable('workflow_executions')
-    .set({ status: 'running', lease_owner: a.owner, lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now, started_at: a.now })
-    .where('id', '=', a.id)
-    .where('status', '=', 'pending')
-    .returningAll(),
-);
-
+/** Takes a run in `from` for one worker: `running`, with its lease (compare-and-swap on the status). */
+const claimFrom = (from: 'pending' | 'awaiting_payment') =>
+  prepared<{ id: string; owner: string; leaseExpiresAt: number; now: string }, WorkflowExecutionsTable>((db: Store, a) =>
+    db
+      .updateTable('workflow_executions')
+      .set({ status: 'running', lease_owner: a.owner, lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now, started_at: a.now })
+      .where('id', '=', a.id)
+      .where('status', '=', from)
+      .returningAll(),
+  );
+const claim = claimFrom('pending');
 // A paid call's run, claimed as its payment settles (gated-runs.ts): from `awaiting_payment` straight to `running`.
-const claimAwaiting = prepared<{ id: string; owner: string; leaseExpiresAt: number; now: string }, WorkflowExecutionsTable>((db: Store, a) =>
-  db
-    .updateTable('workflow_executions')
-    .set({ status: 'running', lease_owner: a.owner, lease_expires_at: a.leaseExpiresAt, heartbeat_at: a.now, started_at: a.now })
-    .where('id', '=', a.id)
-    .where('status', '=', 'awaiting_payment')
-    .returningAll(),
-);
+const claimAwaiting = claimFrom('awaiting_payment');
 
 /** Claims a pending execution for one worker (compare-and-swap on status); the claimed row, or undefined when another got it. */
 export function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
