@@ -9,6 +9,7 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { startHttpTarget } from './helpers/http-target.ts';
 import { action, linear } from './helpers/web3.ts';
+import { recordRunStatuses } from './helpers/store-faults.ts';
 
 /**
  * A paid call's run takes a slot of its publisher's share like any run: with one free it is claimed as its payment
@@ -51,7 +52,7 @@ async function payingFetch() {
 }
 
 describe("a paid call's run and its publisher's slots", () => {
-  it('runs with a free slot, and waits pending for the slot while the publisher holds its share, then answers its result', async () => {
+  it('is claimed as its payment settles with a free slot, and waits pending for the slot while the publisher holds its share, then answers its result', async () => {
     const { store } = gw.gateway.services;
     const listing = await getListing(store, 'microtip');
     const runsOfListing = () =>
@@ -67,10 +68,12 @@ describe("a paid call's run and its publisher's slots", () => {
       return { status: res.status, body: await res.json() };
     };
 
-    // A free slot: the paid run is claimed as its payment settles and runs.
+    const runs = await recordRunStatuses(store);
+    // A free slot: the paid run is claimed as its payment settles and runs, never pending in between.
     const quick = await call();
     expect(quick.status).toBe(200);
     expect(quick.body.status).toBe('success');
+    expect(await runs.statuses(quick.body.executionId)).toEqual(['awaiting_payment', 'running', 'success']);
 
     // The publisher's organization holds its one slot with a slow run of its own.
     const key = await gw.createKey({ org: CATALOG_ORGANIZATION_SLUG });
@@ -98,6 +101,7 @@ describe("a paid call's run and its publisher's slots", () => {
     const answered = await waiting;
     expect(answered.status).toBe(200);
     expect(answered.body).toMatchObject({ executionId: pending!.id, status: 'success' });
+    expect(await runs.statuses(pending!.id)).toEqual(['awaiting_payment', 'pending', 'running', 'success']);
     const held = await fetchJson(`${gw.url}/api/workflows/executions/${holding.body.executionId}/wait?timeoutMs=10000`, { key });
     expect(held.body.status).toBe('success');
     // It started only once the slow run had ended.

@@ -29,6 +29,34 @@ export const refuseRunInserts = (store: Store) => refuseInserts(store, 'workflow
 export const refuseAuditInserts = (store: Store) => refuseInserts(store, 'audit_log');
 
 /**
+ * Records every status each run takes, in order, as the database sees it (triggers on insert and on a status change):
+ * `statuses(id)` lists one run's. A state held only between two statements of the gateway still shows.
+ */
+export async function recordRunStatuses(store: Store): Promise<{ statuses(executionId: string): Promise<string[]> }> {
+  if (onPostgres(store)) {
+    await sql`CREATE TABLE test_run_statuses (n serial PRIMARY KEY, execution_id text NOT NULL, status text NOT NULL)`.execute(store);
+    await sql`CREATE FUNCTION test_run_statuses() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM NEW.status THEN
+        INSERT INTO test_run_statuses (execution_id, status) VALUES (NEW.id, NEW.status);
+      END IF;
+      RETURN NEW; END $$`.execute(store);
+    await sql`CREATE TRIGGER test_run_statuses AFTER INSERT OR UPDATE ON workflow_executions FOR EACH ROW EXECUTE FUNCTION test_run_statuses()`.execute(store);
+  } else {
+    await sql`CREATE TABLE test_run_statuses (n INTEGER PRIMARY KEY AUTOINCREMENT, execution_id TEXT NOT NULL, status TEXT NOT NULL)`.execute(store);
+    await sql`CREATE TRIGGER test_run_statuses_insert AFTER INSERT ON workflow_executions BEGIN
+      INSERT INTO test_run_statuses (execution_id, status) VALUES (NEW.id, NEW.status); END`.execute(store);
+    await sql`CREATE TRIGGER test_run_statuses_update AFTER UPDATE OF status ON workflow_executions WHEN OLD.status <> NEW.status BEGIN
+      INSERT INTO test_run_statuses (execution_id, status) VALUES (NEW.id, NEW.status); END`.execute(store);
+  }
+  return {
+    async statuses(executionId) {
+      const { rows } = await sql<{ status: string }>`SELECT status FROM test_run_statuses WHERE execution_id = ${executionId} ORDER BY n`.execute(store);
+      return rows.map((r) => r.status);
+    },
+  };
+}
+
+/**
  * Everything the database holds, as text: SQLite's files on disk (after a WAL
  * checkpoint), or every row of every PostgreSQL table rendered as text.
  */
