@@ -111,19 +111,27 @@ describe('the bound with a larger queue, where runs are let through on a recent 
       },
     });
     try {
-      const call = (path: string, init: Parameters<typeof fetchJson>[1] = {}) => fetchJson(`${wide.url}${path}`, { key: wide.ownerKey, ...init });
-      const created = await call('/api/workflows/create', {
-        method: 'POST',
-        body: JSON.stringify({
-          name: 'queue',
-          ...linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
-        }),
-      });
-      const start = (ms: number) => call(`/api/workflows/${created.body.id}/execute`, { method: 'POST', body: JSON.stringify({ input: { ms } }) });
+      // A slow workflow of the organization `key` belongs to, and a starter of its runs (each waits `ms`).
+      const slowStarter = async (key: string) => {
+        const created = await fetchJson(`${wide.url}/api/workflows/create`, {
+          key,
+          method: 'POST',
+          body: JSON.stringify({
+            name: 'queue',
+            ...linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
+          }),
+        });
+        expect(created.status).toBe(200);
+        const id: string = created.body.id;
+        return {
+          id,
+          start: (ms: number) => fetchJson(`${wide.url}/api/workflows/${id}/execute`, { key, method: 'POST', body: JSON.stringify({ input: { ms } }) }),
+        };
+      };
+      const { id: workflowId, start } = await slowStarter(wide.ownerKey);
       const { store } = wide.gateway.services;
       const pending = async () =>
-        (await store.selectFrom('workflow_executions').select('id').where('workflow_id', '=', created.body.id).where('status', '=', 'pending').execute())
-          .length;
+        (await store.selectFrom('workflow_executions').select('id').where('workflow_id', '=', workflowId).where('status', '=', 'pending').execute()).length;
 
       expect((await start(4000)).status).toBe(200);
       // The first few waiting runs are let through on the first count (under half of 8); the bound is still exact.
@@ -136,17 +144,7 @@ describe('the bound with a larger queue, where runs are let through on a recent 
 
       // Another organization: one waiting run of its own, then seven more written straight into the database, as
       // another instance on it would. Within the second they may be missed; at the next count they are not.
-      const otherKey = await wide.createKey({ org: 'tenant-c' });
-      const other = await fetchJson(`${wide.url}/api/workflows/create`, {
-        key: otherKey,
-        method: 'POST',
-        body: JSON.stringify({
-          name: 'queue',
-          ...linear(action('wait', 'Wait', { actionType: 'HTTP Request', endpoint: `${target.url}/slow?ms={{@t:Start.ms}}`, httpMethod: 'GET' })),
-        }),
-      });
-      const startOther = (ms: number) =>
-        fetchJson(`${wide.url}/api/workflows/${other.body.id}/execute`, { key: otherKey, method: 'POST', body: JSON.stringify({ input: { ms } }) });
+      const { start: startOther } = await slowStarter(await wide.createKey({ org: 'tenant-c' }));
       expect((await startOther(4000)).status).toBe(200);
       const waiting = await startOther(1);
       expect(waiting.status).toBe(200);
