@@ -105,15 +105,15 @@ export async function answerFor(services: Services, listing: Listing, executionI
   // Subscribed before the read, so a run that ends in between still wakes the wait. A run that ends in this process
   // answers from its completion event (what it wrote, without reading it back); one ended elsewhere, or a timeout,
   // reads the row again.
-  const next = services.engine.events.subscribe(executionId, Math.max(0, waitMs));
+  const next = waitMs > 0 ? services.engine.events.subscribe(executionId, waitMs) : undefined;
   let outcome: { status: string; output: Record<string, unknown> | null; error: string | null };
   try {
     outcome = await read();
   } catch (error) {
-    next.close();
+    next?.close();
     throw error;
   }
-  if (isTerminal(outcome.status) || waitMs <= 0) next.close();
+  if (!next || isTerminal(outcome.status)) next?.close();
   else {
     const ended = await next.ended;
     outcome = ended?.outcome && isTerminal(ended.outcome.status) ? ended.outcome : await read();
