@@ -1,54 +1,25 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { keccak256, parseEther, type Address, type Hex } from 'viem';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { action, linear, randomAddress, runWorkflow } from './helpers/web3.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
 
 /**
  * Many transfers from one organization wallet at once (issue 18): nonces are
  * assigned in the process, bytes are signed and stored while earlier sends
  * broadcast, the sends signed meanwhile go out together in one request,
- * broadcasts never wait on receipts, and a refused broadcast leaves no nonce
- * gap. The gateway reaches anvil through a JSON-RPC proxy that counts the
+ * broadcasts never wait on another send's receipt (anvil mines on arrival, so
+ * each broadcast's answer carries its own: src/chains/sync-broadcast.ts), and
+ * a refused broadcast leaves no nonce gap. The gateway reaches anvil through a JSON-RPC proxy that counts the
  * calls it forwards and can hold broadcasts back.
  */
 
 let chain: TestChain;
 let gw: TestGateway;
 let wallet: Address;
-let proxy: http.Server;
-const calls = new Map<string, number>();
+let proxy: RpcProxy;
 const sharedNonces = process.env.FLOWGATE_TEST_DATABASE === 'postgres';
-/** Per request that carried broadcasts, how many. */
-const broadcastRequests: number[] = [];
-/** While set, requests carrying broadcasts wait for it. */
-let hold: Promise<void> | undefined;
-/** While true, the proxy answers any JSON-RPC batch as a node without batch support does. */
-let refuseBatches = false;
-
-function startProxy(target: string): Promise<string> {
-  proxy = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString();
-    const messages = [JSON.parse(body)].flat() as { method: string }[];
-    for (const m of messages) calls.set(m.method, (calls.get(m.method) ?? 0) + 1);
-    const broadcasts = messages.filter((m) => m.method === 'eth_sendRawTransaction').length;
-    if (broadcasts) {
-      broadcastRequests.push(broadcasts);
-      await hold;
-    }
-    if (refuseBatches && Array.isArray(JSON.parse(body))) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return void res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }));
-    }
-    const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    res.writeHead(answer.status, { 'content-type': 'application/json' });
-    res.end(await answer.text());
-  });
-  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`)));
-}
 
 const transfer = (body: Record<string, unknown> = {}) =>
   fetchJson(`${gw.url}/api/execute/transfer`, {
@@ -113,17 +84,17 @@ async function signedSince(start: number): Promise<number> {
 async function sixteenBehindAHeldBroadcast(): Promise<number[]> {
   const start = await pendingNonce();
   let release!: () => void;
-  hold = new Promise((r) => (release = r));
-  const seen = broadcastRequests.length;
+  proxy.hold = new Promise((r) => (release = r));
+  const seen = proxy.broadcastRequests.length;
   try {
     const pending = Array.from({ length: 16 }, () => transfer());
     await until('16 transfers are signed and stored', async () => (await signedSince(start)) === 16);
     release();
     const records = (await Promise.all(pending)).map((r) => r.body);
     expect(await nonces(records)).toEqual(consecutive(start, 16));
-    return broadcastRequests.slice(seen);
+    return proxy.broadcastRequests.slice(seen);
   } finally {
-    hold = undefined;
+    proxy.hold = undefined;
     release();
   }
 }
@@ -150,7 +121,8 @@ async function expectNoGapFrom(start: number, used: number[]) {
 
 beforeAll(async () => {
   chain = await startTestChain(31337);
-  const rpc = await startProxy(chain.url);
+  proxy = await startRpcProxy(chain.url);
+  const rpc = proxy.url;
   gw = await startTestGateway({
     env: {
       FLOWGATE_DEVNET: 'auto',
@@ -169,19 +141,19 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close();
-  await new Promise((r) => proxy?.close(r));
+  await proxy?.close();
   await chain?.stop();
 });
 
 describe('16 concurrent transfers from one wallet', () => {
   test('all 16 complete with 16 consecutive nonces, assigned in the process (no pending-nonce read per send)', async () => {
     const start = await pendingNonce();
-    const countReads = calls.get('eth_getTransactionCount') ?? 0;
+    const countReads = proxy.count('eth_getTransactionCount');
     const records = (await Promise.all(Array.from({ length: 16 }, () => transfer()))).map((r) => (expect(r.status).toBe(202), r.body));
     expect(await nonces(records)).toEqual(consecutive(start, 16));
     expect(await minedNonce()).toBe(start + 16);
     // The nonces came from the process, not from one eth_getTransactionCount per send under a wallet lock.
-    expect((calls.get('eth_getTransactionCount') ?? 0) - countReads).toBe(0);
+    expect(proxy.count('eth_getTransactionCount') - countReads).toBe(0);
     // Each record's stored bytes are the transaction that was mined.
     const rows = await gw.gateway.services.store
       .selectFrom('direct_executions')
@@ -230,7 +202,7 @@ describe('16 concurrent transfers from one wallet', () => {
     async () => {
       const start = await pendingNonce();
       let release!: () => void;
-      hold = new Promise((r) => (release = r));
+      proxy.hold = new Promise((r) => (release = r));
       await chain.testClient.request({ method: 'evm_setBlockGasLimit', params: ['0x30d40'] } as never);
       try {
         const pending = [transfer()];
@@ -251,7 +223,7 @@ describe('16 concurrent transfers from one wallet', () => {
         await expectNoGapFrom(start, used);
         expect(await minedNonce()).toBe(start + 7);
       } finally {
-        hold = undefined;
+        proxy.hold = undefined;
         release();
         await chain.testClient.request({ method: 'evm_setBlockGasLimit', params: ['0x1c9c380'] } as never);
       }
@@ -314,16 +286,16 @@ describe('16 concurrent transfers from one wallet', () => {
 
   // Last in the file: the gateway remembers that this node takes no batches.
   test.skipIf(sharedNonces)('a node that does not answer JSON-RPC batches gets a group one broadcast at a time, in nonce order: all 16 mine', async () => {
-    refuseBatches = true;
+    proxy.refuseBatches = true;
     try {
       // The refused batch ran nothing; its 15 went out one by one.
       expect(await sixteenBehindAHeldBroadcast()).toEqual([1, 15, ...Array(15).fill(1)]);
       // And the next group goes one by one from the start.
-      const after = broadcastRequests.length;
+      const after = proxy.broadcastRequests.length;
       await Promise.all(Array.from({ length: 4 }, () => transfer()));
-      expect(broadcastRequests.slice(after).every((n) => n === 1)).toBe(true);
+      expect(proxy.broadcastRequests.slice(after).every((n) => n === 1)).toBe(true);
     } finally {
-      refuseBatches = false;
+      proxy.refuseBatches = false;
     }
   });
 });

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createPublicClient, encodeFunctionData, http as viemHttp, keccak256, parseSignature, toHex, type Address, type Hex } from 'viem';
@@ -21,6 +20,7 @@ import { TEST_USDC } from '../src/chains/devnet/test-usdc.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { devnetMppx } from './helpers/mpp-payer.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
 
 /**
  * The in-process facilitator's settlements (issue 18, paid calls): concurrent
@@ -35,34 +35,21 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 let chain: TestChain;
 let gw: TestGateway;
 let usdc: Address;
-let proxy: http.Server;
-/** The proxy's URL: what goes through it is counted in `calls`. */
+let proxy: RpcProxy;
+/** The proxy's URL: what goes through it is counted. */
 let rpc: string;
-const calls = new Map<string, number>();
 const NETWORK = 'eip155:31337';
-
-function startProxy(target: string): Promise<string> {
-  proxy = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString();
-    for (const m of [JSON.parse(body)].flat() as { method: string }[]) calls.set(m.method, (calls.get(m.method) ?? 0) + 1);
-    const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    res.writeHead(answer.status, { 'content-type': 'application/json' });
-    res.end(await answer.text());
-  });
-  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`)));
-}
 
 beforeAll(async () => {
   chain = await startTestChain(31337);
-  rpc = await startProxy(chain.url);
+  proxy = await startRpcProxy(chain.url);
+  rpc = proxy.url;
   gw = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: rpc, FLOWGATE_RATE_LIMITS: 'off' } });
   usdc = gw.gateway.services.devnet!.usdcAddress;
 }, 60_000);
 afterAll(async () => {
   await gw?.close();
-  await new Promise((r) => proxy?.close(r));
+  await proxy?.close();
   await chain?.stop();
 });
 
@@ -95,7 +82,7 @@ async function payMpp(account: PrivateKeyAccount): Promise<{ executionId: string
   return { executionId: body.executionId, hash: Receipt.deserialize(res.headers.get('payment-receipt')!).reference as Hex };
 }
 
-const count = (method: string) => calls.get(method) ?? 0;
+const count = (method: string) => proxy.count(method);
 
 describe('settling concurrent paid calls from the in-process facilitator', () => {
   it('pipelines them with consecutive nonces, verifies each payment on chain once, and every receipt names a mined transaction on its payment row', async () => {
@@ -104,13 +91,21 @@ describe('settling concurrent paid calls from the in-process facilitator', () =>
 
     const x402Payers = await Promise.all(Array.from({ length: 6 }, fundedPayer));
     const mppPayers = await Promise.all(Array.from({ length: 4 }, fundedPayer));
-    const before = { count: count('eth_getTransactionCount'), call: count('eth_call'), code: count('eth_getCode'), send: count('eth_sendRawTransaction') };
+    const before = {
+      count: count('eth_getTransactionCount'),
+      call: count('eth_call'),
+      code: count('eth_getCode'),
+      send: proxy.broadcasts(),
+      receipt: count('eth_getTransactionReceipt'),
+    };
     const paid = await Promise.all([...x402Payers.map(payX402), ...mppPayers.map(payMpp)]);
 
     // No settlement read the facilitator's nonce from the node: they were counted in the process.
     expect(count('eth_getTransactionCount') - before.count).toBe(0);
     // One transaction per payment (no nonce collision retried), one on-chain simulation per payment (verify once).
-    expect(count('eth_sendRawTransaction') - before.send).toBe(paid.length);
+    expect(proxy.broadcasts() - before.send).toBe(paid.length);
+    // The devnet mines on arrival: each broadcast was answered with its receipt, none was read again.
+    expect(count('eth_getTransactionReceipt') - before.receipt).toBe(0);
     expect(count('eth_call') - before.call).toBe(paid.length);
     // One read of the payer's code per payment (an EOA's payment is accepted on the token's word: one read, one simulation).
     expect(count('eth_getCode') - before.code).toBe(paid.length);

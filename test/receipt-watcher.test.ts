@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPublicClient, parseEther, parseGwei, type Hex, type PublicClient } from 'viem';
 import { waitForReceipt } from '../src/chains/receipt-watcher.ts';
 import { rpcTransport } from '../src/chains/rpc-transport.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
 
 /**
  * Many transactions waiting for their receipts on one chain cost the node one
@@ -15,32 +14,21 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
  */
 
 let chain: TestChain;
-let proxy: http.Server;
+let proxy: RpcProxy;
 let client: PublicClient;
-const calls = new Map<string, number>();
 
 beforeAll(async () => {
   chain = await startTestChain(31337);
-  proxy = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString();
-    for (const m of [JSON.parse(body)].flat() as { method: string }[]) calls.set(m.method, (calls.get(m.method) ?? 0) + 1);
-    const answer = await fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  client = createPublicClient({ chain: chain.chain, transport: rpcTransport(url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
+  proxy = await startRpcProxy(chain.url);
+  client = createPublicClient({ chain: chain.chain, transport: rpcTransport(proxy.url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
 });
 
 afterAll(async () => {
-  proxy?.closeAllConnections();
-  await new Promise((resolve) => proxy?.close(resolve));
+  await proxy?.close();
   await chain?.stop();
 });
 
-const count = (method: string) => calls.get(method) ?? 0;
+const count = (method: string) => proxy.count(method);
 
 describe('waiting for many receipts', () => {
   test('12 waits mined one block at a time: each resolves with its own receipt, and each block costs one block read, not a read per waiting receipt', async () => {

@@ -74,12 +74,12 @@ async function gapBehindLaterSend(account: PrivateKeyAccount, aRequest: { value:
     },
   );
   const outcomeA = sendA.then(
-    (hash) => ({ ok: true as const, hash }),
+    ({ hash }) => ({ ok: true as const, hash }),
     (error: Error) => ({ ok: false as const, error }),
   );
   await aSigned;
   const recipientB = randomAddress();
-  const hashB = await signAndBroadcast({ client, account, nonces: b! }, { to: recipientB, value: parseEther('0.01') }, { onSigned: async () => {} });
+  const { hash: hashB } = await signAndBroadcast({ client, account, nonces: b! }, { to: recipientB, value: parseEther('0.01') }, { onSigned: async () => {} });
   // B's transaction waits in the node's queue behind A's nonce.
   expect(await count(account.address, 'latest')).toBe(start);
   letGo();
@@ -136,7 +136,7 @@ describe('shared nonces: a nonce given up behind a later send', () => {
     expect(await client.getBalance({ address: account.address })).toBe(balance);
     expect(await rows(account.address)).toEqual([{ nonce: start, state: 'free' }]);
 
-    const hash: Hex = await signAndBroadcast({ client, account, nonces: b! }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+    const { hash } = await signAndBroadcast({ client, account, nonces: b! }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
     expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
     expect((await client.getTransaction({ hash })).nonce).toBe(start);
   });
@@ -157,7 +157,7 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     const start = await count(account.address, 'pending');
     await abandon(account, start, Date.now(), left);
     const recipient = randomAddress();
-    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: recipient, value: parseEther('0.01') }, { onSigned: async () => {} });
+    const { hash } = await signAndBroadcast({ client, account, nonces: survivor }, { to: recipient, value: parseEther('0.01') }, { onSigned: async () => {} });
     expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
     // Held behind the gap at first.
     expect(await count(account.address, 'latest')).toBe(start);
@@ -176,7 +176,7 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
     const start = await count(account.address, 'pending');
     await abandon(account, start);
-    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+    const { hash } = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
     // The wallet cannot pay for the fill when the grace ends: the node refuses it and the nonce is freed.
     await chain.setBalance(account.address, '0');
     await expect.poll(async () => (await rows(account.address)).find((r) => r.nonce === start)?.state, { timeout: 10_000 }).toBe('free');
@@ -201,7 +201,7 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     try {
       const start = await count(account.address, 'pending');
       await abandon(account, start);
-      const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+      const { hash } = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
       await chain.setBalance(account.address, '0');
       const mine = (line: string) => line.includes(account.address);
       await expect.poll(() => lines.filter((l) => mine(l) && l.includes('gave up filling')).length, { timeout: 30_000 }).toBe(1);
@@ -210,7 +210,7 @@ describe('shared nonces: an instance that died between allocating and broadcasti
       await chain.setBalance(account.address, '10');
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect(await count(account.address, 'latest')).toBe(start);
-      const next = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+      const { hash: next } = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
       expect((await client.getTransaction({ hash: next })).nonce).toBe(start);
       expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
       expect((await verifyTransaction(client, next, 20_000)).receiptStatus).toBe('success');
@@ -225,7 +225,7 @@ describe('shared nonces: an instance that died between allocating and broadcasti
     const survivor = createSharedNonceManager(stores[1]!, { graceMs: 1_000 });
     const start = await count(account.address, 'pending');
     await abandon(account, start);
-    const hash = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
+    const { hash } = await signAndBroadcast({ client, account, nonces: survivor }, { to: randomAddress(), value: 1n }, { onSigned: async () => {} });
     expect((await client.getTransaction({ hash })).nonce).toBe(start + 1);
     // The other instance's broadcast lands only now; it dies before marking its row sent.
     const walletClient = createWalletClient({ account, chain: chain.chain, transport: http(chain.url) });

@@ -11,12 +11,14 @@ import {
   type Hex,
   type LocalAccount,
   type PublicClient,
+  type TransactionReceipt,
 } from 'viem';
 import { buildRequest } from 'viem/utils';
 import type { BroadcastResult, NonceManager } from './nonces.ts';
 import { waitForReceipt } from './receipt-watcher.ts';
 import { isRpcUnreachable, RpcUnavailableError } from './rpc-errors.ts';
 import { BatchUnsupportedError, requestBatchOf } from './rpc-transport.ts';
+import { isSyncTimeout, lacksSyncBroadcast, receiptOf, syncAnswer, syncBroadcasts, syncCall } from './sync-broadcast.ts';
 
 /**
  * Sign once, store the hash, broadcast, verify (DESIGN "Money paths"). The
@@ -157,22 +159,30 @@ function feesPerGas(client: PublicClient) {
 
 /** How the node answered a broadcast (src/chains/nonces.ts acts on it). */
 function broadcastResult(error: unknown): BroadcastResult {
-  if (isAlreadyKnown(error)) return 'sent';
+  if (isAlreadyKnown(error) || isSyncTimeout(error)) return 'sent';
   // A JSON-RPC error answer means the node refused the bytes; anything else (timeout, lost connection) may have reached it.
   if (!(error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError))) return 'uncertain';
   return /nonce too (low|high)|replacement transaction underpriced|nonce.*(gap|already used)/i.test(error.message) ? 'nonce_conflict' : 'rejected';
+}
+
+/** A broadcast send: its hash, and its receipt when the node answered the broadcast with it (src/chains/sync-broadcast.ts). */
+export interface BroadcastSend {
+  hash: Hex;
+  receipt?: TransactionReceipt;
 }
 
 export async function signAndBroadcast(
   deps: { client: PublicClient; account: LocalAccount; nonces: NonceManager },
   request: TransactionRequest,
   options: SendOptions,
-): Promise<Hex> {
+): Promise<BroadcastSend> {
   const { client, account } = deps;
   const chainId = client.chain!.id;
   // Asked alongside the estimate; a failed quote is an RPC failure, never a revert (awaited below).
   const quote = feesPerGas(client);
   quote.catch(() => {});
+  // Asked now (at most once a second), so the broadcast need not wait for it.
+  void syncBroadcasts(client);
   let estimate: bigint;
   try {
     estimate = options.gas ?? (await client.estimateGas({ account: account.address, to: request.to, data: request.data, value: request.value }));
@@ -215,17 +225,21 @@ export async function signAndBroadcast(
   if (result === 'rejected' || result === 'nonce_conflict') {
     throw new BroadcastRejectedError(`The node rejected the transaction: ${signed.refusal ?? ''}`, signed.hash);
   }
-  return signed.hash;
+  return { hash: signed.hash, ...(signed.receipt ? { receipt: signed.receipt } : {}) };
 }
 
-/** A send's signed bytes; `refusal` keeps the node's own words when it refused them, for the error the send ends with. */
+/**
+ * A send's signed bytes; `refusal` keeps the node's own words when it refused them, for the error the send ends
+ * with, and `receipt` the receipt a sync broadcast was answered with.
+ */
 interface Signed {
   hash: Hex;
   raw: Hex;
   refusal?: string;
+  receipt?: TransactionReceipt;
 }
 
-type Sent = { result: BroadcastResult; refusal?: string };
+type Sent = { result: BroadcastResult; refusal?: string; receipt?: TransactionReceipt };
 
 /** How a failed broadcast reads: the node's own words (details), never the URL viem puts in the full message. */
 function sentAfter(error: unknown): Sent {
@@ -238,12 +252,19 @@ function sentAfter(error: unknown): Sent {
   return { result: broadcastResult(error), refusal };
 }
 
-/** One broadcast, classified. */
-async function sendRaw(client: PublicClient, raw: Hex): Promise<Sent> {
+/** One broadcast, classified; with `sync`, the send's own, answered with its receipt (src/chains/sync-broadcast.ts). */
+async function sendRaw(client: PublicClient, raw: Hex, sync?: Signed): Promise<Sent> {
   try {
+    if (sync) {
+      const sent = await syncAnswer(client, client.request(syncCall(raw) as never, { retryCount: 0 }), [sync.hash]);
+      // Held by the node unanswered: sent, its receipt to be waited for.
+      return 'held' in sent ? { result: 'sent' } : { result: 'sent', receipt: receiptOf(client, sent.answer) };
+    }
     await client.sendRawTransaction({ serializedTransaction: raw });
     return { result: 'sent' };
   } catch (error) {
+    // No such method: nothing was sent, so the same bytes go out the plain way.
+    if (sync && lacksSyncBroadcast(client, error)) return sendRaw(client, raw);
     return sentAfter(error);
   }
 }
@@ -262,18 +283,45 @@ const asViemError = (error: unknown) => rethrowAsViem({ method: 'eth_sendRawTran
  */
 async function broadcastAll(client: PublicClient, group: readonly Signed[]): Promise<BroadcastResult[]> {
   const batch = requestBatchOf(client.transport);
+  let sync = await syncBroadcasts(client);
   let sent: Sent[] = [];
   if (group.length > 1 && batch && !batchless.has(client)) {
     try {
-      const answers = await batch(group.map(({ raw }) => ({ method: 'eth_sendRawTransaction', params: [raw] })));
-      sent = await Promise.all(answers.map(async (a) => ('error' in a ? sentAfter(await asViemError(a.error)) : { result: 'sent' as const })));
+      const calls = group.map(({ raw }) => (sync ? syncCall(raw) : { method: 'eth_sendRawTransaction', params: [raw] }));
+      const reply = sync
+        ? await syncAnswer(
+            client,
+            batch(calls),
+            group.map((s) => s.hash),
+          )
+        : { answer: await batch(calls) };
+      if ('held' in reply) {
+        // Taken in but not all answered (src/chains/sync-broadcast.ts): one the node does not hold is sent again, plainly, in order.
+        for (const [i, held] of reply.held.entries()) sent.push(held ? { result: 'sent' } : await sendRaw(client, group[i]!.raw));
+      }
+      // No such method: none was sent, so the same bytes go out the plain way, one at a time below.
+      else if (
+        sync &&
+        (await Promise.all(reply.answer.map(async (a) => 'error' in a && lacksSyncBroadcast(client, await asViemError(a.error))))).every(Boolean)
+      )
+        sync = false;
+      else
+        sent = await Promise.all(
+          reply.answer.map(async (a): Promise<Sent> => {
+            if ('error' in a) return sentAfter(await asViemError(a.error));
+            return sync ? { result: 'sent', receipt: receiptOf(client, a.result) } : { result: 'sent' };
+          }),
+        );
     } catch (error) {
       if (!(error instanceof BatchUnsupportedError)) sent = group.map(() => sentAfter(error));
       else batchless.add(client);
     }
   }
-  for (const signed of group.slice(sent.length)) sent.push(await sendRaw(client, signed.raw));
-  sent.forEach((s, i) => s.refusal && (group[i]!.refusal = s.refusal));
+  for (const signed of group.slice(sent.length)) sent.push(await sendRaw(client, signed.raw, sync ? signed : undefined));
+  sent.forEach((s, i) => {
+    if (s.refusal) group[i]!.refusal = s.refusal;
+    if (s.receipt) group[i]!.receipt = s.receipt;
+  });
   return sent.map((s) => s.result);
 }
 
@@ -327,11 +375,12 @@ export async function rebroadcast(client: PublicClient, raw: Hex): Promise<void>
  * Reads the receipt, waiting up to `timeoutMs`. No receipt in time: `timeout`
  * when the node still knows the transaction, `not_found` when it does not.
  * An RPC failure is inconclusive (no receiptStatus): the caller keeps polling.
+ * `mined`: the receipt the broadcast was answered with, taken as read.
  */
-export async function verifyTransaction(client: PublicClient, hash: Hex, timeoutMs: number): Promise<VerifiedReceipt> {
+export async function verifyTransaction(client: PublicClient, hash: Hex, timeoutMs: number, mined?: TransactionReceipt): Promise<VerifiedReceipt> {
   const verifiedAt = () => new Date().toISOString();
   try {
-    const receipt = await waitForReceipt(client, hash, timeoutMs);
+    const receipt = mined ?? (await waitForReceipt(client, hash, timeoutMs));
     const gasUsedWei = receipt.gasUsed * receipt.effectiveGasPrice;
     return {
       hash,

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Abi, Hex } from 'viem';
+import type { Abi, Hex, TransactionReceipt } from 'viem';
 import {
   BroadcastRejectedError,
   PreflightError,
@@ -79,9 +79,10 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
 
   const client = services.chainClients.publicClient(intent.chainId);
   let hash: Hex;
+  let mined: TransactionReceipt | undefined;
   let signed: Hex | undefined;
   try {
-    hash = await signAndBroadcast({ client, account, nonces: services.nonces }, intent.request, {
+    ({ hash, receipt: mined } = await signAndBroadcast({ client, account, nonces: services.nonces }, intent.request, {
       gasLimitMultiplier: intent.gasLimitMultiplier,
       abi: intent.abi,
       replaceable: hooks.replaceable,
@@ -89,7 +90,7 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
         await hooks.onSigned(h, raw);
         signed = h;
       },
-    });
+    }));
   } catch (error) {
     if (error instanceof PreflightError) {
       await release();
@@ -108,7 +109,7 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
     hash = signed;
   }
 
-  const receipt = await verifyTransaction(client, hash, config.receiptTimeoutMs);
+  const receipt = await verifyTransaction(client, hash, config.receiptTimeoutMs, mined);
   // The node may have dropped it: the wallet's next send re-reads its nonce rather than leave a gap.
   if (receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout') services.nonces.resync(client, account.address);
   const spend = spendOutcome(receipt.receiptStatus);

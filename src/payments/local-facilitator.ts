@@ -343,8 +343,9 @@ export function createLocalFacilitator(
       gasLimits.set(asset, gas);
     }
     let hash: Hex;
+    let mined: TransactionReceipt | undefined;
     try {
-      hash = await signAndBroadcast(
+      ({ hash, receipt: mined } = await signAndBroadcast(
         { client, account, nonces },
         { to: asset, data, value: 0n },
         {
@@ -354,15 +355,15 @@ export function createLocalFacilitator(
           replaceable: true,
           onSigned: async () => {},
         },
-      );
+      ));
     } catch (error) {
       if (error instanceof PreflightError) return refuse('transaction_would_revert', error.message);
       if (error instanceof BroadcastRejectedError) return refuse('transaction_rejected', error.message);
       return refuse('transaction_failed', error instanceof Error ? error.message : String(error));
     }
-    let receipt;
+    let receipt = mined;
     try {
-      ({ hash, receipt } = await settlementReceipt(hash));
+      if (!receipt) ({ hash, receipt } = await settlementReceipt(hash));
     } catch (error) {
       // Not mined in time (or not found): the node may have dropped it, so the next send re-reads the nonce.
       nonces.resync(client, account.address);
