@@ -29,6 +29,7 @@ afterAll(async () => {
 beforeEach(async () => {
   proxy.calls.clear();
   proxy.refused.clear();
+  proxy.forbidden.clear();
   await chain.testClient.setAutomine(true);
 });
 
@@ -156,8 +157,11 @@ describe('nodes that do not mine on arrival', () => {
     for (const { hash } of [first, second]) expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
   });
 
-  test('a node that is not a devnet (no anvil_getAutomine) is asked once, and sends go out the plain way', async () => {
-    proxy.refused.add('anvil_getAutomine');
+  test.each([
+    ['answers JSON-RPC -32601', () => proxy.refused.add('anvil_getAutomine')],
+    ['answers 403 with an HTML page', () => proxy.forbidden.add('anvil_getAutomine')],
+  ])('a node that is not a devnet (its provider %s to anvil_getAutomine) is asked once, and sends go out the plain way', async (_, refuse) => {
+    refuse();
     const client = newClient();
     const account = sender();
     const nonces = createNonceManager();

@@ -1,4 +1,4 @@
-import { BaseError, formatTransactionReceipt, MethodNotFoundRpcError, MethodNotSupportedRpcError, RpcRequestError } from 'viem';
+import { BaseError, formatTransactionReceipt, HttpRequestError, MethodNotFoundRpcError, MethodNotSupportedRpcError, RpcRequestError } from 'viem';
 import type { Hex, PublicClient, TransactionReceipt } from 'viem';
 
 /**
@@ -28,7 +28,8 @@ export function syncBroadcasts(client: PublicClient): Promise<boolean> {
   const answer = (client.request({ method: 'anvil_getAutomine' } as never, { retryCount: 0 }) as Promise<unknown>).then(
     (on) => on === true,
     (error: unknown) => {
-      // The node answered that it has no such method (any real chain): no devnet, for good. Unreachable: asked again later.
+      // The node answered that it has no such method (any real chain's node or provider): no devnet, for good.
+      // Unreachable: asked again later.
       if (isNodeAnswer(error)) never.add(client);
       return false;
     },
@@ -37,7 +38,10 @@ export function syncBroadcasts(client: PublicClient): Promise<boolean> {
   return answer;
 }
 
-const isNodeAnswer = (error: unknown) => error instanceof BaseError && Boolean(error.walk((e) => e instanceof RpcRequestError));
+/** The node (or the provider in front of it) answered: a JSON-RPC error, or an HTTP status without one (a provider's 403 page). */
+const isNodeAnswer = (error: unknown) =>
+  error instanceof BaseError &&
+  Boolean(error.walk((e) => e instanceof RpcRequestError || (e instanceof HttpRequestError && typeof e.status === 'number' && e.status >= 400)));
 
 /** The node has no eth_sendRawTransactionSync (an older anvil): nothing was sent, and it is not asked again. */
 export function lacksSyncBroadcast(client: PublicClient, error: unknown): boolean {

@@ -21,6 +21,8 @@ export interface RpcProxy {
   broadcasts(): number;
   /** Methods answered with -32601 "Method not found". */
   refused: Set<string>;
+  /** Methods whose request is answered 403 with an HTML page, as some providers answer a method they do not offer. */
+  forbidden: Set<string>;
   /** Answer every batch as a node without batch support does. */
   refuseBatches: boolean;
   /** Per request that carried broadcasts, how many. */
@@ -51,6 +53,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     }
     const reply = (status: number, answer: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(answer);
     try {
+      if (messages.some((m) => proxy.forbidden.has(m.method))) return void res.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>');
       if (Array.isArray(message) && proxy.refuseBatches)
         return reply(200, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }));
       if (!messages.some((m) => proxy.refused.has(m.method))) {
@@ -74,6 +77,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     count: (method) => proxy.calls.get(method) ?? 0,
     broadcasts: () => [...BROADCASTS].reduce((sum, method) => sum + proxy.count(method), 0),
     refused: new Set(),
+    forbidden: new Set(),
     refuseBatches: false,
     broadcastRequests: [],
     hold: undefined,
