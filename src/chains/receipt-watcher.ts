@@ -95,7 +95,9 @@ async function poll(client: PublicClient, watcher: Watcher): Promise<void> {
  * Right after the broadcast, then three more times soon after: a node that mines on arrival (anvil) answers
  * the broadcast a moment before the receipt is readable (about 1 ms here: with a first retry at 3 ms, a paid
  * call's settlement waited 2.4-2.5 ms for its receipt on average, 1.8-1.9 ms with one at 1 ms), and the next
- * block tick is up to POLL_MS away. On a chain with real block times this is one more read per send.
+ * block tick is up to POLL_MS away. On a chain with real block times this is one more read per send. (A node that
+ * mines on arrival is sent sync broadcasts, answered with the receipt: src/chains/sync-broadcast.ts. These reads
+ * serve every other wait.)
  */
 const FIRST_CHECKS_MS = [0, 1, 3, 10];
 
