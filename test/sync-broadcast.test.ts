@@ -30,6 +30,7 @@ beforeEach(async () => {
   proxy.calls.clear();
   proxy.refused.clear();
   proxy.forbidden.clear();
+  proxy.tamper.clear();
   await chain.testClient.setAutomine(true);
 });
 
@@ -44,16 +45,25 @@ async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void
 const newClient = () => createPublicClient({ chain: chain.chain, transport: rpcTransport(proxy.url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
 
 let nextAccount = 1;
-/** A funded anvil account no other test sends from (each test's nonces start from the chain). */
-const sender = () => chain.account(nextAccount++);
+/** A funded account no other test sends from (each test's nonces start from the chain). */
+async function sender() {
+  const account = chain.account(nextAccount++);
+  await chain.setBalance(account.address, '100');
+  return account;
+}
 
-const send = (client: PublicClient, account: ReturnType<typeof sender>, nonces = createNonceManager(), to: Address = chain.account(0).address, gas?: bigint) =>
-  signAndBroadcast({ client, account, nonces }, { to, value: 1n }, { replaceable: true, ...(gas ? { gas } : {}), onSigned: async () => {} });
+const send = (
+  client: PublicClient,
+  account: Awaited<ReturnType<typeof sender>>,
+  nonces = createNonceManager(),
+  to: Address = chain.account(0).address,
+  gas?: bigint,
+) => signAndBroadcast({ client, account, nonces }, { to, value: 1n }, { replaceable: true, ...(gas ? { gas } : {}), onSigned: async () => {} });
 
 describe('broadcasts answered with their receipt', () => {
   test('on a node that mines on arrival a send comes back with its own receipt: one sync broadcast, no receipt read', async () => {
     const client = newClient();
-    const account = sender();
+    const account = await sender();
     const { hash, receipt } = await send(client, account);
     expect(receipt).toMatchObject({ transactionHash: hash, status: 'success', from: account.address.toLowerCase() });
     expect(typeof receipt!.blockNumber).toBe('bigint');
@@ -68,7 +78,7 @@ describe('broadcasts answered with their receipt', () => {
 
   test('ten concurrent sends from one wallet each come back with their own receipt, nonces in order, without a receipt read', async () => {
     const client = newClient();
-    const account = sender();
+    const account = await sender();
     const nonces = createNonceManager();
     const sends = await Promise.all(Array.from({ length: 10 }, () => send(client, account, nonces)));
     expect(new Set(sends.map((s) => s.hash)).size).toBe(10);
@@ -80,13 +90,23 @@ describe('broadcasts answered with their receipt', () => {
     expect(count('eth_sendRawTransaction')).toBe(0);
   });
 
+  test('a sync answer naming another transaction is not taken as this send’s receipt: its receipt is read by hash', async () => {
+    const client = newClient();
+    const other = `0x${'ab'.repeat(32)}`;
+    proxy.tamper.set('eth_sendRawTransactionSync', (receipt) => ({ ...(receipt as object), transactionHash: other }));
+    const { hash, receipt } = await send(client, await sender());
+    expect(receipt).toBeUndefined();
+    expect(await verifyTransaction(client, hash, 10_000)).toMatchObject({ hash, receiptStatus: 'success' });
+    expect(count('eth_getTransactionReceipt')).toBeGreaterThan(0);
+  });
+
   test('a send mined as a revert comes back with its reverted receipt', async () => {
     const client = newClient();
     const reverter: Address = '0x00000000000000000000000000000000000c0de1';
     // PUSH1 0 PUSH1 0 REVERT: every call reverts.
     await chain.testClient.setCode({ address: reverter, bytecode: '0x60006000fd' });
     // A gas limit given: nothing is estimated first, so the revert is mined.
-    const { hash, receipt } = await send(client, sender(), undefined, reverter, 60_000n);
+    const { hash, receipt } = await send(client, await sender(), undefined, reverter, 60_000n);
     expect(receipt).toMatchObject({ transactionHash: hash, status: 'reverted' });
     expect(await verifyTransaction(client, hash, 5_000, receipt)).toMatchObject({ verified: false, receiptStatus: 'reverted' });
   });
@@ -96,7 +116,7 @@ describe('nodes that do not mine on arrival', () => {
   test('with automine off a send goes out the plain way, and its receipt is waited for once a block comes', async () => {
     await chain.testClient.setAutomine(false);
     const client = newClient();
-    const { hash, receipt } = await send(client, sender());
+    const { hash, receipt } = await send(client, await sender());
     expect(receipt).toBeUndefined();
     expect(count('eth_sendRawTransactionSync')).toBe(0);
     expect(count('eth_sendRawTransaction')).toBe(1);
@@ -107,7 +127,7 @@ describe('nodes that do not mine on arrival', () => {
 
   test('automine turned off after the node was asked: a sync broadcast the node holds unmined counts as sent, and both sends are mined when a block comes', async () => {
     const client = newClient();
-    const account = sender();
+    const account = await sender();
     const nonces = createNonceManager();
     await send(client, account, nonces);
     await chain.testClient.setAutomine(false);
@@ -128,7 +148,7 @@ describe('nodes that do not mine on arrival', () => {
 
   test('a sync broadcast held on its way to the node is waited for, not taken as sent: its answer decides', async () => {
     const client = newClient();
-    const account = sender();
+    const account = await sender();
     let release!: () => void;
     proxy.hold = new Promise((resolve) => (release = resolve));
     try {
@@ -147,7 +167,7 @@ describe('nodes that do not mine on arrival', () => {
   test('a node without eth_sendRawTransactionSync (an older anvil) gets the same bytes the plain way, and is not asked again', async () => {
     proxy.refused.add('eth_sendRawTransactionSync');
     const client = newClient();
-    const account = sender();
+    const account = await sender();
     const nonces = createNonceManager();
     const first = await send(client, account, nonces);
     const second = await send(client, account, nonces);
@@ -163,7 +183,7 @@ describe('nodes that do not mine on arrival', () => {
   ])('a node that is not a devnet (its provider %s to anvil_getAutomine) is asked once, and sends go out the plain way', async (_, refuse) => {
     refuse();
     const client = newClient();
-    const account = sender();
+    const account = await sender();
     const nonces = createNonceManager();
     const hashes: Hex[] = [];
     for (let i = 0; i < 3; i++) {

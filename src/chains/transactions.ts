@@ -319,8 +319,10 @@ async function broadcastAll(client: PublicClient, group: readonly Signed[]): Pro
   }
   for (const signed of group.slice(sent.length)) sent.push(await sendRaw(client, signed.raw, sync ? signed : undefined));
   sent.forEach((s, i) => {
-    if (s.refusal) group[i]!.refusal = s.refusal;
-    if (s.receipt) group[i]!.receipt = s.receipt;
+    const signed = group[i]!;
+    if (s.refusal) signed.refusal = s.refusal;
+    // Only the receipt of this very transaction: any other answer is left to the receipt wait, which asks by hash.
+    if (s.receipt?.transactionHash?.toLowerCase() === signed.hash.toLowerCase()) signed.receipt = s.receipt;
   });
   return sent.map((s) => s.result);
 }

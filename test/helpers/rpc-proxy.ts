@@ -25,6 +25,8 @@ export interface RpcProxy {
   forbidden: Set<string>;
   /** Answer every batch as a node without batch support does. */
   refuseBatches: boolean;
+  /** Per method, a change made to the node's result before it is passed on (a node answering wrongly). */
+  tamper: Map<string, (result: unknown) => unknown>;
   /** Per request that carried broadcasts, how many. */
   broadcastRequests: number[];
   /** While set, requests carrying broadcasts wait for it. */
@@ -56,12 +58,17 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       if (messages.some((m) => proxy.forbidden.has(m.method))) return void res.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>');
       if (Array.isArray(message) && proxy.refuseBatches)
         return reply(200, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }));
-      if (!messages.some((m) => proxy.refused.has(m.method))) {
+      if (!messages.some((m) => proxy.refused.has(m.method) || proxy.tamper.has(m.method))) {
         const answer = await post(body);
         return reply(answer.status, answer.text);
       }
       const answers = await Promise.all(
-        messages.map(async (m) => (proxy.refused.has(m.method) ? refusal(m) : JSON.parse((await post(JSON.stringify(m))).text))),
+        messages.map(async (m) => {
+          if (proxy.refused.has(m.method)) return refusal(m);
+          const answer = JSON.parse((await post(JSON.stringify(m))).text) as { result?: unknown };
+          const change = proxy.tamper.get(m.method);
+          return change && 'result' in answer ? { ...answer, result: change(answer.result) } : answer;
+        }),
       );
       reply(200, JSON.stringify(Array.isArray(message) ? answers : answers[0]));
     } catch {
@@ -79,6 +86,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     refused: new Set(),
     forbidden: new Set(),
     refuseBatches: false,
+    tamper: new Map(),
     broadcastRequests: [],
     hold: undefined,
     close: async () => {
