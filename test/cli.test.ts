@@ -145,4 +145,30 @@ describe('flowgate CLI', { timeout: 180_000 }, () => {
     expect(live.status).toBe(200);
     await stop(second.child);
   });
+
+  it('serve with PORT=0 listens on a free port and advertises that port, not 0', async () => {
+    const dataDir = tempDir();
+    const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: '0' } });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+        child.stdout.on('data', () => out.includes('claude mcp add') && (clearTimeout(timer), resolve()));
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+      const listening = /listening on http:\/\/127\.0\.0\.1:(\d+) \(public base URL (\S+)\)/.exec(out);
+      expect(listening, out).not.toBeNull();
+      const [, port, base] = listening!;
+      expect(Number(port)).toBeGreaterThan(0);
+      expect(base).toBe(`http://localhost:${port}`);
+      expect(out).toContain(`"url": "http://localhost:${port}/mcp"`);
+      expect(out).not.toContain('localhost:0');
+      // The printed MCP endpoint answers, and `flowgate mcp` on this data directory finds the same URL.
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect(fs.readFileSync(path.join(dataDir, 'base-url'), 'utf8').trim()).toBe(base);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
 });
