@@ -16,6 +16,24 @@ function run(args: string[], env: Record<string, string> = {}) {
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!;
 
+/** `flowgate serve` started and its start-up text printed in full (it ends with the MCP client configs). */
+async function startServe(env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BIN, 'serve'], { env });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+    child.stdout.on('data', () => {
+      if (out.includes('claude mcp add')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+  return { child, out };
+}
+
 /** A data directory holding a gateway database, as `flowgate serve` leaves it. */
 async function initializedDataDir(): Promise<string> {
   const dataDir = tempDir();
@@ -100,22 +118,7 @@ describe('flowgate CLI', { timeout: 180_000 }, () => {
     const prefix = `FLOWGATE_DATA_DIR=${JSON.stringify(dataDir)} `;
     const port = await freePort();
     const env = { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: String(port) };
-    const start = async () => {
-      const child = spawn(process.execPath, [BIN, 'serve'], { env });
-      let out = '';
-      child.stdout.on('data', (chunk) => (out += chunk));
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-        child.stdout.on('data', () => {
-          if (out.includes('claude mcp add')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-      });
-      return { child, out };
-    };
+    const start = () => startServe(env);
     const stop = (child: ReturnType<typeof spawn>) =>
       new Promise<number | null>((resolve) => {
         child.removeAllListeners('exit');
@@ -148,15 +151,8 @@ describe('flowgate CLI', { timeout: 180_000 }, () => {
 
   it('serve with PORT=0 listens on a free port and advertises that port, not 0', async () => {
     const dataDir = tempDir();
-    const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: '0' } });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
+    const { child, out } = await startServe({ ...process.env, FLOWGATE_DEVNET: 'off', FLOWGATE_DATA_DIR: dataDir, PORT: '0' });
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-        child.stdout.on('data', () => out.includes('claude mcp add') && (clearTimeout(timer), resolve()));
-        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-      });
       const listening = /listening on http:\/\/127\.0\.0\.1:(\d+) \(public base URL (\S+)\)/.exec(out);
       expect(listening, out).not.toBeNull();
       const [, port, base] = listening!;
