@@ -31,6 +31,7 @@ beforeEach(async () => {
   proxy.refused.clear();
   proxy.forbidden.clear();
   proxy.tamper.clear();
+  proxy.hold = undefined;
   await chain.testClient.setAutomine(true);
 });
 
@@ -93,11 +94,20 @@ describe('broadcasts answered with their receipt', () => {
   test('a sync answer naming another transaction is not taken as this send’s receipt: its receipt is read by hash', async () => {
     const client = newClient();
     const other = `0x${'ab'.repeat(32)}`;
-    proxy.tamper.set('eth_sendRawTransactionSync', (receipt) => ({ ...(receipt as object), transactionHash: other }));
+    proxy.tamper.set('eth_sendRawTransactionSync', ({ result }) => ({ result: { ...(result as object), transactionHash: other } }));
     const { hash, receipt } = await send(client, await sender());
     expect(receipt).toBeUndefined();
     expect(await verifyTransaction(client, hash, 10_000)).toMatchObject({ hash, receiptStatus: 'success' });
     expect(count('eth_getTransactionReceipt')).toBeGreaterThan(0);
+  });
+
+  test('a sync broadcast the node answers with its confirmation timeout counts as sent, never as refused', async () => {
+    const client = newClient();
+    // The node took the transaction (and mines it) but answers as after its own wait ran out.
+    proxy.tamper.set('eth_sendRawTransactionSync', () => ({ error: { code: -32603, message: 'Transaction confirmation timeout' } }));
+    const { hash, receipt } = await send(client, await sender());
+    expect(receipt).toBeUndefined();
+    expect(await verifyTransaction(client, hash, 10_000)).toMatchObject({ hash, receiptStatus: 'success' });
   });
 
   test('a send mined as a revert comes back with its reverted receipt', async () => {
@@ -175,6 +185,33 @@ describe('nodes that do not mine on arrival', () => {
     expect(count('eth_sendRawTransactionSync')).toBe(1);
     expect(count('eth_sendRawTransaction')).toBe(2);
     for (const { hash } of [first, second]) expect((await verifyTransaction(client, hash, 20_000)).receiptStatus).toBe('success');
+  });
+
+  test('a batch of sync broadcasts to a node without the method goes again as one plain batch', async () => {
+    const [first, second] = [newClient(), newClient()];
+    const account = await sender();
+    const nonces = createNonceManager();
+    // Warm: the wallet's nonces are counted in the process, so the sends below sign ahead and go out as a group.
+    await send(first, account, nonces);
+    proxy.refused.add('eth_sendRawTransactionSync');
+    const seen = proxy.broadcastRequests.length;
+    let release!: () => void;
+    proxy.hold = new Promise((resolve) => (release = resolve));
+    try {
+      const lead = send(first, account, nonces);
+      await until(() => proxy.broadcastRequests.length > seen);
+      // Three more, through a client that has not learnt the node lacks the method; they sign while the lead is held.
+      const group = [1, 2, 3].map(() => send(second, account, nonces));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      const sends = await Promise.all([lead, ...group]);
+      // The lead: refused as sync, sent plainly; the group: one sync batch refused, then the same three as one plain batch.
+      expect(proxy.broadcastRequests.slice(seen)).toEqual([1, 1, 3, 3]);
+      for (const { hash } of sends) expect((await verifyTransaction(second, hash, 20_000)).receiptStatus).toBe('success');
+    } finally {
+      proxy.hold = undefined;
+      release();
+    }
   });
 
   test.each([

@@ -45,16 +45,8 @@ const isNodeAnswer = (error: unknown) =>
 
 /** The node has no eth_sendRawTransactionSync (an older anvil): nothing was sent, and it is not asked again. */
 export function lacksSyncBroadcast(client: PublicClient, error: unknown): boolean {
-  const missing =
-    error instanceof BaseError &&
-    Boolean(
-      error.walk(
-        (e) =>
-          e instanceof MethodNotFoundRpcError ||
-          e instanceof MethodNotSupportedRpcError ||
-          ((e as { code?: unknown }).code === -32601 && e instanceof RpcRequestError),
-      ),
-    );
+  // viem maps -32601 to MethodNotFoundRpcError, on a single call and on a batch entry (asViemError) alike.
+  const missing = error instanceof BaseError && Boolean(error.walk((e) => e instanceof MethodNotFoundRpcError || e instanceof MethodNotSupportedRpcError));
   if (missing) never.add(client);
   return missing;
 }

@@ -283,7 +283,7 @@ const asViemError = (error: unknown) => rethrowAsViem({ method: 'eth_sendRawTran
  */
 async function broadcastAll(client: PublicClient, group: readonly Signed[]): Promise<BroadcastResult[]> {
   const batch = requestBatchOf(client.transport);
-  let sync = await syncBroadcasts(client);
+  const sync = await syncBroadcasts(client);
   let sent: Sent[] = [];
   if (group.length > 1 && batch && !batchless.has(client)) {
     try {
@@ -299,12 +299,12 @@ async function broadcastAll(client: PublicClient, group: readonly Signed[]): Pro
         // Taken in but not all answered (src/chains/sync-broadcast.ts): one the node does not hold is sent again, plainly, in order.
         for (const [i, held] of reply.held.entries()) sent.push(held ? { result: 'sent' } : await sendRaw(client, group[i]!.raw));
       }
-      // No such method: none was sent, so the same bytes go out the plain way, one at a time below.
+      // No such method: none was sent, and the node is not asked again, so the group goes again as a plain batch.
       else if (
         sync &&
         (await Promise.all(reply.answer.map(async (a) => 'error' in a && lacksSyncBroadcast(client, await asViemError(a.error))))).every(Boolean)
       )
-        sync = false;
+        return broadcastAll(client, group);
       else
         sent = await Promise.all(
           reply.answer.map(async (a): Promise<Sent> => {

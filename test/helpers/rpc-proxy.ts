@@ -25,8 +25,8 @@ export interface RpcProxy {
   forbidden: Set<string>;
   /** Answer every batch as a node without batch support does. */
   refuseBatches: boolean;
-  /** Per method, a change made to the node's result before it is passed on (a node answering wrongly). */
-  tamper: Map<string, (result: unknown) => unknown>;
+  /** Per method, a change made to the node's answer (`{ result }` or `{ error }`) before it is passed on: a node answering wrongly. */
+  tamper: Map<string, (answer: { result?: unknown; error?: unknown }) => { result?: unknown; error?: unknown }>;
   /** Per request that carried broadcasts, how many. */
   broadcastRequests: number[];
   /** While set, requests carrying broadcasts wait for it. */
@@ -65,9 +65,9 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       const answers = await Promise.all(
         messages.map(async (m) => {
           if (proxy.refused.has(m.method)) return refusal(m);
-          const answer = JSON.parse((await post(JSON.stringify(m))).text) as { result?: unknown };
+          const answer = JSON.parse((await post(JSON.stringify(m))).text) as { result?: unknown; error?: unknown };
           const change = proxy.tamper.get(m.method);
-          return change && 'result' in answer ? { ...answer, result: change(answer.result) } : answer;
+          return change ? { jsonrpc: '2.0', id: m.id, ...change(answer) } : answer;
         }),
       );
       reply(200, JSON.stringify(Array.isArray(message) ? answers : answers[0]));
