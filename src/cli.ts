@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { withConcretePort } from './cli/concrete-port.ts';
+import { loadServeConfig } from './cli/serve-config.ts';
 import { KEY_RECHECK_MS } from './auth/keys.ts';
 import { GATEWAY_VERSION } from './version.ts';
 import { mcpClientConfigs } from './mcp/client-config.ts';
@@ -187,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (command === 'serve') {
-      await serve(loadConfig(await withConcretePort(process.env)));
+      await serve(await loadServeConfig(process.env));
       return -1; // keep running
     }
     if (command === 'mcp') {
