@@ -59,7 +59,9 @@ const send = (
   nonces = createNonceManager(),
   to: Address = chain.account(0).address,
   gas?: bigint,
-) => signAndBroadcast({ client, account, nonces }, { to, value: 1n }, { replaceable: true, ...(gas ? { gas } : {}), onSigned: async () => {} });
+) => signAndBroadcast({ client, account, nonces }, { to, value: 1n }, { replaceable: true, ...(gas ? { gas } : {}), onSigned: async () => void signed++ });
+/** Sends signed so far (each signs, and stores its bytes, before its broadcast). */
+let signed = 0;
 
 describe('broadcasts answered with their receipt', () => {
   test('on a node that mines on arrival a send comes back with its own receipt: one sync broadcast, no receipt read', async () => {
@@ -201,8 +203,9 @@ describe('nodes that do not mine on arrival', () => {
       const lead = send(first, account, nonces);
       await until(() => proxy.broadcastRequests.length > seen);
       // Three more, through a client that has not learnt the node lacks the method; they sign while the lead is held.
+      const before = signed;
       const group = [1, 2, 3].map(() => send(second, account, nonces));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await until(() => signed === before + 3);
       release();
       const sends = await Promise.all([lead, ...group]);
       // The lead: refused as sync, sent plainly; the group: one sync batch refused, then the same three as one plain batch.
