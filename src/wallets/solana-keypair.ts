@@ -23,10 +23,22 @@ export function base58(bytes: Uint8Array): string {
   return text;
 }
 
-/** An ed25519 key pair in web3.js's Keypair layout: secretKey = 32-byte seed ‖ 32-byte public key; the address is the public key in base58. */
+/**
+ * An ed25519 key pair in web3.js's Keypair layout: secretKey = 32-byte seed ‖ 32-byte public key; the address is the
+ * public key in base58.
+ *
+ * The keys come back already encoded (DER: SPKI ends with the 32-byte public key, PKCS#8 with the 32-byte seed), never
+ * as KeyObjects exported afterwards: Node 20 exports an ed25519 KeyObject as JWK holding the key's mutex while it
+ * allocates, and a garbage collection in that allocation can finalize the generation job that shares that mutex: the
+ * process deadlocked for good (a gateway hung within about 5,000 new organizations when the young generation was small;
+ * test/solana-keypair.test.ts).
+ */
 export function generateSolanaKeypair(): { address: string; secretKey: Buffer } {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const pub = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
-  const seed = Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url');
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519', {
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'der' },
+  });
+  const pub = publicKey.subarray(-32);
+  const seed = privateKey.subarray(-32);
   return { address: base58(pub), secretKey: Buffer.concat([seed, pub]) };
 }
