@@ -10,9 +10,6 @@ import { startAnvil } from '../src/chains/anvil.ts';
  * history. The gateway's anvil keeps no state history on disk.
  */
 
-/** EIP-2935's block-hash history contract. */
-const HISTORY_CONTRACT = '0x0000F90827F1C53a10cb7A02335B175320002935';
-
 const stateCache = path.join(os.homedir(), '.foundry', 'anvil', 'tmp');
 const cached = () => new Set(fs.existsSync(stateCache) ? fs.readdirSync(stateCache) : []);
 
@@ -39,35 +36,5 @@ describe('the anvil the gateway starts', () => {
       await node.stop();
     }
     expect([...cached()].filter((entry) => !before.has(entry))).toEqual([]);
-  });
-
-  /**
-   * Under Prague (anvil's own default) each block writes its parent's hash into the EIP-2935 history contract, and anvil
-   * hashes the whole state again per block: a block cost more with every block mined until the ring of 8,191 slots was
-   * full (an empty block 0.15 ms of anvil's CPU under Cancun, 6.3 ms under Prague from block 8,000 on). The gateway's
-   * anvil mines by Cancun: its blocks write no such history. The Prague node beside it shows what the check sees.
-   */
-  test.each([
-    ['the gateway’s (Cancun)', false, undefined],
-    ['anvil’s own default (Prague)', true, 'prague'],
-  ])('%s: after 300 blocks, the block-hash history contract holds block 299: %s', async (_label, writesHistory, hardfork) => {
-    const node = await startAnvil({ chainId: 31337, ...(hardfork ? { hardfork } : {}) });
-    try {
-      expect((await rpc(node.url, 'anvil_mine', ['0x12c'])).error).toBeUndefined();
-      const slot = `0x${(299).toString(16)}`; // block 300 stores block 299's hash at 299 % 8191
-      const stored = (await rpc(node.url, 'eth_getStorageAt', [HISTORY_CONTRACT, slot, 'latest'])).result;
-      const block = (await rpc(node.url, 'eth_getBlockByNumber', ['latest', false])).result as Record<string, unknown>;
-      const parent = (await rpc(node.url, 'eth_getBlockByNumber', ['0x12b', false])).result as { hash: string };
-      if (writesHistory) {
-        expect(stored).toBe(parent.hash);
-        expect(block).toHaveProperty('requestsHash');
-      } else {
-        expect(BigInt(stored as string)).toBe(0n);
-        expect(block).not.toHaveProperty('requestsHash'); // a Prague header field
-        expect(block).toHaveProperty('parentBeaconBlockRoot'); // a Cancun one: not an older fork either
-      }
-    } finally {
-      await node.stop();
-    }
   });
 });

@@ -2,23 +2,10 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  createPublicClient,
-  createTestClient,
-  createWalletClient,
-  hashDomain,
-  http,
-  parseEther,
-  parseSignature,
-  parseUnits,
-  toHex,
-  type Address,
-  type Hex,
-} from 'viem';
+import { createPublicClient, createWalletClient, hashDomain, http, parseEther, parseSignature, parseUnits, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startAnvil } from '../src/chains/anvil.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ABI_FILE, ARTIFACT_FILE, compileTestUsdc, renderAbiModule, renderArtifact } from '../scripts/build-contracts.ts';
 import { readRunningDevnetUrl } from '../src/chains/devnet/embedded.ts';
 import { TEST_USDC_ADDRESS, testUsdcAbi, testUsdcDeployer } from '../src/chains/devnet/test-usdc.ts';
@@ -276,28 +263,6 @@ describe('embedded devnet (FLOWGATE_DEVNET=auto)', () => {
     // Same deployer nonce: the token was found, not deployed again (and no mint for the already-funded wallet).
     expect(await client.publicClient.getTransactionCount({ address: testUsdcDeployer.address })).toBe(deployerNonce);
   });
-
-  it('names a state mined under Prague rules and the file to delete; a state it mined itself gets no such line', async () => {
-    const said = vi.spyOn(console, 'error');
-    const oldDir = tempDir();
-    const statePath = path.join(oldDir, 'devnet', 'state.json');
-    fs.mkdirSync(path.dirname(statePath), { recursive: true });
-    try {
-      // The restart above loaded a state this devnet mined: nothing said.
-      expect(said.mock.calls.map(String).filter((line) => line.includes('EIP-2935'))).toEqual([]);
-      // A state as the devnet left it before it mined by Cancun (anvil's default rules).
-      const before = await startAnvil({ chainId: 31337, hardfork: 'prague', statePath });
-      await createTestClient({ mode: 'anvil', transport: http(before.url) }).mine({ blocks: 2 });
-      await before.stop();
-      const old = await startTestGateway({ dataDir: oldDir, env: { FLOWGATE_DEVNET: 'auto' } });
-      await old.close();
-      const lines = said.mock.calls.map(String).filter((line) => line.includes('EIP-2935'));
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain(statePath);
-    } finally {
-      said.mockRestore();
-    }
-  }, 120_000);
 });
 
 describe('FLOWGATE_RPC_URL_31337', () => {
@@ -329,23 +294,6 @@ describe('FLOWGATE_RPC_URL_31337', () => {
     await gw.close();
     gw = undefined;
     expect(await answers(chain.url)).toBe(true); // not ours to stop
-  }, 120_000);
-
-  it('says when the node mines by Prague rules, whose block-hash history slows every block (and not for one on Cancun)', async () => {
-    const prague = await startAnvil({ chainId: 31337, hardfork: 'prague' });
-    const said = vi.spyOn(console, 'error');
-    try {
-      const onPrague = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: prague.url } });
-      await onPrague.close();
-      expect(said.mock.calls.map(String).filter((line) => line.includes('--hardfork cancun'))).toHaveLength(1);
-      said.mockClear();
-      const onCancun = await startTestGateway({ env: { FLOWGATE_DEVNET: 'auto', FLOWGATE_RPC_URL_31337: chain.url } });
-      await onCancun.close();
-      expect(said.mock.calls.map(String).filter((line) => line.includes('EIP-2935'))).toEqual([]);
-    } finally {
-      said.mockRestore();
-      await prague.stop();
-    }
   }, 120_000);
 
   it('FLOWGATE_DEVNET=off leaves services.devnet null', async () => {

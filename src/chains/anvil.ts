@@ -13,12 +13,7 @@ export interface AnvilOptions {
   statePath?: string;
   /** Extra flags, e.g. ['--block-time', '1']. */
   args?: readonly string[];
-  /** The EVM rules anvil mines by (its --hardfork); DEVNET_HARDFORK unless given. */
-  hardfork?: string;
 }
-
-/** The hardfork every anvil started here mines by (see startAnvil for why not anvil's own default, Prague). */
-export const DEVNET_HARDFORK = 'cancun';
 
 export interface AnvilNode {
   url: string;
@@ -56,16 +51,7 @@ export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   // No state history on disk: anvil writes old blocks' states under ~/.foundry/anvil/tmp and leaves them there when it
   // stops (69 GB in one day of this machine's tests and benches); the gateway reads only the latest state, and a chain
   // that keeps no files per block mines about a fifth faster after a minute of traffic.
-  // Cancun's rules, not Prague's (anvil 1.7's default): under Prague every block writes its parent's hash into the
-  // EIP-2935 history contract (8,191 slots, a ring), and anvil hashes its whole state trie again for each block, so a
-  // block cost more with every block mined: an empty block 0.9 ms of anvil's CPU at block 2,000 and 6.3 ms from block
-  // 8,000 on (0.15 ms throughout under Cancun), and ten wallets' transfers fell from 675/s to 155/s within 30 s.
-  // Nothing the gateway sends needs Prague (no EIP-7702 authorizations, no BLS precompile).
-  const args = [
-    ...['--host', '127.0.0.1', '--port', '0', '--chain-id', String(options.chainId)],
-    ...['--max-persisted-states', '0', '--hardfork', options.hardfork ?? DEVNET_HARDFORK],
-    ...(options.args ?? []),
-  ];
+  const args = ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(options.chainId), '--max-persisted-states', '0', ...(options.args ?? [])];
   if (options.statePath) args.push('--state', options.statePath, '--state-interval', '5');
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
 

@@ -42,16 +42,7 @@ export interface Devnet {
   /** Adds the amounts to the address's balances and resolves with the new balances. Bad input throws a 400 ServiceError. */
   fund(address: string, amounts: DevnetFundAmounts): Promise<DevnetBalances>;
   balances(address: string): Promise<DevnetBalances>;
-  /**
-   * The node's state holds Prague's block-hash history (EIP-2935): it was mined under Prague (anvil's default, and
-   * this devnet's before it mined by Cancun). anvil hashes its whole state for every block, so those up to 8,191
-   * slots cost each later block up to about 6 ms of its CPU, whatever rules it mines by now.
-   */
-  holdsBlockHashHistory: boolean;
 }
-
-/** EIP-2935's history contract: each Prague block writes its parent's hash into slot (number - 1) % 8191. */
-const BLOCK_HASH_HISTORY: Address = '0x0000F90827F1C53a10cb7A02335B175320002935';
 
 /** What a new organization wallet gets on the devnet (and `flowgate devnet fund` without amounts). */
 export const DEVNET_DEFAULT_FUNDING = { eth: '100', usdc: '10000' } as const;
@@ -118,9 +109,6 @@ export async function connectDevnet(rpcUrl: string): Promise<Devnet> {
   }
 
   await ensureTestUsdc();
-  // Slot 0 holds block 0's hash from the first Prague block on (a Cancun chain never writes it).
-  const historySlot = await publicClient.getStorageAt({ address: BLOCK_HASH_HISTORY, slot: '0x0' });
-  const holdsBlockHashHistory = historySlot !== undefined && BigInt(historySlot) !== 0n;
 
   async function balances(address: string): Promise<DevnetBalances> {
     const account = parseDevnetAddress(address);
@@ -159,7 +147,7 @@ export async function connectDevnet(rpcUrl: string): Promise<Devnet> {
     });
   }
 
-  return { chainId: DEVNET_CHAIN_ID, usdcAddress: TEST_USDC_ADDRESS, fund, balances, holdsBlockHashHistory };
+  return { chainId: DEVNET_CHAIN_ID, usdcAddress: TEST_USDC_ADDRESS, fund, balances };
 }
 
 /**

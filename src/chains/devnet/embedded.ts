@@ -108,12 +108,6 @@ export async function openDevnet(config: Config, options: { claimSpawn?: () => P
         `FLOWGATE_RPC_URL_${DEVNET_CHAIN_ID} is set but that devnet could not be used: ${error.message.split('\n')[0]} (start it, unset the variable, or set FLOWGATE_DEVNET=off)`,
       );
     });
-    if (devnet.holdsBlockHashHistory) {
-      console.error(
-        `The devnet at FLOWGATE_RPC_URL_${DEVNET_CHAIN_ID} mines by Prague rules (anvil's default): each block writes a block hash (EIP-2935) that anvil ` +
-          `rehashes for every later block, so blocks grow slower up to 6 ms each; start that anvil with --hardfork cancun.`,
-      );
-    }
     return { devnet, spawned: false, stop: async () => {} };
   }
 
@@ -144,13 +138,6 @@ export async function openDevnet(config: Config, options: { claimSpawn?: () => P
   } catch (error) {
     await release();
     throw error;
-  }
-  if (devnet.holdsBlockHashHistory) {
-    console.error(
-      `The devnet state in ${stateFile(config.dataDir)} was mined under Prague rules: it holds up to 8,191 block hashes (EIP-2935) that anvil rehashes ` +
-        `for every block, so each block costs it up to 6 ms more. New devnets mine by Cancun; to start one, stop the gateway and delete that file ` +
-        `(its balances and deployments go with it).`,
-    );
   }
   config.rpcUrls[DEVNET_CHAIN_ID] = node.url;
   fs.writeFileSync(rpcUrlFile(config.dataDir), `${node.url}\n`, { mode: 0o600 });
