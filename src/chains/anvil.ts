@@ -51,6 +51,11 @@ export function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   // No state history on disk: anvil writes old blocks' states under ~/.foundry/anvil/tmp and leaves them there when it
   // stops (69 GB in one day of this machine's tests and benches); the gateway reads only the latest state, and a chain
   // that keeps no files per block mines about a fifth faster after a minute of traffic.
+  // anvil's default rules (Prague) stay, although each Prague block writes a hash into EIP-2935's history contract
+  // (8,191 slots) and anvil rehashes its whole state per block, so blocks cost more up to block 8,191 (an empty one
+  // 0.9 ms of anvil's CPU at block 2,000, 6.3 ms from 8,000 on; 0.15 ms throughout under `--hardfork cancun`). Under
+  // Cancun anvil mines fast enough that its pool race (a send filed as waiting on the one being mined, never promoted)
+  // stalled one wallet's pipelined sends within seconds, viem's own included (README "Devnet", bench/HISTORY.md).
   const args = ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(options.chainId), '--max-persisted-states', '0', ...(options.args ?? [])];
   if (options.statePath) args.push('--state', options.statePath, '--state-interval', '5');
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
