@@ -30,8 +30,8 @@ export function base58(bytes: Uint8Array): string {
  * The keys come back already encoded (DER: SPKI ends with the 32-byte public key, PKCS#8 with the 32-byte seed), never
  * as KeyObjects exported afterwards: Node 20 exports an ed25519 KeyObject as JWK holding the key's mutex while it
  * allocates, and a garbage collection in that allocation can finalize the generation job that shares that mutex: the
- * process deadlocked for good (a gateway hung within about 5,000 new organizations when the young generation was small;
- * test/solana-keypair.test.ts).
+ * process deadlocked for good (a CI run's gateway hung there; a loop of new key pairs froze within about 5,000 when the
+ * young generation was small; test/solana-keypair.test.ts).
  */
 export function generateSolanaKeypair(): { address: string; secretKey: Buffer } {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519', {
