@@ -36,9 +36,9 @@ type GatewayLoop = (callers: number, simulate?: boolean) => Promise<Sample & { c
 const TO = '0x000000000000000000000000000000000000bEEF';
 
 export async function benchDirectExecution(seconds: number, connections: number): Promise<void> {
-  // anvil slows down as its chain grows (one block per transaction here: in one run, viem's own rate fell
-  // from 178 to 121/s over three rows), so each concurrency level gets a fresh devnet, and its gateway row
-  // is measured between two viem rows and compared with their mean.
+  // anvil slows down as its chain grows (Prague's block-hash history, see src/chains/anvil.ts; one block per
+  // transaction here: in one run, viem's own rate fell from 178 to 121/s over three rows), so each concurrency
+  // level gets a fresh devnet, and its gateway row is measured between two viem rows and compared with their mean.
   const rows: [string, Sample & { cpuMs?: number }, Sample][] = [];
   for (const callers of [...new Set([connections, IN_FLIGHT])]) {
     await onFreshDevnet(seconds, async ({ viem, gateway }) => {
