@@ -89,10 +89,10 @@ function medianRow(rows: MeasuredRow[]) {
 type Spec = (kind: CallerKind, count: number, probe?: boolean) => Promise<CallerSpec>;
 
 /**
- * Runs `work` against a gateway on a fresh anvil devnet. anvil's cost per block grows with its chain, through
- * Prague's block-hash history (see src/chains/anvil.ts): a lone transaction's receipt took 6 ms in a first round
- * and 11 ms two rounds later, and `eth_blockNumber` cost anvil 40 µs of CPU on a new chain and 80 µs after 2,000
- * blocks. So every row starts from block 0:
+ * Runs `work` against a gateway on a fresh anvil devnet. anvil's cost per block grows with its chain (Prague's
+ * block-hash history, see src/chains/anvil.ts): a lone transaction's receipt took 6 ms in a first round and 11 ms
+ * two rounds later; even `eth_blockNumber` cost anvil 40 µs of CPU on a new chain and 80 µs after 2,000 blocks.
+ * So every row starts from block 0:
  * when the four rows of a round shared one chain, the MPP row, last, met a chain thousands of blocks
  * longer than the anchor's (its p50 at ten callers was 100-111 ms there, 65-82 ms alone on a new chain).
  */
