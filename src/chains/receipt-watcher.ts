@@ -1,4 +1,6 @@
 import { BaseError, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import { healStuckSenders } from './stuck-pool.ts';
+import { isAnvil } from './sync-broadcast.ts';
 
 /**
  * Waits for receipts with one block-number poller per chain client, running
@@ -9,6 +11,8 @@ import { BaseError, TransactionReceiptNotFoundError, WaitForTransactionReceiptTi
  * `eth_blockNumber` per tick instead of one poller each. Ticks come sooner
  * right after a new block: a devnet that mines on arrival makes a block per
  * transaction, and a chain of slow blocks pays a few extra block-number reads.
+ * On anvil, waits that have lasted STUCK_AFTER_MS also look for a transaction
+ * its pool holds for good, and heal it (src/chains/stuck-pool.ts).
  */
 
 const POLL_MS = 100;
@@ -16,9 +20,12 @@ const POLL_MS = 100;
 const FAST_POLL_MS = 4;
 /** Receipts are re-read at least this often even without a new block (a node that indexes a block after announcing it). */
 const RECHECK_MS = 1_000;
+/** On anvil, waits this old (a transaction normally mines in milliseconds there) look for a stuck pool, at most once this often per chain. */
+const STUCK_AFTER_MS = 2_000;
 
 interface Waiter {
   hash: Hex;
+  since: number;
   resolve(receipt: TransactionReceipt): void;
   reject(error: unknown): void;
 }
@@ -26,6 +33,9 @@ interface Waiter {
 interface Watcher {
   waiters: Set<Waiter>;
   running: boolean;
+  /** When waits last looked for a stuck pool, and whether that look is still under way. */
+  stuckLookAt: number;
+  stuckLook?: Promise<void>;
 }
 
 const watchers = new WeakMap<PublicClient, Watcher>();
@@ -81,6 +91,11 @@ async function poll(client: PublicClient, watcher: Watcher): Promise<void> {
       seen = block;
       interval = fresh ? FAST_POLL_MS : Math.min(POLL_MS, interval * 2);
       const found = await Promise.all(due.map((waiter) => check(client, waiter, true)));
+      lookForStuckPool(
+        client,
+        watcher,
+        due.filter((waiter, i) => !found[i] && Date.now() - waiter.since >= STUCK_AFTER_MS),
+      );
       // Only a new block's waits get one more read: a wait already read on the tick before stays for the next block.
       unread = fresh ? due.filter((_, i) => !found[i]) : [];
     } catch {
@@ -89,6 +104,22 @@ async function poll(client: PublicClient, watcher: Watcher): Promise<void> {
     }
   }
   watcher.running = false;
+}
+
+/** In the background: on anvil, heals the senders of `waits` its pool holds for good (src/chains/stuck-pool.ts). */
+function lookForStuckPool(client: PublicClient, watcher: Watcher, waits: Waiter[]) {
+  if (waits.length === 0 || watcher.stuckLook || Date.now() - watcher.stuckLookAt < STUCK_AFTER_MS) return;
+  watcher.stuckLookAt = Date.now();
+  watcher.stuckLook = (async () => {
+    if (await isAnvil(client))
+      await healStuckSenders(
+        client,
+        waits.map((waiter) => waiter.hash),
+      );
+  })()
+    // The node did not answer: the next look tries again.
+    .catch(() => {})
+    .finally(() => (watcher.stuckLook = undefined));
 }
 
 /**
@@ -116,7 +147,7 @@ async function firstChecks(client: PublicClient, watcher: Watcher, waiter: Waite
 export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: number, signal?: AbortSignal): Promise<TransactionReceipt> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   let watcher = watchers.get(client);
-  if (!watcher) watchers.set(client, (watcher = { waiters: new Set(), running: false }));
+  if (!watcher) watchers.set(client, (watcher = { waiters: new Set(), running: false, stuckLookAt: 0 }));
   const w = watcher;
   return new Promise<TransactionReceipt>((resolve, reject) => {
     const aborted = () => waiter.reject(signal!.reason);
@@ -127,6 +158,7 @@ export function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: numbe
     };
     const waiter: Waiter = {
       hash,
+      since: Date.now(),
       resolve: (receipt) => (end(), resolve(receipt)),
       reject: (error) => (end(), reject(error)),
     };

@@ -16,26 +16,40 @@ import type { Hex, PublicClient, TransactionReceipt } from 'viem';
 const PROBE_MS = 1_000;
 export const SYNC_WAIT_MS = 2_000;
 
-const probes = new WeakMap<PublicClient, { at: number; answer: Promise<boolean> }>();
-/** Nodes that answered the probe or a sync broadcast with an error: never asked again. */
-const never = new WeakSet<PublicClient>();
+/** anvil_getAutomine's answer, asked at most once a PROBE_MS: whether the node mines on arrival, and whether it is anvil at all. */
+const probes = new WeakMap<PublicClient, { at: number; automine: Promise<boolean>; anvil: Promise<boolean> }>();
+/** Nodes that answered the probe with an error: not anvil, never asked again. */
+const notAnvil = new WeakSet<PublicClient>();
+/** Nodes that answered a sync broadcast as a method they lack (an older anvil): no sync broadcasts. */
+const noSync = new WeakSet<PublicClient>();
 
-/** Whether broadcasts to this node go out as eth_sendRawTransactionSync; asked of the node at most once a PROBE_MS. */
-export function syncBroadcasts(client: PublicClient): Promise<boolean> {
-  if (never.has(client)) return Promise.resolve(false);
-  const probe = probes.get(client);
-  if (probe && Date.now() - probe.at < PROBE_MS) return probe.answer;
+function probe(client: PublicClient) {
+  const known = probes.get(client);
+  if (known && Date.now() - known.at < PROBE_MS) return known;
   const answer = (client.request({ method: 'anvil_getAutomine' } as never, { retryCount: 0 }) as Promise<unknown>).then(
-    (on) => on === true,
+    (on) => (typeof on === 'boolean' ? on : undefined),
     (error: unknown) => {
       // The node answered that it has no such method (any real chain's node or provider): no devnet, for good.
       // Unreachable: asked again later.
-      if (isNodeAnswer(error)) never.add(client);
-      return false;
+      if (isNodeAnswer(error)) notAnvil.add(client);
+      return undefined;
     },
   );
-  probes.set(client, { at: Date.now(), answer });
-  return answer;
+  const probed = { at: Date.now(), automine: answer.then((on) => on === true), anvil: answer.then((on) => on !== undefined) };
+  probes.set(client, probed);
+  return probed;
+}
+
+/** Whether broadcasts to this node go out as eth_sendRawTransactionSync; asked of the node at most once a PROBE_MS. */
+export function syncBroadcasts(client: PublicClient): Promise<boolean> {
+  if (notAnvil.has(client) || noSync.has(client)) return Promise.resolve(false);
+  return probe(client).automine;
+}
+
+/** Whether the node is anvil (it answers anvil_getAutomine), whatever its mining mode; asked as syncBroadcasts asks. */
+export function isAnvil(client: PublicClient): Promise<boolean> {
+  if (notAnvil.has(client)) return Promise.resolve(false);
+  return probe(client).anvil;
 }
 
 /** The node (or the provider in front of it) answered: a JSON-RPC error, or an HTTP status without one (a provider's 403 page). */
@@ -47,7 +61,7 @@ const isNodeAnswer = (error: unknown) =>
 export function lacksSyncBroadcast(client: PublicClient, error: unknown): boolean {
   // viem maps -32601 to MethodNotFoundRpcError, on a single call and on a batch entry (asViemError) alike.
   const missing = error instanceof BaseError && Boolean(error.walk((e) => e instanceof MethodNotFoundRpcError || e instanceof MethodNotSupportedRpcError));
-  if (missing) never.add(client);
+  if (missing) noSync.add(client);
   return missing;
 }
 

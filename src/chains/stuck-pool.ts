@@ -1,0 +1,53 @@
+import type { Address, Hex, PublicClient } from 'viem';
+
+/**
+ * anvil's pool can file a transaction as waiting on the nonce before it while that one is being mined, and then
+ * never promote it (foundry-rs/foundry#10122 describes the class): its nonce is its sender's mined count, yet it
+ * sits in the pool's queued set for good. Sending the same bytes again is refused as already imported, mining does
+ * not move it, and every later send of that sender queues behind it, so their receipts time out (a CI run lost a
+ * direct transfer to it; the facilitator met it as a three-minute settlement stall).
+ *
+ * On anvil, that state is healed for the senders of the transactions a receipt wait has waited on a while
+ * (src/chains/receipt-watcher.ts): the sender's pooled transactions are taken out (anvil_removePoolTransactions)
+ * and the same bytes are sent again in nonce order. Nothing is signed again, so every hash a record holds stays
+ * true. A sender whose queued transactions wait behind a nonce nobody sent (a real gap) is left alone: that gap is
+ * filled by its sender (src/chains/shared-nonces.ts). A transaction of the sender arriving between the pool read
+ * and the removal would go with them; it can arrive only while the sender is already stuck, and it leaves a gap
+ * healed in the same way.
+ */
+
+/** What txpool_content holds per sender and nonce (a decimal string). */
+type Pool = Record<string, Record<string, { hash: Hex }>>;
+
+/** Heals the senders of `waited` (hashes still unmined) that the node holds in that state; answers which it healed. */
+export async function healStuckSenders(client: PublicClient, waited: readonly Hex[]): Promise<Address[]> {
+  const content = (await client.request({ method: 'txpool_content' } as never, { retryCount: 0 })) as { pending?: Pool; queued?: Pool };
+  const wanted = new Set(waited.map((hash) => hash.toLowerCase()));
+  const healed: Address[] = [];
+  for (const [sender, queued] of Object.entries(content.queued ?? {})) {
+    if (!Object.values(queued).some((tx) => wanted.has(tx.hash.toLowerCase()))) continue;
+    const from = sender as Address;
+    const mined = await client.getTransactionCount({ address: from, blockTag: 'latest' });
+    // First in line yet queued: the race. Anything else is a gap, or was promoted since the read.
+    if (!queued[String(mined)]) continue;
+    const pooled = Object.entries({ ...content.pending?.[sender], ...queued })
+      .map(([nonce, tx]) => ({ nonce: Number(nonce), hash: tx.hash }))
+      .filter((tx) => tx.nonce >= mined)
+      .sort((a, b) => a.nonce - b.nonce);
+    const raws = await Promise.all(
+      pooled.map((tx) => client.request({ method: 'eth_getRawTransactionByHash', params: [tx.hash] } as never, { retryCount: 0 }) as Promise<Hex | null>),
+    );
+    // One was mined or dropped since the read: the next look decides.
+    if (raws.some((raw) => !raw)) continue;
+    await client.request({ method: 'anvil_removePoolTransactions', params: [from] } as never, { retryCount: 0 });
+    for (const raw of raws) {
+      // Refused ("already imported", "nonce too low"): another heal or the node took it back already.
+      await client.request({ method: 'eth_sendRawTransaction', params: [raw] } as never, { retryCount: 0 }).catch(() => {});
+    }
+    console.error(
+      `[flowgate] chain ${client.chain?.id}: the node held nonce ${mined} of ${from} unmined although it was next (anvil's pool race); its ${raws.length} pooled transaction(s) were taken out and the same bytes sent again`,
+    );
+    healed.push(from);
+  }
+  return healed;
+}
