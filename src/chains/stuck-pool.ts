@@ -21,6 +21,8 @@ type Pool = Record<string, Record<string, { hash: Hex }>>;
 
 type Content = { pending?: Pool; queued?: Pool };
 
+const RAW_READS_AT_ONCE = 32;
+
 const poolOf = (client: PublicClient) => client.request({ method: 'txpool_content' } as never, { retryCount: 0 }) as Promise<Content>;
 
 /** Whether `sender` has the same transactions in both reads of the pool. */
@@ -48,9 +50,16 @@ export async function healStuckSenders(client: PublicClient, waited: readonly He
       .map(([nonce, tx]) => ({ nonce: Number(nonce), hash: tx.hash }))
       .filter((tx) => tx.nonce >= mined)
       .sort((a, b) => a.nonce - b.nonce);
-    const raws = await Promise.all(
-      pooled.map((tx) => client.request({ method: 'eth_getRawTransactionByHash', params: [tx.hash] } as never, { retryCount: 0 }) as Promise<Hex | null>),
-    );
+    const raws: (Hex | null)[] = [];
+    // A few dozen reads at a time: a flooded sender can have thousands pooled, each read its own request.
+    for (let i = 0; i < pooled.length; i += RAW_READS_AT_ONCE) {
+      const slice = pooled.slice(i, i + RAW_READS_AT_ONCE);
+      raws.push(
+        ...(await Promise.all(
+          slice.map((tx) => client.request({ method: 'eth_getRawTransactionByHash', params: [tx.hash] } as never, { retryCount: 0 }) as Promise<Hex | null>),
+        )),
+      );
+    }
     // One was mined or dropped since the read: the next look decides.
     if (raws.some((raw) => !raw)) continue;
     // Read again just before the removal: a transaction of the sender that arrived since would be taken out with
