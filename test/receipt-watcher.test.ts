@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createPublicClient, parseEther, parseGwei, type Hex, type PublicClient } from 'viem';
+import { parseEther, parseGwei, type Hex, type PublicClient } from 'viem';
 import { waitForReceipt } from '../src/chains/receipt-watcher.ts';
-import { rpcTransport } from '../src/chains/rpc-transport.ts';
-import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
+import type { TestChain } from './helpers/anvil.ts';
+import { startProxiedChain, type RpcProxy } from './helpers/rpc-proxy.ts';
 
 /**
  * Many transactions waiting for their receipts on one chain cost the node one
@@ -16,17 +15,10 @@ import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
 let chain: TestChain;
 let proxy: RpcProxy;
 let client: PublicClient;
+let stop: (() => Promise<void>) | undefined;
 
-beforeAll(async () => {
-  chain = await startTestChain(31337);
-  proxy = await startRpcProxy(chain.url);
-  client = createPublicClient({ chain: chain.chain, transport: rpcTransport(proxy.url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
-});
-
-afterAll(async () => {
-  await proxy?.close();
-  await chain?.stop();
-});
+beforeAll(async () => ({ chain, proxy, client, stop } = await startProxiedChain()));
+afterAll(() => stop?.());
 
 const count = (method: string) => proxy.count(method);
 

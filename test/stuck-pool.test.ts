@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createPublicClient, parseEther, type Address, type Hex, type PublicClient } from 'viem';
+import { type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { waitForReceipt } from '../src/chains/receipt-watcher.ts';
-import { rpcTransport } from '../src/chains/rpc-transport.ts';
-import { startTestChain, type TestChain } from './helpers/anvil.ts';
+import type { TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
-import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
+import { gatewayClient, startProxiedChain, startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
 import { randomAddress } from './helpers/web3.ts';
 
 /**
@@ -16,20 +15,10 @@ import { randomAddress } from './helpers/web3.ts';
  * record holds is the one mined), leaves a real gap alone, and never asks a node that is not anvil for its pool.
  */
 
-let chain: TestChain;
-let proxy: RpcProxy;
-let client: PublicClient;
+let chain: TestChain, proxy: RpcProxy, client: PublicClient, stop: (() => Promise<void>) | undefined;
 
-beforeAll(async () => {
-  chain = await startTestChain(31337);
-  proxy = await startRpcProxy(chain.url);
-  client = createPublicClient({ chain: chain.chain, transport: rpcTransport(proxy.url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
-});
-
-afterAll(async () => {
-  await proxy?.close();
-  await chain?.stop();
-});
+beforeAll(async () => ({ chain, proxy, client, stop } = await startProxiedChain()));
+afterAll(() => stop?.());
 
 const send = async (account: PrivateKeyAccount, nonce: number): Promise<Hex> =>
   chain.publicClient.sendRawTransaction({
@@ -104,7 +93,7 @@ describe('a node that is not anvil', () => {
   test('is never asked for its pool, and the wait ends at its timeout', async () => {
     other = await startRpcProxy(chain.url);
     other.refused.add('anvil_getAutomine');
-    const plain = createPublicClient({ chain: chain.chain, transport: rpcTransport(other.url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
+    const plain = gatewayClient(chain.chain, other.url);
     const account = await fundedAccount();
     const stuck = await send(account, 1);
     await setNonce(account.address, 1);

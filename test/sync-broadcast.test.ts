@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { createPublicClient, type Address, type Hex, type PublicClient } from 'viem';
+import { type Address, type Hex, type PublicClient } from 'viem';
 import { createNonceManager } from '../src/chains/nonces.ts';
-import { rpcTransport } from '../src/chains/rpc-transport.ts';
 import { signAndBroadcast, verifyTransaction } from '../src/chains/transactions.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
+import { gatewayClient, startRpcProxy, type RpcProxy } from './helpers/rpc-proxy.ts';
 
 /**
  * A node that mines on arrival answers each broadcast with its receipt (eth_sendRawTransactionSync), so a send
@@ -43,7 +42,7 @@ async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void
   }
 }
 /** A new client each time: what it learnt about the node (src/chains/sync-broadcast.ts) is kept per client. */
-const newClient = () => createPublicClient({ chain: chain.chain, transport: rpcTransport(proxy.url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
+const newClient = () => gatewayClient(chain.chain, proxy.url);
 
 let nextAccount = 1;
 /** A funded account no other test sends from (each test's nonces start from the chain). */

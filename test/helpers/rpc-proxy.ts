@@ -1,5 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createPublicClient, type Chain, type PublicClient } from 'viem';
+import { rpcTransport } from '../../src/chains/rpc-transport.ts';
+import { startTestChain, type TestChain } from './anvil.ts';
 
 /**
  * A JSON-RPC proxy in front of a real node (anvil): it counts the calls it forwards, and on request answers
@@ -95,4 +98,23 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     },
   };
   return proxy;
+}
+
+/** A chain client as the gateway makes them (its own transport, no retries) to `url`: a proxy in front of `chain`'s node. */
+export const gatewayClient = (chain: Chain, url: string) =>
+  createPublicClient({ chain, transport: rpcTransport(url, { timeout: 10_000, retryCount: 0 }) }) as PublicClient;
+
+/** anvil behind a proxy that counts its calls, and a gateway-style client through the proxy; `stop` ends both. */
+export async function startProxiedChain(): Promise<{ chain: TestChain; proxy: RpcProxy; client: PublicClient; stop(): Promise<void> }> {
+  const chain = await startTestChain(31337);
+  const proxy = await startRpcProxy(chain.url);
+  return {
+    chain,
+    proxy,
+    client: gatewayClient(chain.chain, proxy.url),
+    async stop() {
+      await proxy.close();
+      await chain.stop();
+    },
+  };
 }
