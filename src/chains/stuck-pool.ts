@@ -60,7 +60,7 @@ export async function healStuckSenders(client: PublicClient, waited: readonly He
         )),
       );
     }
-    // One was mined or dropped since the read: the next look decides.
+    // One the node no longer knows (dropped since the read): the next look decides.
     if (raws.some((raw) => !raw)) continue;
     // Read again just before the removal: a transaction of the sender that arrived since would be taken out with
     // the rest and not sent again, so any change leaves the sender to the next look.
