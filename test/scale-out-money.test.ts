@@ -80,8 +80,10 @@ const consecutive = (from: number, count: number) => Array.from({ length: count 
 
 /** The chain nonces of completed records' transactions, each checked mined with success. */
 async function minedNonces(records: { status: string; transactionHash?: string }[]): Promise<number[]> {
+  let diagnosis = '';
   if (records.some((r) => r.status !== 'completed')) {
-    // What the node and the table hold, to tell a gap from a lost transaction when this fails.
+    // What the node and the table hold, to tell a gap from a lost transaction when this fails: in the assertion's
+    // message, since a CI summary keeps the failure and not what the test printed.
     const [pending, mined, pool, rows] = await Promise.all([
       pendingNonce(),
       minedNonce(),
@@ -98,13 +100,11 @@ async function minedNonces(records: { status: string; transactionHash?: string }
           : null,
       ),
     );
-    console.error(
-      JSON.stringify({ pending, mined, pool, rows, records: records.map((r, i) => ({ status: r.status, nonce: txs[i] })) }, (_, v) =>
-        typeof v === 'bigint' ? String(v) : v,
-      ),
+    diagnosis = JSON.stringify({ pending, mined, pool, rows, records: records.map((r, i) => ({ status: r.status, nonce: txs[i] })) }, (_, v) =>
+      typeof v === 'bigint' ? String(v) : v,
     );
   }
-  for (const r of records) expect(r.status, JSON.stringify(r)).toBe('completed');
+  for (const r of records) expect(r.status, `${JSON.stringify(r)} ${diagnosis}`).toBe('completed');
   const hashes = records.map((r) => r.transactionHash as Hex);
   const receipts = await Promise.all(hashes.map((hash) => chain.publicClient.getTransactionReceipt({ hash })));
   for (const receipt of receipts) expect(receipt.status).toBe('success');
