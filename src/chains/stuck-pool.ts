@@ -35,11 +35,10 @@ const samePool = (now: Content, sender: string, before: Content) => {
   return hashes(now) === hashes(before);
 };
 
-/** Heals the senders of `waited` (hashes still unmined) that the node holds in that state; answers which it healed. */
-export async function healStuckSenders(client: PublicClient, waited: readonly Hex[]): Promise<Address[]> {
+/** Heals the senders of `waited` (hashes still unmined) that the node holds in that state; each heal is logged. */
+export async function healStuckSenders(client: PublicClient, waited: readonly Hex[]): Promise<void> {
   const content = await poolOf(client);
   const wanted = new Set(waited.map((hash) => hash.toLowerCase()));
-  const healed: Address[] = [];
   for (const [sender, queued] of Object.entries(content.queued ?? {})) {
     if (!Object.values(queued).some((tx) => wanted.has(tx.hash.toLowerCase()))) continue;
     const from = sender as Address;
@@ -73,7 +72,5 @@ export async function healStuckSenders(client: PublicClient, waited: readonly He
     console.error(
       `[flowgate] chain ${client.chain?.id}: the node held nonce ${mined} of ${from} unmined although it was next (anvil's pool race); its ${raws.length} pooled transaction(s) were taken out and the same bytes sent again`,
     );
-    healed.push(from);
   }
-  return healed;
 }
