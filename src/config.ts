@@ -394,6 +394,8 @@ export interface Config {
     facilitatorUrl: string | undefined;
     /** Gas-paying key of the in-process facilitator (hex); derived from the master key when unset. */
     facilitatorKey: `0x${string}` | undefined;
+    /** How long a paid call waits for its settlement's transaction before answering `awaiting_payment`. */
+    confirmationMs: number;
   };
 }
 
@@ -734,6 +736,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             '',
           ) as `0x${string}`)
         : undefined,
+      confirmationMs: read(env, 'FLOWGATE_PAYMENT_CONFIRMATION_MS', positiveInt, '180000'),
     },
     allowedHosts: read(env, 'FLOWGATE_ALLOWED_HOSTS', z.string(), '')
       .split(',')

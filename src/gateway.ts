@@ -23,6 +23,7 @@ import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
 import { checkpointInBackground } from './store/checkpointer.ts';
+import { resolvePendingPayments } from './catalog/pending-payments.ts';
 import { sweepExpiredRows } from './store/expired-rows.ts';
 import { createPgBus } from './store/pg-bus.ts';
 import { holdSessionLock, tryHoldSessionLock } from './store/postgres.ts';
@@ -195,10 +196,13 @@ export async function openServingRuntime(config: Config, options: ServingOptions
     auditLogRetentionDays: config.auditLogRetentionDays,
     anonymousWorkflowRetentionDays: config.anonymousWorkflowRetentionDays,
   });
+  // Paid calls left unresolved (an unmined settlement, a process stopped mid-settlement) are finished from the chain.
+  const pendingPayments = resolvePendingPayments(runtime.services);
   return {
     ...runtime,
     firstStart,
     async close() {
+      await pendingPayments.close();
       await expiredRows.close();
       await checkpointer?.close();
       await runtime.close();

@@ -96,6 +96,20 @@ function resultOf(listing: Listing, output: Record<string, unknown> | null): unk
   return walk(data, listing.result.path) ?? null;
 }
 
+/** A paid call whose settlement was sent but not mined in time: the run starts once the chain says it paid (pending-payments.ts). */
+function awaitingPayment(services: Services, listing: Listing, executionId: string, transaction: string | undefined): RunAnswer {
+  const resultUrl = callResultUrl(services.config.baseUrl, listing.slug, executionId);
+  const sent = transaction ? `its transaction ${transaction} was sent` : 'it was sent';
+  return {
+    executionId,
+    status: 'awaiting_payment',
+    resultUrl,
+    hint:
+      `The payment is settling: ${sent} but is not mined yet. The run starts once the chain shows the payment, or ends as an error (nothing charged) ` +
+      `once the authorization can no longer be used. GET ${resultUrl} (?timeoutMs= up to 60000) for the answer; do not pay again.`,
+  };
+}
+
 export async function answerFor(services: Services, listing: Listing, executionId: string, waitMs: number): Promise<RunAnswer> {
   const read = async () => {
     const row = await first(selectOutcome, services.store, { id: executionId });
@@ -118,6 +132,7 @@ export async function answerFor(services: Services, listing: Listing, executionI
     const ended = await next.ended;
     outcome = ended?.outcome && isTerminal(ended.outcome.status) ? ended.outcome : await read();
   }
+  if (outcome.status === 'awaiting_payment') return awaitingPayment(services, listing, executionId, undefined);
   if (!isTerminal(outcome.status)) {
     // The caller is rarely of the publisher's organization, so the organization's wait route is closed to it.
     const resultUrl = callResultUrl(services.config.baseUrl, listing.slug, executionId);
@@ -195,6 +210,7 @@ export async function callListing(
       },
     },
   );
+  if (charged.pending) return { kind: 'run', body: awaitingPayment(services, listing, charged.executionId, charged.pending.transaction) };
   const answer = await answerFor(services, listing, charged.executionId, waitMs);
   return { kind: 'run', body: charged.replayed ? { ...answer, paymentReplay: true } : answer, receipt: charged.receipt };
 }

@@ -3,7 +3,7 @@ import { Credential } from 'mppx';
 import { paymentRequired } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
 import { isRecord } from '../is-record.ts';
-import { errorText, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
+import { errorText, SettlementPendingError, validBeforeOf, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
 import { authorizationKey, signatureHash } from './records.ts';
 import { replay, settleAndRun } from './settle.ts';
 
@@ -48,10 +48,14 @@ export async function chargeMpp(ctx: PaymentContext, resource: PaidResource, cre
       amount: String(payload.value),
       payer: getAddress(payload.from),
       payTo: resource.payTo,
+      validBefore: validBeforeOf(payload.validBefore),
     },
     run,
     async () => {
-      const receipt = await mpp.broadcastCredential(parsed, expected);
+      const receipt = await mpp.broadcastCredential(parsed, expected).catch((error: unknown) => {
+        const pending = ctx.settlementPending(payload.from as string, payload.nonce as string);
+        throw pending ? new SettlementPendingError(pending) : error;
+      });
       return { transaction: receipt.reference, receipt: { protocol: 'mpp', receipt } };
     },
   );

@@ -4,7 +4,7 @@ import type { PaymentPayload } from '@x402/core/types';
 import { paymentRequired, requirementsFor } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
 import { isRecord } from '../is-record.ts';
-import { errorText, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
+import { errorText, SettlementPendingError, validBeforeOf, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
 import { authorizationKey, signatureHash } from './records.ts';
 import { replay, settleAndRun } from './settle.ts';
 
@@ -75,10 +75,13 @@ export async function chargeX402(ctx: PaymentContext, resource: PaidResource, cr
       amount: requirements.amount,
       payer: getAddress(authorization.from),
       payTo: resource.payTo,
+      validBefore: validBeforeOf(authorization.validBefore),
     },
     run,
     async () => {
       const settlement = await resourceServer.settlePayment(payload, requirements);
+      const pending = settlement.success ? undefined : ctx.settlementPending(authorization.from as string, authorization.nonce as string);
+      if (pending) throw new SettlementPendingError(pending);
       if (!settlement.success) throw new Error([settlement.errorReason, settlement.errorMessage].filter(Boolean).join(': ') || 'settlement failed');
       return { transaction: settlement.transaction, receipt: { protocol: 'x402', settlement } };
     },

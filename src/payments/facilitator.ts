@@ -18,6 +18,11 @@ export interface Facilitator extends FacilitatorClient {
   signerAddress?: `0x${string}`;
   /** Keeps a successful verification briefly (in-process only): a second ask for the same payment and offer is answered by the first. */
   keepsVerifications?: boolean;
+  /**
+   * In-process only: whether the settlement of this payer's authorization (nonce) was sent but not mined when its
+   * wait ran out (`settlement_pending`), and its transaction hash; asked once, after the refusal.
+   */
+  settlementPending?(payer: string, nonce: string): `0x${string}` | undefined;
 }
 
 /** `nonces`: the gateway's (the facilitator account's nonces, coordinated across instances on PostgreSQL). */
@@ -37,5 +42,9 @@ export function createFacilitator(settings: PaymentSettings, nonces?: NonceManag
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  return { signerAddress: account.address, keepsVerifications: true, ...createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces) };
+  return {
+    signerAddress: account.address,
+    keepsVerifications: true,
+    ...createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces, { confirmationMs: settings.confirmationMs }),
+  };
 }

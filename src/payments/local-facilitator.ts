@@ -35,6 +35,7 @@ import {
 } from '../chains/transactions.ts';
 import { isRecord } from '../is-record.ts';
 import { recentAnswers } from './recent-answers.ts';
+import type { Facilitator } from './facilitator.ts';
 
 /**
  * The in-process facilitator. Verification is x402's own (signature, payee,
@@ -74,8 +75,10 @@ const VERIFIED_MAX = 10_000;
 const CODE_MS = 1_000;
 /** How long a simulation started ahead of x402's verification waits to be asked for by it. */
 const SIMULATION_AHEAD_MS = 2_000;
-/** As x402's facilitator signer: how long a settlement waits for its receipt. */
-const CONFIRMATION_MS = 180_000;
+/** As x402's facilitator signer: how long a settlement waits for its receipt (FLOWGATE_PAYMENT_CONFIRMATION_MS). */
+export const CONFIRMATION_MS = 180_000;
+/** At most this many settlements answered `settlement_pending` are remembered for the caller to ask about. */
+const PENDING_MAX = 10_000;
 /**
  * A settlement unmined this long while first in the facilitator's line is replaced once with higher fees
  * (replaceStuckSend): a block or two on a slow chain, and anvil's pool can hold one for good.
@@ -165,9 +168,13 @@ export function createLocalFacilitator(
   rpcUrl: string,
   network: PaymentRequirements['network'],
   nonces: NonceManager = createNonceManager(),
-  options: { stuckAfterMs?: number } = {},
-): FacilitatorClient {
+  options: { stuckAfterMs?: number; confirmationMs?: number } = {},
+): FacilitatorClient & Pick<Facilitator, 'settlementPending'> {
   const stuckAfterMs = options.stuckAfterMs ?? STUCK_AFTER_MS;
+  const confirmationMs = options.confirmationMs ?? CONFIRMATION_MS;
+  /** Settlements sent but unmined when their wait ran out, by payer and nonce: the charge asks (settlementPending). */
+  const pending = new Map<string, Hex>();
+  const pendingKey = (payer: string, nonce: string) => `${payer}:${nonce}`.toLowerCase();
   // The gateway's keep-alive transport (src/chains/rpc-transport.ts): cheaper per call than viem's batched fetch.
   const transport = rpcTransport(rpcUrl, { retryCount: 1, timeout: 15_000 });
   const client = createPublicClient({ chain, transport }) as PublicClient;
@@ -293,7 +300,7 @@ export function createLocalFacilitator(
   async function settlementReceipt(hash: Hex): Promise<{ hash: Hex; receipt: TransactionReceipt }> {
     // Once one of the two is mined, the other's wait stops (it never will be: they share a nonce).
     const done = new AbortController();
-    const sent = waitForReceipt(client, hash, CONFIRMATION_MS, done.signal).then((receipt) => ({ hash, receipt }));
+    const sent = waitForReceipt(client, hash, confirmationMs, done.signal).then((receipt) => ({ hash, receipt }));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), stuckAfterMs);
@@ -303,7 +310,7 @@ export function createLocalFacilitator(
     const replacement = await replaceStuckSend(client, account, hash).catch(() => undefined);
     if (!replacement) return sent;
     console.error(`[flowgate] settlement ${hash} was first in line but unmined after ${stuckAfterMs} ms: replaced by ${replacement} with higher fees`);
-    const replaced = waitForReceipt(client, replacement, Math.max(1, CONFIRMATION_MS - stuckAfterMs), done.signal).then((receipt) => ({
+    const replaced = waitForReceipt(client, replacement, Math.max(1, confirmationMs - stuckAfterMs), done.signal).then((receipt) => ({
       hash: replacement,
       receipt,
     }));
@@ -367,6 +374,9 @@ export function createLocalFacilitator(
     } catch (error) {
       // Not mined in time (or not found): the node may have dropped it, so the next send re-reads the nonce.
       nonces.resync(client, account.address);
+      // It may still be mined: the payment is resolved from the chain, not failed (src/payments/settlement-outcome.ts).
+      if (pending.size >= PENDING_MAX) pending.delete(pending.keys().next().value!);
+      pending.set(pendingKey(transfer.authorization.from, transfer.authorization.nonce), hash);
       return refuse('settlement_pending', error instanceof Error ? error.message : String(error), hash);
     }
     if (receipt.status !== 'success') {
@@ -383,5 +393,11 @@ export function createLocalFacilitator(
     verify,
     settle,
     getSupported: async () => x402.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
+    settlementPending(payer, nonce) {
+      const key = pendingKey(payer, nonce);
+      const hash = pending.get(key);
+      pending.delete(key);
+      return hash;
+    },
   };
 }

@@ -44,5 +44,7 @@ export function createOnDemandPaymentsService(deps: {
     charge: async (resource, credentials, run) => (await load()).charge(resource, credentials, run),
     receiptHeaders: (receipt) => whenCharged().receiptHeaders(receipt),
     receiptMeta: (receipt) => whenCharged().receiptMeta(receipt),
+    // Only asked when a payment is unresolved, which only a charge (in this process or before it) leaves behind.
+    settlementOutcome: async (row) => (await load()).settlementOutcome(row),
   };
 }

@@ -52,11 +52,27 @@ export interface RunGate {
 
 export type PaymentReceipt = { protocol: 'x402'; settlement: SettleResponse } | { protocol: 'mpp'; receipt: Receipt.Receipt };
 
-export interface ChargeResult {
-  executionId: string;
-  /** The same payment was presented before: its original execution, nothing run or charged again. */
-  replayed: boolean;
-  receipt: PaymentReceipt;
+export type ChargeResult =
+  | {
+      executionId: string;
+      /** The same payment was presented before: its original execution, nothing run or charged again. */
+      replayed: boolean;
+      receipt: PaymentReceipt;
+      pending?: undefined;
+    }
+  | {
+      executionId: string;
+      replayed: boolean;
+      /** Sent, but not known to be mined yet: the run starts once the chain says it paid (src/catalog/pending-payments.ts). */
+      pending: { transaction: string | undefined };
+      receipt?: undefined;
+    };
+
+/** A settlement sent but not known to be mined when its wait ran out: the payment is resolved from the chain instead of failed. */
+export class SettlementPendingError extends Error {
+  constructor(readonly transaction: string | undefined) {
+    super(`the settlement transaction${transaction ? ` ${transaction}` : ''} is not mined yet`);
+  }
 }
 
 /** A 402 that carries what each edge needs: headers (REST), structured content and `_meta` (MCP). */
@@ -73,3 +89,7 @@ export class PaymentRequiredError extends ServiceError {
 
 /** Small readers the charge modules share for credentials of unknown shape. */
 export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** An authorization's validBefore as recorded (unix seconds), when it is one. */
+export const validBeforeOf = (value: unknown): string | null =>
+  typeof value === 'string' && /^\d{1,20}$/.test(value) ? value : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : null;

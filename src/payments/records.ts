@@ -9,7 +9,9 @@ import { first, prepared } from '../store/prepared.ts';
  * authorization key is the replay guard: a second presentation of the same
  * signed payment (by either protocol) finds this row instead of running or
  * settling again. The row also binds the authorization to the slug it was
- * first presented to (verified → settled | failed | released).
+ * first presented to (verified → settled | failed | released; verified →
+ * settling → settled | failed when the call stopped waiting before the
+ * settlement's outcome was known).
  */
 
 export interface AuthorizationRef {
@@ -40,6 +42,8 @@ export interface NewPayment {
   amount: string;
   payer: string;
   payTo: string;
+  /** The authorization's validBefore (unix seconds), when it has one. */
+  validBefore: string | null;
 }
 
 const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: string }>((db: Store, a) =>
@@ -61,6 +65,7 @@ const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: s
       transaction_hash: null,
       receipt: null,
       error: null,
+      valid_before: a.validBefore,
       created_at: a.now,
       updated_at: a.now,
     })
@@ -111,3 +116,56 @@ const setFailed = prepared<{ id: string; error: string; now: string }>((db: Stor
   db.updateTable('payments').set({ status: 'failed', error: a.error, updated_at: a.now }).where('id', '=', a.id),
 );
 export const markFailed = (store: Store, id: string, error: string) => setFailed(store, { id, error, now: nowIso() });
+
+const setSettling = prepared<{ id: string; hash: string | null; now: string }>((db: Store, a) =>
+  db.updateTable('payments').set({ status: 'settling', transaction_hash: a.hash, updated_at: a.now }).where('id', '=', a.id).where('status', '=', 'verified'),
+);
+/** Sent, but not known to be mined: resolved from the chain later (src/catalog/pending-payments.ts). */
+export const markSettling = (store: Store, id: string, transactionHash: string | undefined) =>
+  setSettling(store, { id, hash: transactionHash ?? null, now: nowIso() });
+
+/** Payments whose outcome is resolved from the chain: `settling` ones, and `verified` ones left since before `staleBefore` with a run. */
+export function unresolvedPayments(store: Store, staleBefore: string, limit: number): Promise<PaymentsTable[]> {
+  return store
+    .selectFrom('payments')
+    .selectAll()
+    .where((eb) =>
+      eb.or([eb('status', '=', 'settling'), eb.and([eb('status', '=', 'verified'), eb('updated_at', '<', staleBefore), eb('execution_id', 'is not', null)])]),
+    )
+    .orderBy('updated_at')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * The chain's answer for an unresolved payment, written only if the row is still as it was read (`status`), so two
+ * instances resolving the same payment write it once; true when this one did.
+ */
+export async function resolvePayment(
+  store: Store,
+  row: Pick<PaymentsTable, 'id' | 'status'>,
+  outcome: { settled: { hash: string; receipt: unknown } } | { failed: string },
+): Promise<boolean> {
+  const now = nowIso();
+  const set =
+    'settled' in outcome
+      ? { status: 'settled' as const, transaction_hash: outcome.settled.hash, receipt: JSON.stringify(outcome.settled.receipt), updated_at: now }
+      : { status: 'failed' as const, error: outcome.failed, updated_at: now };
+  const result = await store.updateTable('payments').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Runs of settled payments still waiting to start, settled before `settledBefore` (the process stopped between the two writes). */
+export async function settledButWaiting(store: Store, settledBefore: string, limit: number): Promise<string[]> {
+  // From the waiting runs (few, on the status index) to their payments, not from every settled payment.
+  const rows = await store
+    .selectFrom('workflow_executions')
+    .innerJoin('payments', 'payments.execution_id', 'workflow_executions.id')
+    .select('workflow_executions.id')
+    .where('workflow_executions.status', '=', 'awaiting_payment')
+    .where('payments.status', '=', 'settled')
+    .where('payments.updated_at', '<', settledBefore)
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}

@@ -27,6 +27,8 @@ export interface PaymentSettings {
   /** HMAC key for MPP challenge ids (stateless challenges that only this deployment can mint). */
   mppSecretKey: string;
   realm: string;
+  /** How long a settlement's transaction is waited for before the call answers with the payment still settling. */
+  confirmationMs: number;
 }
 
 /** Tokens whose EIP-3009 domain and decimals are known without asking the chain. */
@@ -58,6 +60,7 @@ export function resolvePaymentSettings(config: Config, chains: ChainCatalog, mas
     facilitator,
     mppSecretKey: deriveSecret(masterKey, 'mpp-challenge'),
     realm: new URL(config.baseUrl).host,
+    confirmationMs: config.payments.confirmationMs,
   };
 }
 

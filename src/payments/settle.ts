@@ -1,8 +1,8 @@
 import { ServiceError } from '../errors.ts';
 import { paymentRequired } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
-import { errorText, type ChargeResult, type PaidResource, type PaymentReceipt, type RunGate } from './paid-call.ts';
-import { attachExecution, claimPayment, findPayment, markFailed, markSettled, releasePayment } from './records.ts';
+import { errorText, SettlementPendingError, type ChargeResult, type PaidResource, type PaymentReceipt, type RunGate } from './paid-call.ts';
+import { attachExecution, claimPayment, findPayment, markFailed, markSettled, markSettling, releasePayment } from './records.ts';
 
 /**
  * From a verified payment to a started run, through the payment record
@@ -29,6 +29,10 @@ export async function replay(ctx: PaymentContext, resource: PaidResource, key: s
   }
   // Verified earlier but never settled (the run could not start): verify again and take the record back.
   if (existing.status === 'released') return undefined;
+  // Sent, outcome not known yet: the same call gets its run's id again (it starts once the chain says it paid).
+  if (existing.status === 'settling' && existing.execution_id && (await run.isSameCall(existing.execution_id))) {
+    return { executionId: existing.execution_id, replayed: true, pending: { transaction: existing.transaction_hash ?? undefined } };
+  }
   if (existing.status === 'failed') throw await paymentRequired(ctx, resource, `this payment failed to settle earlier (${existing.error ?? 'unknown reason'})`);
   if (existing.status !== 'settled' || !existing.execution_id || !existing.receipt) {
     throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment to get its executionId.', {
@@ -49,7 +53,10 @@ export async function replay(ctx: PaymentContext, resource: PaidResource, key: s
   return { executionId: existing.execution_id, replayed: true, receipt };
 }
 
-/** Claim → prepare run → settle → release; undoes exactly what happened when a step fails. */
+/**
+ * Claim → prepare run → settle → release; undoes exactly what happened when a step fails. A settlement whose
+ * transaction was sent but not mined in time (SettlementPendingError) is left `settling` with its run waiting.
+ */
 export async function settleAndRun(
   ctx: PaymentContext,
   resource: PaidResource,
@@ -76,6 +83,11 @@ export async function settleAndRun(
   try {
     settled = await settle();
   } catch (error) {
+    if (error instanceof SettlementPendingError) {
+      // It may still be mined: neither failed nor abandoned, but resolved from the chain (its run waits meanwhile).
+      await markSettling(store, claimed.id, error.transaction);
+      return { executionId, replayed: false, pending: { transaction: error.transaction } };
+    }
     const reason = errorText(error);
     await markFailed(store, claimed.id, reason);
     await run.abandon(executionId, `Payment settlement failed: ${reason}`);

@@ -336,8 +336,11 @@ export interface PaymentsTable {
   protocol: 'x402' | 'mpp';
   listing_slug: string;
   execution_id: string | null;
-  /** `released`: verified, but the run could not start, so it was never settled; it may be presented again for the same slug only. */
-  status: 'verified' | 'settled' | 'failed' | 'released';
+  /**
+   * `released`: verified, but the run could not start, so it was never settled; it may be presented again for the same slug only.
+   * `settling`: sent, but its outcome was not known when the call stopped waiting; resolved from the chain (src/catalog/pending-payments.ts).
+   */
+  status: 'verified' | 'settling' | 'settled' | 'failed' | 'released';
   network: string;
   asset: string;
   amount: string;
@@ -346,6 +349,8 @@ export interface PaymentsTable {
   transaction_hash: string | null;
   receipt: string | null;
   error: string | null;
+  /** The authorization's validBefore (unix seconds): unused by then, it can never be used (migration 037). */
+  valid_before: string | null;
   created_at: string;
   updated_at: string;
 }

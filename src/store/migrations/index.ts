@@ -35,6 +35,7 @@ import * as stepUpCredential from './033_step_up_credential.ts';
 import * as rateLimitHits from './034_rate_limit_hits.ts';
 import * as oauthTokenScope from './035_oauth_token_scope.ts';
 import * as unpricedWriteListings from './036_unpriced_write_listings.ts';
+import * as paymentSettling from './037_payment_settling.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -74,6 +75,7 @@ export const migrations: Record<string, Migration> = {
   '034_rate_limit_hits': rateLimitHits,
   '035_oauth_token_scope': oauthTokenScope,
   '036_unpriced_write_listings': unpricedWriteListings,
+  '037_payment_settling': paymentSettling,
 };
 
 export const migrationProvider: MigrationProvider = {
