@@ -46,15 +46,18 @@ export async function settlementOutcome(client: PublicClient, row: Row): Promise
   if (!receipt) {
     // Used by another transaction than the one recorded (a replacement), or by one whose hash was never recorded.
     const head = await client.getBlockNumber();
-    const logs = await client.getLogs({
-      address: asset,
-      event: authorizationUsed,
-      args: { authorizer: payer, nonce },
-      fromBlock: head > LOG_WINDOW ? head - LOG_WINDOW : 0n,
-      toBlock: head,
-    });
+    const usedIn = (window: bigint) =>
+      client.getLogs({
+        address: asset,
+        event: authorizationUsed,
+        args: { authorizer: payer, nonce },
+        fromBlock: head > window ? head - window : 0n,
+        toBlock: head,
+      });
+    // Some providers refuse a range this long: then the last thousand blocks.
+    const logs = await usedIn(LOG_WINDOW).catch(() => usedIn(LOG_WINDOW / 10n));
     const log = logs.at(-1);
-    if (!log?.transactionHash) return { failed: `the payment authorization was used by a transaction not found in the last ${LOG_WINDOW} blocks` };
+    if (!log?.transactionHash) return { failed: `the payment authorization was used by a transaction not found in the recent blocks` };
     receipt = await client.getTransactionReceipt({ hash: log.transactionHash });
     if (!pays(receipt)) return { failed: `the payment authorization was used by transaction ${receipt.transactionHash}, which did not pay ${row.pay_to}` };
   }
