@@ -120,4 +120,18 @@ describe('HTTP edge', () => {
       expect(second.body).toBe('');
     }
   });
+
+  it('hashes no ETag for a POST answer or an error, which no client revalidates', async () => {
+    const ran = await fetchJson(`${gw.url}/api/mcp/workflows/helloworld/call`, { method: 'POST', body: '{}' });
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ status: 'success' });
+    expect(ran.headers.get('content-length')).toBe(String(Buffer.byteLength(JSON.stringify(ran.body))));
+    expect(ran.headers.get('etag')).toBeNull();
+    const missing = await fetchJson(`${gw.url}/api/does-not-exist`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('etag')).toBeNull();
+    expect(missing.headers.get('content-length')).toBe(String(Buffer.byteLength(JSON.stringify(missing.body))));
+    // A GET answer keeps its ETag.
+    expect((await fetchJson(`${gw.url}/api/chains`)).headers.get('etag')).toMatch(/^"/);
+  });
 });

@@ -6,7 +6,12 @@ import { storeUnavailable } from '../store-unavailable.ts';
 
 export function sendError(res: Response, error: ServiceError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  res.status(error.status).json(error.toBody());
+  // As res.json, without the ETag express would hash the body for: an error is not a copy to revalidate.
+  const body = Buffer.from(JSON.stringify(error.toBody()));
+  res.status(error.status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
 
 /** Maps body-parser and other framework errors to typed ones. */

@@ -123,11 +123,18 @@ function jsonSender(): (res: Response, output: object, beforeSending: (bytes: nu
     return { body, etag: etagOf?.(body) };
   });
   return async (res, output, beforeSending) => {
-    etagOf ??= res.app.get('etag fn') as typeof etagOf;
-    const { body, etag } = serialized(output);
+    // Only a GET (or HEAD) answer can be revalidated: a POST's answer (a call, a run) gets no hash of its body.
+    const readable = res.req.method === 'GET' || res.req.method === 'HEAD';
+    if (readable) etagOf ??= res.app.get('etag fn') as typeof etagOf;
+    const { body, etag } = readable ? serialized(output) : { body: Buffer.from(stringifyJson(output)), etag: undefined };
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', body.length);
     if (etag && !res.get('ETag')) res.setHeader('ETag', etag);
+    if (!readable) {
+      // express's send would hash the body for an ETag whatever the method.
+      await beforeSending(body.length);
+      return void res.end(body);
+    }
     // A client whose copy is current gets a 304 with no body (express decides by the ETag set above).
     await beforeSending(res.req.fresh ? 0 : body.length);
     res.send(body);
