@@ -76,7 +76,7 @@ const CODE_MS = 1_000;
 /** How long a simulation started ahead of x402's verification waits to be asked for by it. */
 const SIMULATION_AHEAD_MS = 2_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt (FLOWGATE_PAYMENT_CONFIRMATION_MS). */
-export const CONFIRMATION_MS = 180_000;
+const CONFIRMATION_MS = 180_000;
 /** At most this many settlements answered `settlement_pending` are remembered for the caller to ask about. */
 const PENDING_MAX = 10_000;
 /**
