@@ -2,6 +2,7 @@ import type { Services } from '../services.ts';
 import type { PaymentsTable } from '../store/schema.ts';
 import { abandonGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';
 import { resolvePayment, settledButWaiting, unresolvedPayments } from '../payments/records.ts';
+import { periodicSweep } from '../store/periodic-sweep.ts';
 
 /**
  * Paid calls whose settlement outcome was not known when they stopped waiting
@@ -68,24 +69,5 @@ async function sweep(services: Services, isOpen: () => boolean): Promise<void> {
 
 /** Sweeps now and every PENDING_SWEEP_MS until closed. */
 export function resolvePendingPayments(services: Services, everyMs = PENDING_SWEEP_MS): { close(): Promise<void> } {
-  let closed = false;
-  let running: Promise<void> | undefined;
-  const tick = () => {
-    if (running) return;
-    running = sweep(services, () => !closed)
-      .catch((error) => {
-        if (!closed) console.error('[flowgate] looking for unresolved payments failed:', error);
-      })
-      .finally(() => (running = undefined));
-  };
-  tick();
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  return {
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return periodicSweep((isOpen) => sweep(services, isOpen), everyMs, 'looking for unresolved payments failed');
 }

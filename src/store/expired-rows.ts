@@ -1,3 +1,4 @@
+import { periodicSweep } from './periodic-sweep.ts';
 import { sql } from 'kysely';
 import type { Store } from './db.ts';
 import type { Database } from './schema.ts';
@@ -99,24 +100,5 @@ export async function deleteExpiredRows(
 
 /** Sweeps at once (in the background) and then hourly until closed; close() waits for a sweep under way. */
 export function sweepExpiredRows(store: Store, options: ExpiryOptions = {}): { close(): Promise<void> } {
-  let closed = false;
-  let running: Promise<unknown> | undefined;
-  const sweep = () => {
-    if (running) return; // the last sweep is still going: this hour's rows wait for the next
-    running = deleteExpiredRows(store, options, Date.now(), () => !closed)
-      .catch((error) => {
-        if (!closed) console.error('[flowgate] deleting expired rows failed:', error);
-      })
-      .finally(() => (running = undefined));
-  };
-  sweep();
-  const timer = setInterval(sweep, SWEEP_MS);
-  timer.unref();
-  return {
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return periodicSweep((isOpen) => deleteExpiredRows(store, options, Date.now(), isOpen), SWEEP_MS, 'deleting expired rows failed');
 }
