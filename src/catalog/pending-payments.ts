@@ -38,7 +38,7 @@ async function releasePaidRun(services: Services, executionId: string): Promise<
 }
 
 /** Asks the chain about one payment and writes what it says; true when it is resolved (here or by another instance). */
-export async function resolvePendingPayment(services: Services, row: PaymentsTable): Promise<boolean> {
+async function resolvePendingPayment(services: Services, row: PaymentsTable): Promise<boolean> {
   const outcome = await services.payments.settlementOutcome(row);
   if (!outcome) return false;
   if (!(await resolvePayment(services.store, row, outcome))) return true;
