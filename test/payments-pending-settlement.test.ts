@@ -12,6 +12,8 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
 import { spawnGateway } from './helpers/instances.ts';
 import { devnetMppx } from './helpers/mpp-payer.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 /**
  * A paid call whose settlement is sent but not mined when the call stops waiting (FLOWGATE_PAYMENT_CONFIRMATION_MS),
@@ -152,6 +154,33 @@ describe('a paid call whose settlement is not mined in time', () => {
     expect(replayed.headers.get('payment-response')).toBeTruthy();
     expect(await balanceOf(await payee())).toBe(payeeBefore + PRICE_UNITS);
   }, 90_000);
+});
+
+describe('over MCP, a paid tool whose settlement is not mined in time', () => {
+  it('answers awaiting_payment as a result (not an error) with no payment receipt, and the run gives its result once mined', async () => {
+    const account = await funded();
+    const client = new Client({ name: 'paying-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/microtip`)));
+    const unpaid = await client.callTool({ name: 'microtip', arguments: {} });
+    expect(unpaid.isError).toBe(true);
+    const x402 = new x402Client().register('eip155:*', new ExactEvmScheme(account));
+    x402.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: usdc(), maxAmountPerPayment: '1000000' }] });
+    const payment = await x402.createPaymentPayload(unpaid.structuredContent as never);
+    await holdMining();
+    let executionId: string;
+    try {
+      const paid = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
+      expect(paid.isError).toBeFalsy();
+      expect(paid.structuredContent).toMatchObject({ status: 'awaiting_payment', resultUrl: expect.stringContaining('/api/mcp/workflows/microtip/calls/') });
+      expect(paid._meta?.['x402/payment-response']).toBeUndefined();
+      executionId = (paid.structuredContent as { executionId: string }).executionId;
+    } finally {
+      await resumeMining();
+      await client.close();
+    }
+    const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);
+    expect(await result.json()).toMatchObject({ executionId, status: 'success', output: { result: { thanks: true } } });
+  }, 60_000);
 });
 
 describe('a gateway killed while a settlement is on its way', () => {
