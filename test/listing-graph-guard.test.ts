@@ -105,3 +105,24 @@ describe('a listed workflow', () => {
     expect((await api(`/api/workflows/${id}`, 'PATCH', graphOf(transfer('2000')))).status).toBe(200);
   });
 });
+
+describe('publishing and disabling at the same moment', () => {
+  it('one of the two wins and the other is refused: never a disabled workflow left listed', async () => {
+    // Before, on PostgreSQL every pair both succeeded: a disabled workflow went on being offered (calls answered 410).
+    for (let i = 0; i < 12; i++) {
+      const made = await api('/api/workflows/create', 'POST', { name: `Raced ${i}`, ...graphOf(greet('greet')) });
+      const id = made.body.id as string;
+      const [published, disabled] = await Promise.all([
+        api(`/api/workflows/${id}/listing`, 'POST', { slug: `raced-${i}`, description: 'raced', price: null, inputSchema: { type: 'object' } }),
+        api(`/api/workflows/${id}`, 'PATCH', { enabled: false }),
+      ]);
+      // Exactly one goes through; the other answers 409 naming the field.
+      expect([published.status, disabled.status].sort(), JSON.stringify([published.body, disabled.body])).toEqual([200, 409]);
+      const loser = published.status === 409 ? published : disabled;
+      expect(loser.body).toMatchObject({ code: 'conflict', field: 'enabled' });
+      const workflow = (await api(`/api/workflows/${id}`)).body as { enabled: boolean };
+      const listing = await fetchJson(`${gw.url}/api/mcp/workflows/raced-${i}`);
+      expect(workflow.enabled && listing.status === 200 ? 'listed' : !workflow.enabled && listing.status === 404 ? 'disabled' : 'both').not.toBe('both');
+    }
+  }, 60_000);
+});

@@ -161,17 +161,21 @@ export const updateWorkflowTool = defineTool({
         'Nothing to update: send at least one of name, description, nodes, edges, projectId, tagId, enabled, visibility.',
       );
     }
-    if (fields.enabled === false) await assertEnabledWhileListed(ctx.services.store, organizationId, workflowId);
     let checked: ReturnType<typeof assertValidGraph> | undefined;
     if (nodes !== undefined || edges !== undefined) {
       const stored = await getWorkflow(ctx.services.store, organizationId, workflowId);
       checked = assertValidGraph({ nodes: nodes ?? stored.nodes, edges: edges ?? stored.edges }, { chains: ctx.services.chains });
-      await assertGraphKeepsListing(ctx.services.store, workflowId, checked.graph.nodes);
     }
+    const graph = checked?.graph;
     const updated = await updateWorkflow(ctx.services.store, organizationId, workflowId, {
       ...fields,
-      graph: checked?.graph,
+      graph,
       publicQuota: ctx.quotas?.publicWorkflows,
+      // In the update's transaction, against a listing published at the same moment.
+      guard: async (trx) => {
+        if (fields.enabled === false) await assertEnabledWhileListed(trx, organizationId, workflowId);
+        if (graph) await assertGraphKeepsListing(trx, workflowId, graph.nodes);
+      },
     });
     await syncTriggers(ctx.services, updated);
     // A public workflow tells its owner what the public sees, as go-live does.

@@ -2,7 +2,8 @@ import type { Store } from '../store/db.ts';
 import type { Services } from '../services.ts';
 import { ServiceError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
-import { getWorkflow } from '../engine/workflows.ts';
+import { getWorkflow, workflowNotFound } from '../engine/workflows.ts';
+import { isPostgres } from '../store/dialect.ts';
 import type { WorkflowNode } from '../engine/graph.ts';
 import { describeUnavailable, unavailableSteps } from '../engine/availability.ts';
 import { toAtomicUnits } from '../payments/amount.ts';
@@ -167,16 +168,7 @@ export async function publishListing(
   checkPrice(request.price, request.type);
   assertListable(workflow.nodes, request);
   // A listing is an offer to callers; every call of a disabled workflow answers 410.
-  if (!workflow.enabled) {
-    throw new ServiceError(
-      409,
-      'conflict',
-      `Workflow ${workflowId} is disabled; enable it (PATCH /api/workflows/${workflowId} {"enabled": true}) before listing it.`,
-      {
-        field: 'enabled',
-      },
-    );
-  }
+  if (!workflow.enabled) throw disabledWorkflow(workflowId);
   if (request.price !== null && !(await services.organizations.wallet(organizationId))) {
     throw new ServiceError(409, 'no_wallet', 'A paid listing is paid into the organization wallet, and this organization has none yet; nothing was published.');
   }
@@ -208,6 +200,13 @@ export async function publishListing(
     updated_at: now,
   };
   await store.transaction().execute(async (trx) => {
+    // Again, with the workflow's row locked as a workflow update locks it: one disabled (or its graph changed) at the
+    // same moment is seen here, or sees this listing (src/engine/workflow-writes.ts, `guard`).
+    const read = trx.selectFrom('workflows').select(['enabled', 'nodes']).where('id', '=', workflowId).where('organization_id', '=', organizationId);
+    const current = await (isPostgres(trx) ? read.forUpdate() : read).executeTakeFirst();
+    if (!current) throw workflowNotFound(workflowId);
+    if (!current.enabled) throw disabledWorkflow(workflowId);
+    assertListable(JSON.parse(current.nodes) as WorkflowNode[], request);
     const listed = await trx.selectFrom('workflow_listings').select('slug').where('workflow_id', '=', workflowId).where('listed', '=', 1).executeTakeFirst();
     if (!listed) await assertRoom(trx, 'listings', quota, organizationId);
     // One listing per workflow and per slug: drop this workflow's old slug and an unlisted row of ours holding the new one.
@@ -223,6 +222,11 @@ export async function publishListing(
   });
   return toListing(await store.selectFrom('workflow_listings').selectAll().where('slug', '=', request.slug).executeTakeFirstOrThrow());
 }
+
+const disabledWorkflow = (workflowId: string) =>
+  new ServiceError(409, 'conflict', `Workflow ${workflowId} is disabled; enable it (PATCH /api/workflows/${workflowId} {"enabled": true}) before listing it.`, {
+    field: 'enabled',
+  });
 
 async function slugTaken(store: Store, slug: string, why: string): Promise<ServiceError> {
   const suggestion = await suggestSlug(store, slug);

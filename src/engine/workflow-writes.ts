@@ -1,3 +1,4 @@
+import { isPostgres } from '../store/dialect.ts';
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
@@ -133,17 +134,23 @@ export interface WorkflowPatch {
   visibility?: 'private' | 'public';
   /** Public workflows the organization may hold (config.quotas.publicWorkflows); checked only when this one turns public. Unset: no bound. */
   publicQuota?: number;
+  /**
+   * Checks made in the update's transaction, with the workflow's row locked (PostgreSQL; SQLite's writes are one at a
+   * time): a listing published meanwhile (src/catalog/publish.ts, which takes the same lock) is seen, never raced.
+   */
+  guard?: (trx: Store) => Promise<void>;
 }
 
 export async function updateWorkflow(store: Store, organizationId: string, workflowId: string, patch: WorkflowPatch): Promise<WorkflowRecord> {
   await store.transaction().execute(async (trx) => {
-    const existing = await trx
+    const read = trx
       .selectFrom('workflows')
       .select(['id', 'published_at', 'visibility'])
       .where('id', '=', workflowId)
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirst();
+      .where('organization_id', '=', organizationId);
+    const existing = await (isPostgres(trx) ? read.forUpdate() : read).executeTakeFirst();
     if (!existing) throw workflowNotFound(workflowId);
+    await patch.guard?.(trx);
     if (patch.visibility === 'public' && existing.visibility !== 'public') await assertRoom(trx, 'publicWorkflows', patch.publicQuota, organizationId);
     await assertReference(trx, 'projects', 'projectId', organizationId, patch.projectId);
     await assertReference(trx, 'tags', 'tagId', organizationId, patch.tagId);
