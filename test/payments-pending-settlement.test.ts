@@ -122,6 +122,8 @@ describe('a paid call whose settlement is not mined in time', () => {
       expect(res.headers.get('payment-response')).toBeNull();
       expect(body).toMatchObject({ status: 'awaiting_payment', resultUrl: `${gw.url}/api/mcp/workflows/microtip/calls/${body.executionId}` });
       expect(body.hint).toMatch(/not mined yet.*do not pay again/);
+      // One settlement sent: x402 asks the facilitator once more after its `settlement_pending`, which sends nothing again.
+      expect(await pendingInPool()).toBe(1);
       executionId = body.executionId;
       const payment = await paymentOf(gw.gateway.services.store, executionId);
       expect(payment).toMatchObject({ status: 'settling', transaction_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });

@@ -331,6 +331,10 @@ export function createLocalFacilitator(
       ...(payer ? { payer } : {}),
     });
     if (!transfer) return refuse('unsupported_payload', 'the in-process facilitator settles EIP-3009 authorizations only');
+    // Sent, and unmined when its wait ran out: x402 asks once more after a `settlement_pending` answer
+    // (settleWithPendingRetry), and sending again would only race the first transaction for the same authorization.
+    const sent = pending.get(pendingKey(transfer.authorization.from, transfer.authorization.nonce));
+    if (sent) return refuse('settlement_pending', `the settlement ${sent} was sent and is not mined yet`, sent);
     // Fail closed: nothing is sent for a payment this facilitator has not verified as valid.
     const key = verificationKey(payload, requirements);
     const check = await verify(payload, requirements).catch((error: unknown) => ({ isValid: false, invalidReason: String(error) }) as VerifyResponse);
