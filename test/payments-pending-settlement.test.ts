@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { erc20Abi, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { getListing } from '../src/catalog/listings.ts';
+import { createLocalFacilitator } from '../src/payments/local-facilitator.ts';
 import { prepareGatedRun } from '../src/engine/gated-runs.ts';
 import { getWorkflow } from '../src/engine/workflows.ts';
 import type { Store } from '../src/store/db.ts';
@@ -260,6 +263,59 @@ describe('a run left waiting although its payment settled', () => {
       .execute();
     const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);
     expect(await result.json()).toMatchObject({ executionId, status: 'success', output: { result: { thanks: true } } });
+  }, 60_000);
+});
+
+describe('an HTTP facilitator whose answer to a settlement is lost', () => {
+  it('leaves the payment open, not failed: the transfer it sent is found on chain and the run starts, charged once', async () => {
+    // A facilitator speaking x402's HTTP API (the in-process one behind it) that settles, then answers like a proxy that timed out.
+    const gas = privateKeyToAccount(generatePrivateKey());
+    await gw.gateway.services.devnet!.fund(gas.address, { eth: '1' });
+    const inner = createLocalFacilitator(gas, chain.chain, chain.url, 'eip155:31337');
+    const sent: string[] = [];
+    const server = http.createServer(async (req, res) => {
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      const json = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      if (req.url === '/supported') return json(200, await inner.getSupported());
+      const { paymentPayload, paymentRequirements } = JSON.parse(text);
+      if (req.url === '/verify') return json(200, await inner.verify(paymentPayload, paymentRequirements));
+      if (refusing) return res.writeHead(400, { 'content-type': 'text/html' }).end('<html><body>400 Bad Request</body></html>');
+      const settled = await inner.settle(paymentPayload, paymentRequirements);
+      sent.push(settled.transaction);
+      res.writeHead(504, { 'content-type': 'text/html' }).end('<html><body>504 Gateway Time-out</body></html>');
+    });
+    let refusing = false;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const facilitatorUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const viaHttp = await startTestGateway({ env: { ...baseEnv(chain.url), FLOWGATE_FACILITATOR_URL: facilitatorUrl } });
+    try {
+      const account = await funded();
+      const before = await balanceOf(account.address);
+      const res = await x402Fetch(account).pay(`${viaHttp.url}/api/mcp/workflows/microtip/call`, post);
+      const body = (await res.json()) as { executionId: string; status: string; hint: string };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body.status).toBe('awaiting_payment');
+      expect(body.hint).toMatch(/outcome is not known yet/);
+      expect(sent).toHaveLength(1);
+      expect(await paymentOf(viaHttp.gateway.services.store, body.executionId)).toMatchObject({ status: 'settling', transaction_hash: null });
+
+      const result = await fetch(`${viaHttp.url}/api/mcp/workflows/microtip/calls/${body.executionId}?timeoutMs=30000`);
+      expect(await result.json()).toMatchObject({ executionId: body.executionId, status: 'success', output: { result: { thanks: true } } });
+      expect(await paymentOf(viaHttp.gateway.services.store, body.executionId)).toMatchObject({ status: 'settled', transaction_hash: sent[0] });
+      expect(await balanceOf(account.address)).toBe(before - PRICE_UNITS);
+
+      // A refusal the facilitator (or a proxy before it) gave without settling closes the payment at once, as before.
+      refusing = true;
+      const refused = await x402Fetch(account).pay(`${viaHttp.url}/api/mcp/workflows/microtip/call`, post);
+      expect(refused.status).toBe(402);
+      expect(((await refused.json()) as { reason: string }).reason).toMatch(/settlement failed \(Facilitator settle failed \(400\)/);
+      expect(await viaHttp.gateway.services.store.selectFrom('payments').select('status').where('status', '=', 'settling').execute()).toHaveLength(0);
+      expect(await balanceOf(account.address)).toBe(before - PRICE_UNITS);
+    } finally {
+      await viaHttp.close();
+      server.close();
+    }
   }, 60_000);
 });
 

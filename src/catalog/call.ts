@@ -99,13 +99,13 @@ function resultOf(listing: Listing, output: Record<string, unknown> | null): unk
 /** A paid call whose settlement was sent but not mined in time: the run starts once the chain says it paid (pending-payments.ts). */
 function awaitingPayment(services: Services, listing: Listing, executionId: string, transaction: string | undefined): RunAnswer {
   const resultUrl = callResultUrl(services.config.baseUrl, listing.slug, executionId);
-  const sent = transaction ? `its transaction ${transaction} was sent` : 'it was sent';
+  const sent = transaction ? `its transaction ${transaction} is not mined yet` : 'its outcome is not known yet (the facilitator may have sent it)';
   return {
     executionId,
     status: 'awaiting_payment',
     resultUrl,
     hint:
-      `The payment is settling: ${sent} but is not mined yet. The run starts once the chain shows the payment, or ends as an error (nothing charged) ` +
+      `The payment is settling: ${sent}. The run starts once the chain shows the payment, or ends as an error (nothing charged) ` +
       `once the authorization can no longer be used. GET ${resultUrl} (?timeoutMs= up to 60000) for the answer; do not pay again.`,
   };
 }

@@ -54,7 +54,7 @@ export async function chargeMpp(ctx: PaymentContext, resource: PaidResource, cre
     async () => {
       const receipt = await mpp.broadcastCredential(parsed, expected).catch((error: unknown) => {
         const pending = ctx.settlementPending(payload.from as string, payload.nonce as string);
-        throw pending ? new SettlementPendingError(pending) : error;
+        throw pending ? new SettlementPendingError(pending.transaction) : error;
       });
       return { transaction: receipt.reference, receipt: { protocol: 'mpp', receipt } };
     },

@@ -79,9 +79,13 @@ export async function chargeX402(ctx: PaymentContext, resource: PaidResource, cr
     },
     run,
     async () => {
-      const settlement = await resourceServer.settlePayment(payload, requirements);
-      const pending = settlement.success ? undefined : ctx.settlementPending(authorization.from as string, authorization.nonce as string);
-      if (pending) throw new SettlementPendingError(pending);
+      const open = () => ctx.settlementPending(authorization.from as string, authorization.nonce as string);
+      const settlement = await resourceServer.settlePayment(payload, requirements).catch((error: unknown) => {
+        const pending = open();
+        throw pending ? new SettlementPendingError(pending.transaction) : error;
+      });
+      const pending = settlement.success ? undefined : open();
+      if (pending) throw new SettlementPendingError(pending.transaction);
       if (!settlement.success) throw new Error([settlement.errorReason, settlement.errorMessage].filter(Boolean).join(': ') || 'settlement failed');
       return { transaction: settlement.transaction, receipt: { protocol: 'x402', settlement } };
     },

@@ -11,6 +11,6 @@ export interface PaymentContext {
   /** Token metadata and the facilitator's supported kinds; rejects with 503 `payments_unavailable`. */
   ready(): Promise<TokenInfo>;
   mppFor(token: TokenInfo, recipient: `0x${string}`): MppServer;
-  /** After a failed settlement: whether it was sent but unmined when its wait ran out (its hash), per the facilitator. */
-  settlementPending(payer: string, nonce: string): `0x${string}` | undefined;
+  /** After a settlement that did not succeed: whether it is still open (sent, or perhaps sent), per open-settlements.ts. */
+  settlementPending(payer: string, nonce: string): { transaction?: string } | undefined;
 }

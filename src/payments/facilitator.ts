@@ -3,6 +3,7 @@ import { keyAccount } from '../wallets/evm-key.ts';
 import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
 import type { NonceManager } from '../chains/nonces.ts';
 import { createLocalFacilitator } from './local-facilitator.ts';
+import { reportingOpenSettlements, type OpenSettlements } from './open-settlements.ts';
 import type { PaymentSettings } from './settings.ts';
 
 /**
@@ -18,16 +19,13 @@ export interface Facilitator extends FacilitatorClient {
   signerAddress?: `0x${string}`;
   /** Keeps a successful verification briefly (in-process only): a second ask for the same payment and offer is answered by the first. */
   keepsVerifications?: boolean;
-  /**
-   * In-process only: whether the settlement of this payer's authorization (nonce) was sent but not mined when its
-   * wait ran out (`settlement_pending`), and its transaction hash; asked once, after the refusal.
-   */
-  settlementPending?(payer: string, nonce: string): `0x${string}` | undefined;
+  /** After a settlement that did not succeed: whether it is still open, and its transaction when known (open-settlements.ts). */
+  settlementPending?: OpenSettlements['settlementPending'];
 }
 
 /** `nonces`: the gateway's (the facilitator account's nonces, coordinated across instances on PostgreSQL). */
 export function createFacilitator(settings: PaymentSettings, nonces?: NonceManager): Facilitator {
-  if (settings.facilitator.kind === 'http') return new HTTPFacilitatorClient({ url: settings.facilitator.url });
+  if (settings.facilitator.kind === 'http') return reportingOpenSettlements(new HTTPFacilitatorClient({ url: settings.facilitator.url }));
   const { privateKey, rpcUrl } = settings.facilitator;
   if (!rpcUrl) {
     // Start-up must not fail over this: paid calls report it (503) when they need the facilitator.
@@ -45,6 +43,6 @@ export function createFacilitator(settings: PaymentSettings, nonces?: NonceManag
   return {
     signerAddress: account.address,
     keepsVerifications: true,
-    ...createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces, { confirmationMs: settings.confirmationMs }),
+    ...reportingOpenSettlements(createLocalFacilitator(account, chain, rpcUrl, settings.network, nonces, { confirmationMs: settings.confirmationMs })),
   };
 }

@@ -35,7 +35,6 @@ import {
 } from '../chains/transactions.ts';
 import { isRecord } from '../is-record.ts';
 import { recentAnswers } from './recent-answers.ts';
-import type { Facilitator } from './facilitator.ts';
 
 /**
  * The in-process facilitator. Verification is x402's own (signature, payee,
@@ -77,7 +76,7 @@ const CODE_MS = 1_000;
 const SIMULATION_AHEAD_MS = 2_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt (FLOWGATE_PAYMENT_CONFIRMATION_MS). */
 const CONFIRMATION_MS = 180_000;
-/** At most this many settlements answered `settlement_pending` are remembered for the caller to ask about. */
+/** At most this many settlements answered `settlement_pending` are remembered (so none is sent twice). */
 const PENDING_MAX = 10_000;
 /**
  * A settlement unmined this long while first in the facilitator's line is replaced once with higher fees
@@ -169,10 +168,10 @@ export function createLocalFacilitator(
   network: PaymentRequirements['network'],
   nonces: NonceManager = createNonceManager(),
   options: { stuckAfterMs?: number; confirmationMs?: number } = {},
-): FacilitatorClient & Pick<Facilitator, 'settlementPending'> {
+): FacilitatorClient {
   const stuckAfterMs = options.stuckAfterMs ?? STUCK_AFTER_MS;
   const confirmationMs = options.confirmationMs ?? CONFIRMATION_MS;
-  /** Settlements sent but unmined when their wait ran out, by payer and nonce: the charge asks (settlementPending). */
+  /** Settlements sent but unmined when their wait ran out (answered `settlement_pending`), by payer and nonce: never sent twice. */
   const pending = new Map<string, Hex>();
   const pendingKey = (payer: string, nonce: string) => `${payer}:${nonce}`.toLowerCase();
   // The gateway's keep-alive transport (src/chains/rpc-transport.ts): cheaper per call than viem's batched fetch.
@@ -397,11 +396,5 @@ export function createLocalFacilitator(
     verify,
     settle,
     getSupported: async () => x402.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
-    settlementPending(payer, nonce) {
-      const key = pendingKey(payer, nonce);
-      const hash = pending.get(key);
-      pending.delete(key);
-      return hash;
-    },
   };
 }
