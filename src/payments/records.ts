@@ -112,8 +112,9 @@ const setSettled = prepared<{ id: string; hash: string; receipt: string; now: st
 export const markSettled = (store: Store, id: string, transactionHash: string, receipt: unknown) =>
   setSettled(store, { id, hash: transactionHash, receipt: JSON.stringify(receipt), now: nowIso() });
 
+// Only from `verified`: a payment the chain sweep already resolved (pending-payments.ts) keeps what the chain said.
 const setFailed = prepared<{ id: string; error: string; now: string }>((db: Store, a) =>
-  db.updateTable('payments').set({ status: 'failed', error: a.error, updated_at: a.now }).where('id', '=', a.id),
+  db.updateTable('payments').set({ status: 'failed', error: a.error, updated_at: a.now }).where('id', '=', a.id).where('status', '=', 'verified'),
 );
 export const markFailed = (store: Store, id: string, error: string) => setFailed(store, { id, error, now: nowIso() });
 
