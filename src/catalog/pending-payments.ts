@@ -1,4 +1,5 @@
 import type { Services } from '../services.ts';
+import type { PublicClient } from 'viem';
 import type { PaymentsTable } from '../store/schema.ts';
 import { abandonGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';
 import { resolvePayment, settledButWaiting, unresolvedPayments } from '../payments/records.ts';
@@ -38,8 +39,8 @@ async function releasePaidRun(services: Services, executionId: string): Promise<
 }
 
 /** Asks the chain about one payment and writes what it says; true when it is resolved (here or by another instance). */
-async function resolvePendingPayment(services: Services, row: PaymentsTable): Promise<boolean> {
-  const outcome = await services.payments.settlementOutcome(row);
+async function resolvePendingPayment(services: Services, chain: PublicClient, row: PaymentsTable): Promise<boolean> {
+  const outcome = await services.payments.settlementOutcome(chain, row);
   if (!outcome) return false;
   if (!(await resolvePayment(services.store, row, outcome))) return true;
   if (!row.execution_id) return true;
@@ -53,13 +54,29 @@ async function resolvePendingPayment(services: Services, row: PaymentsTable): Pr
   return true;
 }
 
+/** The gateway's client of the payment chain (it follows an RPC URL set after start); none reachable: asked again next sweep. */
+function paymentChain(services: Services): PublicClient | undefined {
+  try {
+    return services.chainClients.publicClient(services.payments.settings.chainId);
+  } catch (error) {
+    console.error('[flowgate] unresolved payments wait for the payment chain:', error instanceof Error ? error.message : error);
+    return undefined;
+  }
+}
+
 async function sweep(services: Services, isOpen: () => boolean): Promise<void> {
   const now = Date.now();
   const { confirmationMs } = services.payments.settings;
   const staleBefore = new Date(now - confirmationMs - verifiedGraceMs(confirmationMs)).toISOString();
-  for (const row of await unresolvedPayments(services.store, staleBefore, PER_SWEEP)) {
-    if (!isOpen()) return;
-    await resolvePendingPayment(services, row).catch((error) => console.error(`[flowgate] payment for ${row.listing_slug} could not be resolved yet:`, error));
+  const unresolved = await unresolvedPayments(services.store, staleBefore, PER_SWEEP);
+  const chain = unresolved.length > 0 ? paymentChain(services) : undefined;
+  if (chain) {
+    for (const row of unresolved) {
+      if (!isOpen()) return;
+      await resolvePendingPayment(services, chain, row).catch((error) =>
+        console.error(`[flowgate] payment for ${row.listing_slug} could not be resolved yet:`, error),
+      );
+    }
   }
   for (const executionId of await settledButWaiting(services.store, new Date(now - verifiedGraceMs(confirmationMs)).toISOString(), PER_SWEEP)) {
     if (!isOpen()) return;

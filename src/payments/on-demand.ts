@@ -45,6 +45,6 @@ export function createOnDemandPaymentsService(deps: {
     receiptHeaders: (receipt) => whenCharged().receiptHeaders(receipt),
     receiptMeta: (receipt) => whenCharged().receiptMeta(receipt),
     // Only asked when a payment is unresolved, which only a charge (in this process or before it) leaves behind.
-    settlementOutcome: async (row) => (await load()).settlementOutcome(row),
+    settlementOutcome: async (client, row) => (await load()).settlementOutcome(client, row),
   };
 }

@@ -2,10 +2,9 @@ import { x402ResourceServer } from '@x402/core/server';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { Receipt } from 'mppx';
-import { createPublicClient, type PublicClient } from 'viem';
+import type { PublicClient } from 'viem';
 import type { Store } from '../store/db.ts';
 import type { PaymentsTable } from '../store/schema.ts';
-import { rpcTransport } from '../chains/rpc-transport.ts';
 import { settlementOutcome, type SettlementOutcome } from './settlement-outcome.ts';
 import { ServiceError } from '../errors.ts';
 import { paymentRequired } from './challenge.ts';
@@ -50,8 +49,8 @@ export interface PaymentsService {
   /** Response headers (REST) and result `_meta` (MCP) for a receipt. */
   receiptHeaders(receipt: PaymentReceipt): Record<string, string>;
   receiptMeta(receipt: PaymentReceipt): Record<string, unknown>;
-  /** What the payment chain says about a payment whose settlement outcome was not known (settlement-outcome.ts); undefined: not decided yet. */
-  settlementOutcome(row: PaymentsTable): Promise<SettlementOutcome>;
+  /** What the payment chain (read through `client`) says about a payment whose settlement outcome was not known (settlement-outcome.ts); undefined: not decided yet. */
+  settlementOutcome(client: PublicClient, row: PaymentsTable): Promise<SettlementOutcome>;
 }
 
 export function createPaymentsService(deps: {
@@ -63,7 +62,6 @@ export function createPaymentsService(deps: {
   const { store, settings, facilitator } = deps;
   const resourceServer = new x402ResourceServer(facilitator).register(settings.network, new ExactEvmScheme());
   let ready: Promise<TokenInfo> | undefined;
-  let chain: PublicClient | undefined;
 
   /** Token metadata and the facilitator's supported kinds, once; a failure is retried on the next call. */
   function init(): Promise<TokenInfo> {
@@ -125,11 +123,6 @@ export function createPaymentsService(deps: {
     receiptMeta(receipt) {
       return receipt.protocol === 'x402' ? { [MCP_X402_RESPONSE]: receipt.settlement } : { [MCP_MPP_RECEIPT]: receipt.receipt };
     },
-    async settlementOutcome(row) {
-      // Without the payment chain's RPC nothing can be decided: the payment stays as it is.
-      if (!deps.rpcUrl) return undefined;
-      chain ??= createPublicClient({ transport: rpcTransport(deps.rpcUrl, { retryCount: 1, timeout: 15_000 }) }) as PublicClient;
-      return settlementOutcome(chain, row);
-    },
+    settlementOutcome,
   };
 }
