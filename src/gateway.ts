@@ -24,6 +24,7 @@ import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
 import { checkpointInBackground } from './store/checkpointer.ts';
 import { resolvePendingPayments } from './catalog/pending-payments.ts';
+import { finishInterruptedExecutions } from './execute/interrupted-sweep.ts';
 import { sweepExpiredRows } from './store/expired-rows.ts';
 import { createPgBus } from './store/pg-bus.ts';
 import { holdSessionLock, tryHoldSessionLock } from './store/postgres.ts';
@@ -198,11 +199,14 @@ export async function openServingRuntime(config: Config, options: ServingOptions
   });
   // Paid calls left unresolved (an unmined settlement, a process stopped mid-settlement) are finished from the chain.
   const pendingPayments = resolvePendingPayments(runtime.services);
+  // Direct executions whose request stopped before finishing them (a process killed mid-send) are finished from the chain.
+  const interrupted = finishInterruptedExecutions(runtime.services);
   return {
     ...runtime,
     firstStart,
     async close() {
       await pendingPayments.close();
+      await interrupted.close();
       await expiredRows.close();
       await checkpointer?.close();
       await runtime.close();

@@ -1,11 +1,9 @@
 import type { Transaction } from 'kysely';
 import type { Hex } from 'viem';
 import { z } from 'zod';
-import { verifiedReceiptSchema, verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
+import { verifiedReceiptSchema, type VerifiedReceipt } from '../chains/transactions.ts';
 import { transactionLink, type ChainCatalog } from '../chains/catalog.ts';
 import { nowIso } from '../ids.ts';
-import { receiptError } from '../onchain/receipts.ts';
-import type { Services } from '../services.ts';
 import type { Store } from '../store/db.ts';
 import type { Database, DirectExecutionsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
@@ -99,9 +97,30 @@ export async function insertPending(
     .execute();
 }
 
+/**
+ * Stores the signed bytes of a `pending` execution before they leave the process. None stored (the row is no longer
+ * pending): the interrupted-execution sweep ended it, taking this request for one whose process died; the throw
+ * stops the broadcast, so the two never disagree about whether it was sent.
+ */
 export async function storeSigned(store: Store, id: string, hash: Hex, raw: Hex): Promise<void> {
-  await store.updateTable('direct_executions').set({ transaction_hash: hash, signed_transaction: raw }).where('id', '=', id).execute();
+  const stored = await store
+    .updateTable('direct_executions')
+    .set({ transaction_hash: hash, signed_transaction: raw })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  if (Number(stored.numUpdatedRows) === 0) {
+    throw new ServiceError(
+      503,
+      'rpc_unavailable',
+      `Direct execution ${id} took longer than a request can before it was signed (waiting on the chain's node), and was ended as interrupted; nothing was signed or sent. Retry.`,
+      { retryable: true, executionId: id },
+    );
+  }
 }
+
+/** How long a direct execution may stay `pending`: the receipt wait plus estimation and signing. Older, its process died. */
+export const interruptedAfterMs = (receiptTimeoutMs: number) => receiptTimeoutMs + 120_000;
 
 /** The status a set of receipts settles to: every one verified → completed; a revert/not_found/timeout → failed; else unconfirmed. */
 export function statusFromReceipts(receipts: readonly VerifiedReceipt[]): DirectStatus {
@@ -112,13 +131,15 @@ export function statusFromReceipts(receipts: readonly VerifiedReceipt[]): Direct
 
 const notFoundExecution = (id: string) => new ServiceError(404, 'not_found', `No direct execution ${id} in this organization.`);
 
+/** Writes an execution's outcome; with `from`, only over that status (true when written), so two resolvers write it once. */
 export async function finish(
   store: Store,
   id: string,
   outcome: { status: DirectStatus; receipts?: VerifiedReceipt[]; error?: string | null; result?: unknown },
-): Promise<void> {
+  from?: string,
+): Promise<boolean> {
   const gas = outcome.receipts?.reduce((sum, r) => sum + BigInt(r.gasUsedWei ?? 0), 0n);
-  await store
+  const written = await store
     .updateTable('direct_executions')
     .set({
       status: outcome.status,
@@ -129,28 +150,13 @@ export async function finish(
       completed_at: outcome.status === 'unconfirmed' || outcome.status === 'pending' ? null : nowIso(),
     })
     .where('id', '=', id)
-    .execute();
+    .$if(from !== undefined, (q) => q.where('status', '=', from!))
+    .executeTakeFirst();
+  return Number(written.numUpdatedRows) > 0;
 }
 
 export async function loadRecord(store: Store, organizationId: string, id: string): Promise<DirectExecutionsTable> {
   const row = await store.selectFrom('direct_executions').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
   if (!row) throw notFoundExecution(id);
   return row;
-}
-
-const STATUS_POLL_TIMEOUT_MS = 2_000;
-
-/** Status reads re-verify an unconfirmed execution against the chain, so it settles once receipts are readable. */
-export async function refreshRecord(services: Services, organizationId: string, id: string): Promise<DirectExecutionRecord> {
-  let row = await loadRecord(services.store, organizationId, id);
-  if (row.status === 'unconfirmed' && row.transaction_hash) {
-    const client = services.chainClients.publicClient(row.chain_id);
-    const receipt = await verifyTransaction(client, row.transaction_hash as Hex, STATUS_POLL_TIMEOUT_MS);
-    if (receipt.receiptStatus && receipt.receiptStatus !== 'timeout' && receipt.receiptStatus !== 'not_found') {
-      const status = statusFromReceipts([receipt]);
-      await finish(services.store, id, { status, receipts: [receipt], error: receiptError([receipt]) ?? null });
-      row = await loadRecord(services.store, organizationId, id);
-    }
-  }
-  return toRecord(services.chains, row);
 }

@@ -1,19 +1,25 @@
-import type { Hex } from 'viem';
-import { rebroadcast, verifyTransaction } from '../chains/transactions.ts';
-import { concludeKey, replayBody, type reserveIdempotencyKey } from '../guards/idempotency.ts';
+import { parseTransaction, type Hex, type PublicClient } from 'viem';
+import { rebroadcast, verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
+import { concludeKey, concludeKeyOfExecution, replayBody, type reserveIdempotencyKey } from '../guards/idempotency.ts';
 import { settleSpendForExecution, spendOutcome } from '../guards/spend-cap.ts';
 import { receiptError } from '../onchain/receipts.ts';
 import type { Services } from '../services.ts';
+import type { DirectExecutionsTable } from '../store/schema.ts';
 import type { DirectCaller, DirectResponse } from './caller.ts';
-import { finish, loadRecord, statusFromReceipts, toRecord } from './records.ts';
+import { finish, loadRecord, statusFromReceipts, toRecord, type DirectExecutionRecord } from './records.ts';
 
 /**
- * Recovers an execution whose process died mid-flight, checking the chain
- * before anything is signed again: stored bytes are re-sent (same nonce, same
- * hash: they can never spend twice) and verified. Without stored bytes
- * nothing was broadcast: the row fails, the key is released, and the caller
- * runs the request afresh (returns undefined).
+ * Finishing a direct execution from the chain when the request that sent it
+ * could not: a retry with the same idempotency key after its process died
+ * (recoverInterrupted), a status read of an unconfirmed execution
+ * (refreshRecord), and the sweep over executions no request will finish
+ * (interrupted-sweep.ts). Stored bytes are re-sent, never re-signed (same
+ * nonce, same hash: they can never spend twice).
  */
+
+const NOT_SIGNED = 'The gateway stopped before this transaction was signed; nothing was broadcast.';
+
+/** A retry that took over a stale key: checks the chain before anything is signed again; undefined when nothing was broadcast (the caller runs the request afresh). */
 export async function recoverInterrupted(
   services: Services,
   caller: DirectCaller,
@@ -28,12 +34,7 @@ export async function recoverInterrupted(
         .executeTakeFirst()
     : undefined;
   if (!row?.signed_transaction || !row.transaction_hash) {
-    if (row) {
-      await finish(services.store, row.id, {
-        status: 'failed',
-        receipts: [],
-        error: 'The gateway stopped before this transaction was signed; nothing was broadcast.',
-      });
+    if (row && (await finish(services.store, row.id, { status: 'failed', receipts: [], error: NOT_SIGNED }, row.status))) {
       await settleSpendForExecution(services.store, row.id, 'released');
     }
     await reservation.release();
@@ -53,4 +54,75 @@ export async function recoverInterrupted(
   const response: DirectResponse = { status: 202, body: toRecord(services.chains, await loadRecord(services.store, caller.organizationId, row.id)) };
   await concludeKey(reservation, receipt.receiptStatus === 'reverted' ? 'released' : status === 'completed' ? 'completed' : 'held', row.id, response);
   return { status: response.status, body: replayBody(response.body) };
+}
+
+/**
+ * Whether the transaction can never be mined: its sender's mined nonce is past it and the chain holds no receipt for
+ * it (read in that order, so a transaction mined in between is found), i.e. another transaction used its nonce.
+ */
+async function nonceUsedByAnother(client: PublicClient, row: DirectExecutionsTable): Promise<boolean> {
+  if (!row.from_address) return false;
+  const { nonce } = parseTransaction(row.signed_transaction as Hex);
+  if (nonce === undefined) return false;
+  const mined = await client.getTransactionCount({ address: row.from_address as Hex, blockTag: 'latest' });
+  if (mined <= nonce) return false;
+  const again = await verifyTransaction(client, row.transaction_hash as Hex, 1_000);
+  return again.receiptStatus === 'not_found' || again.receiptStatus === 'timeout';
+}
+
+/**
+ * An execution no live request will finish (`pending` past interruptedAfterMs, or `unconfirmed`), resolved by what
+ * the chain says: mined, it ends completed or failed; never to be mined (never signed, or its nonce used by another
+ * transaction), it ends failed; otherwise it stays unconfirmed (a `pending` one becomes so), its bytes sent again when
+ * `resend`. Written only over the status read (two resolvers write once); the winner settles the day's spend
+ * reservation and concludes the idempotency key as the request would have.
+ */
+export async function resolveFromChain(services: Services, row: DirectExecutionsTable, options: { waitMs: number; resend: boolean }): Promise<void> {
+  const { store } = services;
+  let end: { receipts: VerifiedReceipt[]; error: string } | undefined;
+  let receipt: VerifiedReceipt | undefined;
+  if (!row.signed_transaction || !row.transaction_hash) {
+    if (row.status !== 'pending') return;
+    end = { receipts: [], error: NOT_SIGNED };
+  } else {
+    const client = services.chainClients.publicClient(row.chain_id);
+    receipt = await verifyTransaction(client, row.transaction_hash as Hex, options.waitMs);
+    if (receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout') {
+      if (await nonceUsedByAnother(client, row)) {
+        const nonce = parseTransaction(row.signed_transaction as Hex).nonce;
+        end = {
+          receipts: [{ ...receipt, receiptStatus: 'not_found' }],
+          error: `Transaction ${row.transaction_hash} was never mined: nonce ${nonce} of ${row.from_address} was used by another transaction. Nothing was moved by it.`,
+        };
+      } else {
+        if (options.resend) await rebroadcast(client, row.signed_transaction as Hex).catch(() => {});
+        if (row.status === 'pending') await finish(store, row.id, { status: 'unconfirmed', error: null }, 'pending');
+        return;
+      }
+    } else if (!receipt.receiptStatus) {
+      if (row.status === 'pending') await finish(store, row.id, { status: 'unconfirmed', error: null }, 'pending');
+      return;
+    }
+  }
+  const outcome = end
+    ? { status: 'failed' as const, receipts: end.receipts, error: end.error }
+    : { status: statusFromReceipts([receipt!]), receipts: [receipt!], error: receiptError([receipt!]) ?? null };
+  if (!(await finish(store, row.id, outcome, row.status))) return;
+  // Nothing moved (never sent, reverted, never mined): the reservation is released and the key runs again.
+  const moved = !end && receipt!.receiptStatus === 'success';
+  const spend = end ? 'released' : spendOutcome(receipt!.receiptStatus);
+  if (spend) await settleSpendForExecution(store, row.id, spend);
+  const response = { status: 202, body: toRecord(services.chains, await loadRecord(store, row.organization_id, row.id)) };
+  await concludeKeyOfExecution(store, row.organization_id, row.id, moved ? 'completed' : 'released', response);
+  if (options.resend) console.error(`[flowgate] direct execution ${row.id}, left ${row.status} by its request, ended ${outcome.status} from the chain`);
+}
+
+const STATUS_POLL_TIMEOUT_MS = 2_000;
+
+/** Status reads re-verify an unconfirmed execution against the chain, so it settles once receipts are readable. */
+export async function refreshRecord(services: Services, organizationId: string, id: string): Promise<DirectExecutionRecord> {
+  const row = await loadRecord(services.store, organizationId, id);
+  if (row.status !== 'unconfirmed') return toRecord(services.chains, row);
+  await resolveFromChain(services, row, { waitMs: STATUS_POLL_TIMEOUT_MS, resend: false });
+  return toRecord(services.chains, await loadRecord(services.store, organizationId, id));
 }

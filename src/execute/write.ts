@@ -7,7 +7,7 @@ import type { PreparedWrite } from '../onchain/prepared-write.ts';
 import { receiptError } from '../onchain/receipts.ts';
 import type { Services } from '../services.ts';
 import { insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } from './caller.ts';
-import { finish, insertPending, loadRecord, statusFromReceipts, storeSigned, toRecord } from './records.ts';
+import { finish, insertPending, interruptedAfterMs, loadRecord, statusFromReceipts, storeSigned, toRecord } from './records.ts';
 import { recoverInterrupted } from './recovery.ts';
 import { simulate } from './simulate.ts';
 import { isStoreUnreachable } from '../store/db.ts';
@@ -42,7 +42,7 @@ export async function executeWrite(
   if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
 
   const scope = caller.idempotencyKey ? { organizationId: caller.organizationId, endpoint, key: caller.idempotencyKey } : undefined;
-  let reservation = scope ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, staleAfterMs(services)) : undefined;
+  let reservation = scope ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, interruptedAfterMs(services.config.receiptTimeoutMs)) : undefined;
   if (reservation?.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
   if (reservation?.kind === 'stale') {
     const recovered = await recoverInterrupted(services, caller, reservation);
@@ -143,6 +143,3 @@ async function signedButUnsettled(
   if (reservation && reservation.kind !== 'replay') await concludeKey(reservation, 'held', executionId, response);
   return response;
 }
-
-/** A request can take at most the receipt wait plus estimation and signing; an in-progress key older than this lost its process. */
-const staleAfterMs = (services: Services) => services.config.receiptTimeoutMs + 120_000;

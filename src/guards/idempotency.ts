@@ -200,3 +200,27 @@ export async function concludeKey(
   if (outcome === 'released') await reservation.release();
   else await reservation.settle(outcome === 'completed' ? 'settled' : 'held', executionId, response);
 }
+
+/**
+ * Concludes the key of an execution resolved without the request that owned it (its process died, or it left the
+ * execution unconfirmed): only a key still in progress or held for that execution changes, as concludeKey would.
+ */
+export async function concludeKeyOfExecution(
+  store: Store,
+  organizationId: string,
+  executionId: string,
+  outcome: 'released' | 'completed' | 'held',
+  response: StoredResponse,
+): Promise<void> {
+  const ofExecution = (eb: ExpressionBuilder<Database, 'idempotency_records'>) =>
+    eb.and([eb('organization_id', '=', organizationId), eb('execution_id', '=', executionId), eb('state', 'in', ['in_progress', 'held'])]);
+  if (outcome === 'released') {
+    await store.deleteFrom('idempotency_records').where(ofExecution).execute();
+    return;
+  }
+  await store
+    .updateTable('idempotency_records')
+    .where(ofExecution)
+    .set({ state: outcome === 'completed' ? 'settled' : 'held', response_status: response.status, response_body: JSON.stringify(response.body) })
+    .execute();
+}

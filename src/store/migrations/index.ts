@@ -36,6 +36,7 @@ import * as rateLimitHits from './034_rate_limit_hits.ts';
 import * as oauthTokenScope from './035_oauth_token_scope.ts';
 import * as unpricedWriteListings from './036_unpriced_write_listings.ts';
 import * as paymentSettling from './037_payment_settling.ts';
+import * as directExecutionUnfinished from './038_direct_execution_unfinished.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -76,6 +77,7 @@ export const migrations: Record<string, Migration> = {
   '035_oauth_token_scope': oauthTokenScope,
   '036_unpriced_write_listings': unpricedWriteListings,
   '037_payment_settling': paymentSettling,
+  '038_direct_execution_unfinished': directExecutionUnfinished,
 };
 
 export const migrationProvider: MigrationProvider = {
