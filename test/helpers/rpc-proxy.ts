@@ -32,8 +32,10 @@ export interface RpcProxy {
   tamper: Map<string, (answer: { result?: unknown; error?: unknown }) => { result?: unknown; error?: unknown }>;
   /** Per request that carried broadcasts, how many. */
   broadcastRequests: number[];
-  /** While set, requests carrying broadcasts wait for it. */
+  /** While set, requests carrying broadcasts (or a method in `holdMethods`) wait for it. */
   hold: Promise<void> | undefined;
+  /** Methods held like broadcasts while `hold` is set: a node that stops answering them. */
+  holdMethods: Set<string>;
   close(): Promise<void>;
 }
 
@@ -52,10 +54,8 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     const messages = [message].flat();
     for (const m of messages) proxy.calls.set(m.method, (proxy.calls.get(m.method) ?? 0) + 1);
     const broadcasts = messages.filter((m) => BROADCASTS.has(m.method)).length;
-    if (broadcasts) {
-      proxy.broadcastRequests.push(broadcasts);
-      await proxy.hold;
-    }
+    if (broadcasts) proxy.broadcastRequests.push(broadcasts);
+    if (broadcasts || messages.some((m) => proxy.holdMethods.has(m.method))) await proxy.hold;
     const reply = (status: number, answer: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(answer);
     try {
       if (messages.some((m) => proxy.forbidden.has(m.method))) return void res.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>');
@@ -92,6 +92,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     tamper: new Map(),
     broadcastRequests: [],
     hold: undefined,
+    holdMethods: new Set(),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
