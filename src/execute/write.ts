@@ -42,7 +42,9 @@ export async function executeWrite(
   if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
 
   const scope = caller.idempotencyKey ? { organizationId: caller.organizationId, endpoint, key: caller.idempotencyKey } : undefined;
-  let reservation = scope ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, interruptedAfterMs(services.config.receiptTimeoutMs)) : undefined;
+  let reservation = scope
+    ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, interruptedAfterMs(services.config.receiptTimeoutMs))
+    : undefined;
   if (reservation?.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
   if (reservation?.kind === 'stale') {
     const recovered = await recoverInterrupted(services, caller, reservation);
