@@ -22,6 +22,7 @@ import type { Services } from './services.ts';
 import { advertiseBaseUrl, withdrawBaseUrl } from './advertised-base-url.ts';
 import { createEngine } from './engine/engine.ts';
 import { migrate, openStore } from './store/db.ts';
+import { followDatabaseClock } from './store/postgres.ts';
 import { checkpointInBackground } from './store/checkpointer.ts';
 import { resolvePendingPayments } from './catalog/pending-payments.ts';
 import { finishInterruptedExecutions } from './execute/interrupted-sweep.ts';
@@ -55,19 +56,23 @@ export async function openRuntime(config: Config, options: { devnet?: Devnet | n
 async function openCheckedStore(config: Config) {
   const opened = openStore(config);
   const { store } = opened;
+  let stopClock: (() => void) | undefined;
   try {
+    // Instances sharing a PostgreSQL database compare each other's times on its server's clock (src/clock.ts).
+    if (opened.kind === 'postgres') stopClock = await followDatabaseClock(opened.pool);
     await migrate(store);
     const masterKey = loadMasterKey(config.dataDir, config.masterKey);
     const box = createSecretBox(masterKey);
     await checkMasterKey(store, masterKey, box, config.dataDir);
-    return { opened, masterKey, box };
+    return { opened, masterKey, box, stopClock };
   } catch (error) {
+    stopClock?.();
     await store.destroy();
     throw error;
   }
 }
 
-function assembleRuntime(config: Config, { opened, masterKey, box }: Awaited<ReturnType<typeof openCheckedStore>>, devnet: Devnet | null): Runtime {
+function assembleRuntime(config: Config, { opened, masterKey, box, stopClock }: Awaited<ReturnType<typeof openCheckedStore>>, devnet: Devnet | null): Runtime {
   const { store } = opened;
   const chains = createChainCatalog(config);
   const stablecoins = createStablecoinRegistry();
@@ -99,6 +104,7 @@ function assembleRuntime(config: Config, { opened, masterKey, box }: Awaited<Ret
     services,
     close: () => {
       nonces.close?.();
+      stopClock?.();
       return store.destroy();
     },
   };

@@ -1,4 +1,5 @@
 import type { Services } from '../services.ts';
+import { sharedNow } from '../clock.ts';
 import type { PublicClient } from 'viem';
 import type { PaymentsTable } from '../store/schema.ts';
 import { abandonGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';
@@ -65,7 +66,7 @@ function paymentChain(services: Services): PublicClient | undefined {
 }
 
 async function sweep(services: Services, isOpen: () => boolean): Promise<void> {
-  const now = Date.now();
+  const now = sharedNow();
   const { confirmationMs } = services.payments.settings;
   const staleBefore = new Date(now - confirmationMs - verifiedGraceMs(confirmationMs)).toISOString();
   const unresolved = await unresolvedPayments(services.store, staleBefore, PER_SWEEP);

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sharedNow } from '../clock.ts';
 import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionsTable, WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
@@ -240,7 +241,7 @@ export async function createExecution(store: Store, input: NewExecution): Promis
       .where('workflow_id', '=', input.workflowId)
       .where('idempotency_key', '=', input.idempotencyKey!)
       .executeTakeFirst();
-    if (existing && Date.parse(existing.created_at) > Date.now() - IDEMPOTENCY_WINDOW_MS) {
+    if (existing && Date.parse(existing.created_at) > sharedNow() - IDEMPOTENCY_WINDOW_MS) {
       if (existing.request_hash !== input.requestHash) {
         throw new ServiceError(
           409,
@@ -292,7 +293,7 @@ const insertExecutionRow = prepared<WorkflowExecutionsTable>((db: Store, row) =>
 
 async function insertExecution(store: Store, input: NewExecution, via: Store): Promise<CreatedExecution> {
   const id = newSortableId();
-  const now = Date.now();
+  const now = sharedNow();
   const createdAt = new Date(now).toISOString();
   const claim = input.claimedBy;
   const row: WorkflowExecutionsTable = {
@@ -354,7 +355,7 @@ export function claimAwaitingRow(store: Store, executionId: string, owner: strin
 }
 
 function claimRow(query: typeof claim, store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
-  const now = Date.now();
+  const now = sharedNow();
   const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One UPDATE is atomic on PostgreSQL (a concurrent claimer waits for the row and re-checks `status`): no transaction, so no
   // wait on the store-wide writer lock. SQLite batches it with the other writes of this turn (group commit).
@@ -375,7 +376,7 @@ export async function claimPendingRows(
   limit: number,
   skip: readonly string[],
 ): Promise<WorkflowExecutionsTable[]> {
-  const now = Date.now();
+  const now = sharedNow();
   const at = new Date(now).toISOString();
   const { rows } = await sql<WorkflowExecutionsTable>`
     update workflow_executions
@@ -422,7 +423,7 @@ export async function heartbeat(
   leaseMs: number,
   currentNodeId?: string | null,
 ): Promise<{ cancelRequested: boolean; owned: boolean }> {
-  const now = Date.now();
+  const now = sharedNow();
   const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One statement renews the lease and reads the cancel flag.
   const row = currentNodeId === undefined ? await first(renewLease, store, args) : await first(renewLeaseAt, store, { ...args, currentNodeId });
@@ -553,7 +554,7 @@ export type VerifyHashes = (entries: TransactionHashEntry[]) => Promise<{ entrie
  * to the day's budget, so what it keeps (graph copy, input, the steps it
  * logged) is charged as it is reaped.
  */
-export async function reapExpired(store: Store, runDataPerOrgPerDayBytes: number, verify?: VerifyHashes, now = Date.now()): Promise<string[]> {
+export async function reapExpired(store: Store, runDataPerOrgPerDayBytes: number, verify?: VerifyHashes, now = sharedNow()): Promise<string[]> {
   const stale = await store
     .selectFrom('workflow_executions')
     .select([

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sharedNow } from '../clock.ts';
 import { isUniqueViolation, type Store } from '../store/db.ts';
 import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';
@@ -96,7 +97,7 @@ export async function syncSchedule(store: Store, workflow: WorkflowRecord): Prom
   }
   const existing = await store.selectFrom('workflow_schedules').selectAll().where('workflow_id', '=', workflow.id).executeTakeFirst();
   if (existing && existing.cron === schedule.cron && existing.timezone === schedule.timezone) return;
-  const next = nextAfter(schedule.cron, schedule.timezone, new Date());
+  const next = nextAfter(schedule.cron, schedule.timezone, new Date(sharedNow()));
   if (next === undefined) return;
   const row = {
     workflow_id: workflow.id,
@@ -187,7 +188,7 @@ export function createScheduler(
     }
   }
 
-  async function tick(now = new Date()): Promise<string[]> {
+  async function tick(now = new Date(sharedNow())): Promise<string[]> {
     const created: string[] = [];
     const due = await dueSchedules(store, now.getTime());
     const skipIfOverBounds = triggerAdmission(store, options);

@@ -1,4 +1,5 @@
 import type { Services } from '../services.ts';
+import { sharedNow } from '../clock.ts';
 import { periodicSweep } from '../store/periodic-sweep.ts';
 import { interruptedAfterMs } from './records.ts';
 import { resolveFromChain } from './recovery.ts';
@@ -24,7 +25,7 @@ const RECEIPT_WAIT_MS = 1_000;
 type Cursor = { createdAt: string; id: string } | undefined;
 
 async function sweep(services: Services, isOpen: () => boolean, cursor: { at: Cursor }): Promise<void> {
-  const staleBefore = new Date(Date.now() - interruptedAfterMs(services.config.receiptTimeoutMs)).toISOString();
+  const staleBefore = new Date(sharedNow() - interruptedAfterMs(services.config.receiptTimeoutMs)).toISOString();
   const after = cursor.at;
   const rows = await services.store
     .selectFrom('direct_executions')

@@ -1,4 +1,5 @@
 import { ServiceError } from '../errors.ts';
+import { sharedNow } from '../clock.ts';
 import { requestHash } from '../text/request-hash.ts';
 import type { ExpressionBuilder } from 'kysely';
 import type { Store } from '../store/db.ts';
@@ -114,7 +115,7 @@ export async function reserveIdempotencyKey(
   };
 
   for (let attempt = 0; attempt < 2; attempt++) {
-    const now = new Date();
+    const now = new Date(sharedNow());
     const inserted = await store
       .insertInto('idempotency_records')
       .values({
@@ -151,10 +152,10 @@ export async function reserveIdempotencyKey(
         },
       );
     }
-    if (row.state === 'in_progress' && Date.now() - Date.parse(row.created_at) > staleAfterMs) {
+    if (row.state === 'in_progress' && sharedNow() - Date.parse(row.created_at) > staleAfterMs) {
       // Take the recovery over with a compare-and-swap on created_at: one retrier wins, the others see it in progress.
       // The new owner's token must differ from the old one's, even within the same millisecond.
-      const token = new Date(Math.max(Date.now(), Date.parse(row.created_at) + 1)).toISOString();
+      const token = new Date(Math.max(sharedNow(), Date.parse(row.created_at) + 1)).toISOString();
       const taken = await store
         .updateTable('idempotency_records')
         .where(thisKey)

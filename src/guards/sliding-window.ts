@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.ts';
+import { sharedNow } from '../clock.ts';
 import { newId } from '../ids.ts';
 
 /**
@@ -21,7 +22,7 @@ export interface SlidingDecision {
   firstRefusal?: boolean;
 }
 
-export async function consumeSliding(store: Store, key: string, limit: number, windowMs: number, now = Date.now()): Promise<SlidingDecision> {
+export async function consumeSliding(store: Store, key: string, limit: number, windowMs: number, now = sharedNow()): Promise<SlidingDecision> {
   return store.transaction().execute(async (trx) => {
     const live = await trx
       .selectFrom('rate_limit_hits')

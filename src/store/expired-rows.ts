@@ -1,3 +1,4 @@
+import { sharedNow } from '../clock.ts';
 import { periodicSweep } from './periodic-sweep.ts';
 import { sql } from 'kysely';
 import type { Store } from './db.ts';
@@ -100,5 +101,5 @@ export async function deleteExpiredRows(
 
 /** Sweeps at once (in the background) and then hourly until closed; close() waits for a sweep under way. */
 export function sweepExpiredRows(store: Store, options: ExpiryOptions = {}): { close(): Promise<void> } {
-  return periodicSweep((isOpen) => deleteExpiredRows(store, options, Date.now(), isOpen), SWEEP_MS, 'deleting expired rows failed');
+  return periodicSweep((isOpen) => deleteExpiredRows(store, options, sharedNow(), isOpen), SWEEP_MS, 'deleting expired rows failed');
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { setSharedClockOffset } from '../clock.ts';
 import { loadPg } from './pg-module.ts';
 import {
   CompiledQuery,
@@ -184,6 +185,26 @@ export function openPostgresStore(url: string): PostgresStore {
   pool.on('error', () => {});
   const store = new Kysely<Database>({ dialect: new SingleWriterDialect({ pool }), plugins: [wideIntegers] });
   return { store, pool };
+}
+
+/** How often an instance reads the database server's clock again (src/clock.ts). */
+const CLOCK_READ_MS = 60_000;
+
+/**
+ * Makes the database server's clock this process's shared clock (src/clock.ts): read now (halfway through the
+ * query's round trip) and every CLOCK_READ_MS until the returned stop is called.
+ */
+export async function followDatabaseClock(pool: pg.Pool): Promise<() => void> {
+  const read = async () => {
+    const before = Date.now();
+    const { rows } = await pool.query<{ ms: number }>('select extract(epoch from clock_timestamp())::float8 * 1000 as ms');
+    const after = Date.now();
+    setSharedClockOffset(Math.round(Number(rows[0]!.ms) - (before + after) / 2));
+  };
+  await read();
+  const timer = setInterval(() => void read().catch(() => {}), CLOCK_READ_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**
