@@ -58,7 +58,7 @@ async function openCheckedStore(config: Config) {
   const { store } = opened;
   let stopClock: (() => void) | undefined;
   try {
-    // Instances sharing a PostgreSQL database compare each other's times on its server's clock (src/clock.ts).
+    // Instances sharing a PostgreSQL database compare each other's times on its server's clock (src/store/clock.ts).
     if (opened.kind === 'postgres') stopClock = await followDatabaseClock(opened.pool);
     await migrate(store);
     const masterKey = loadMasterKey(config.dataDir, config.masterKey);

@@ -1,5 +1,5 @@
 import { customAlphabet, nanoid } from 'nanoid';
-import { sharedNow } from './clock.ts';
+import { sharedNow } from './store/clock.ts';
 
 /** Ids start with a letter: one starting with "-" reads as a flag to every command line (`flowgate run -x…`). */
 const firstLetter = customAlphabet('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 1);
@@ -30,5 +30,5 @@ export function newSortableId(now = Date.now()): string {
   return time + randomTail();
 }
 
-/** Now on the clock instances sharing a database agree on (src/clock.ts), as stored. */
+/** Now on the clock instances sharing a database agree on (src/store/clock.ts), as stored. */
 export const nowIso = () => new Date(sharedNow()).toISOString();

@@ -1,5 +1,5 @@
 import type { Services } from '../services.ts';
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from '../store/clock.ts';
 import type { PublicClient } from 'viem';
 import type { PaymentsTable } from '../store/schema.ts';
 import { abandonGatedRun, releaseGatedRun } from '../engine/gated-runs.ts';

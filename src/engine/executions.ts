@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from '../store/clock.ts';
 import type { Store } from '../store/db.ts';
 import type { WorkflowExecutionsTable, WorkflowExecutionLogsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from '../store/clock.ts';
 import { isUniqueViolation, type Store } from '../store/db.ts';
 import type { WorkflowSchedulesTable } from '../store/schema.ts';
 import { parseCron } from './cron.ts';

@@ -1,5 +1,5 @@
 import type { Services } from '../services.ts';
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from '../store/clock.ts';
 import { periodicSweep } from '../store/periodic-sweep.ts';
 import { interruptedAfterMs } from './records.ts';
 import { resolveFromChain } from './recovery.ts';

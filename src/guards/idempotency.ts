@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.ts';
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from '../store/clock.ts';
 import { requestHash } from '../text/request-hash.ts';
 import type { ExpressionBuilder } from 'kysely';
 import type { Store } from '../store/db.ts';

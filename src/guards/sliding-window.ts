@@ -1,5 +1,5 @@
 import type { Store } from '../store/db.ts';
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from '../store/clock.ts';
 import { newId } from '../ids.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { sharedNow } from '../clock.ts';
+import { sharedNow } from './clock.ts';
 import { periodicSweep } from './periodic-sweep.ts';
 import { sql } from 'kysely';
 import type { Store } from './db.ts';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { setSharedClockOffset } from '../clock.ts';
+import { setSharedClockOffset } from './clock.ts';
 import { loadPg } from './pg-module.ts';
 import {
   CompiledQuery,
@@ -187,11 +187,11 @@ export function openPostgresStore(url: string): PostgresStore {
   return { store, pool };
 }
 
-/** How often an instance reads the database server's clock again (src/clock.ts). */
+/** How often an instance reads the database server's clock again (src/store/clock.ts). */
 const CLOCK_READ_MS = 60_000;
 
 /**
- * Makes the database server's clock this process's shared clock (src/clock.ts): read now (halfway through the
+ * Makes the database server's clock this process's shared clock (src/store/clock.ts): read now (halfway through the
  * query's round trip) and every CLOCK_READ_MS until the returned stop is called.
  */
 export async function followDatabaseClock(pool: pg.Pool): Promise<() => void> {
