@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sharedNow } from '../store/clock.ts';
 import { z } from 'zod';
 import { getAddress, recoverMessageAddress, type Hex } from 'viem';
 import type { Services } from '../services.ts';
@@ -179,7 +180,7 @@ async function organizationOf(services: StepUpServices, organizationId: string) 
 
 async function mintChallenge(services: StepUpServices, principal: Principal, user: StepUpUser, action: StepUpAction, request: string) {
   const { store } = services;
-  const now = Date.now();
+  const now = sharedNow();
   const id = newToken(16);
   const issuedAt = new Date(now).toISOString();
   const expiresAt = isoIn(STEP_UP_CHALLENGE_TTL_MS, now);

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sharedNow } from '../store/clock.ts';
 import { secretDigest } from './secret-keys.ts';
 
 /**
@@ -12,4 +13,4 @@ export const tokenHash = secretDigest;
 /** Six decimal digits, uniformly drawn. */
 export const newNumericCode = (): string => String(crypto.randomInt(0, 1_000_000)).padStart(6, '0');
 
-export const isoIn = (ms: number, from = Date.now()): string => new Date(from + ms).toISOString();
+export const isoIn = (ms: number, from = sharedNow()): string => new Date(from + ms).toISOString();
