@@ -1,5 +1,6 @@
+import solc from 'solc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEther, parseTransaction, type Address, type Hex } from 'viem';
+import { parseEther, parseTransaction, type Abi, type Address, type Hex } from 'viem';
 import { finishInterruptedExecutions } from '../src/execute/interrupted-sweep.ts';
 import type { Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
@@ -256,6 +257,76 @@ describe('a request slower than any live request can be', () => {
       expect(await status(row.id)).toMatchObject({ status: 'failed', receipts: [] });
     } finally {
       await sweep.close();
+      await gw.close();
+      await proxy.close();
+      await restart();
+    }
+  }, 120_000);
+});
+
+/** A contract whose payable `pay` reverts once `close` has run: a payment made to revert at inclusion. */
+function compileTill(): { abi: Abi; bytecode: Hex } {
+  const source =
+    'pragma solidity ^0.8.0; contract Till { bool public open = true; function close() external { open = false; } function pay() external payable { require(open, "till closed"); } }';
+  const out = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'Till.sol': { content: source } },
+        settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+      }),
+    ),
+  );
+  const till = out.contracts['Till.sol'].Till;
+  return { abi: till.abi, bytecode: `0x${till.evm.bytecode.object}` };
+}
+
+describe('an unconfirmed execution settled by a status read', () => {
+  it('takes a reverted payment off the day, where the read used to leave it counted', async () => {
+    const till = compileTill();
+    const deployer = chain.walletClient(1);
+    const deployed = await deployer.deployContract({ abi: till.abi, bytecode: till.bytecode, account: chain.account(1), chain: chain.chain });
+    const address = (await chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+    const proxy = await startRpcProxy(chain.url);
+    await gw?.close();
+    gw = await startTestGateway({ dataDir, env: env(proxy.url) });
+    ownerKey = gw.ownerKey;
+    try {
+      const usedBefore = await dailyUsed();
+      // The node answers every receipt read with an error: the request cannot tell what happened, and answers unconfirmed.
+      proxy.tamper.set('eth_getTransactionReceipt', () => ({ error: { code: -32603, message: 'internal error' } }));
+      await holdMining();
+      let executionId: string;
+      try {
+        const sent = await fetchJson(`${gw.url}/api/execute/contract-call`, {
+          method: 'POST',
+          key: ownerKey,
+          body: JSON.stringify({ chainId: 31337, contractAddress: address, functionName: 'pay', abi: JSON.stringify(till.abi), value: '0.01' }),
+        });
+        expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+        expect(sent.body.status).toBe('unconfirmed');
+        executionId = sent.body.executionId;
+        expect((await dailyUsed()) - usedBefore).toBe(AMOUNT);
+        // `close`, with a higher tip, is ordered first in the block: `pay` reverts at inclusion.
+        await deployer.writeContract({
+          address,
+          abi: till.abi,
+          functionName: 'close',
+          account: chain.account(1),
+          chain: chain.chain,
+          maxPriorityFeePerGas: parseEther('0.00001'),
+          maxFeePerGas: parseEther('0.0001'),
+        });
+      } finally {
+        await resumeMining();
+      }
+      proxy.tamper.clear();
+      const read = await status(executionId);
+      expect(read).toMatchObject({ status: 'failed', pollIntervalHint: 0 });
+      expect(read.receipts[0]).toMatchObject({ verified: false, receiptStatus: 'reverted' });
+      expect(await reservationOf(gw.gateway.services.store, executionId)).toBe('released');
+      expect(await dailyUsed()).toBe(usedBefore);
+    } finally {
       await gw.close();
       await proxy.close();
       await restart();
