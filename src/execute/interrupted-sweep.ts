@@ -23,10 +23,13 @@ const PER_SWEEP = 50;
 const RECEIPT_WAIT_MS = 1_000;
 
 type Cursor = { createdAt: string; id: string } | undefined;
+/** What one process's sweeps carry from one to the next. */
+type SweepState = { at: Cursor; loggedAt: Map<number, number> };
+const LOG_AGAIN_MS = 10 * 60_000;
 
-async function sweep(services: Services, isOpen: () => boolean, cursor: { at: Cursor }): Promise<void> {
+async function sweep(services: Services, isOpen: () => boolean, state: SweepState): Promise<void> {
   const staleBefore = new Date(sharedNow() - interruptedAfterMs(services.config.receiptTimeoutMs)).toISOString();
-  const after = cursor.at;
+  const after = state.at;
   const rows = await services.store
     .selectFrom('direct_executions')
     .selectAll()
@@ -40,7 +43,7 @@ async function sweep(services: Services, isOpen: () => boolean, cursor: { at: Cu
     .limit(PER_SWEEP)
     .execute();
   const last = rows.at(-1);
-  cursor.at = rows.length === PER_SWEEP && last ? { createdAt: last.created_at, id: last.id } : undefined;
+  state.at = rows.length === PER_SWEEP && last ? { createdAt: last.created_at, id: last.id } : undefined;
   const unreachable = new Map<number, string>();
   for (const row of rows) {
     if (!isOpen()) return;
@@ -49,11 +52,16 @@ async function sweep(services: Services, isOpen: () => boolean, cursor: { at: Cu
       unreachable.set(row.chain_id, error instanceof Error ? error.message : String(error)),
     );
   }
-  for (const [chainId, why] of unreachable) console.error(`[flowgate] unfinished direct executions on chain ${chainId} wait for the next sweep: ${why}`);
+  for (const [chainId, why] of unreachable) {
+    // Once per chain every LOG_AGAIN_MS: a chain gone from the configuration would otherwise log at every sweep.
+    if ((state.loggedAt.get(chainId) ?? -Infinity) + LOG_AGAIN_MS > Date.now()) continue;
+    state.loggedAt.set(chainId, Date.now());
+    console.error(`[flowgate] unfinished direct executions on chain ${chainId} wait until it can be read: ${why}`);
+  }
 }
 
 /** Sweeps now and every INTERRUPTED_SWEEP_MS until closed. */
 export function finishInterruptedExecutions(services: Services, everyMs = INTERRUPTED_SWEEP_MS): { close(): Promise<void> } {
-  const cursor: { at: Cursor } = { at: undefined };
-  return periodicSweep((isOpen) => sweep(services, isOpen, cursor), everyMs, 'looking for unfinished direct executions failed');
+  const state: SweepState = { at: undefined, loggedAt: new Map() };
+  return periodicSweep((isOpen) => sweep(services, isOpen, state), everyMs, 'looking for unfinished direct executions failed');
 }
