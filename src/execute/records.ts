@@ -155,6 +155,21 @@ export async function finish(
   return Number(written.numUpdatedRows) > 0;
 }
 
+/**
+ * Ends a `pending` execution that was never signed as failed; false when it is no longer pending or its bytes were
+ * stored meanwhile (its request is alive after all, and its broadcast goes ahead).
+ */
+export async function failUnsigned(store: Store, id: string, error: string): Promise<boolean> {
+  const written = await store
+    .updateTable('direct_executions')
+    .set({ status: 'failed', receipts: '[]', error, completed_at: nowIso() })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('signed_transaction', 'is', null)
+    .executeTakeFirst();
+  return Number(written.numUpdatedRows) > 0;
+}
+
 export async function loadRecord(store: Store, organizationId: string, id: string): Promise<DirectExecutionsTable> {
   const row = await store.selectFrom('direct_executions').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
   if (!row) throw notFoundExecution(id);

@@ -6,7 +6,7 @@ import { receiptError } from '../onchain/receipts.ts';
 import type { Services } from '../services.ts';
 import type { DirectExecutionsTable } from '../store/schema.ts';
 import type { DirectCaller, DirectResponse } from './caller.ts';
-import { finish, loadRecord, statusFromReceipts, toRecord, type DirectExecutionRecord } from './records.ts';
+import { failUnsigned, finish, loadRecord, statusFromReceipts, toRecord, type DirectExecutionRecord } from './records.ts';
 
 /**
  * Finishing a direct execution from the chain when the request that sent it
@@ -79,41 +79,35 @@ async function nonceUsedByAnother(client: PublicClient, row: DirectExecutionsTab
  */
 export async function resolveFromChain(services: Services, row: DirectExecutionsTable, options: { waitMs: number; resend: boolean }): Promise<void> {
   const { store } = services;
-  let end: { receipts: VerifiedReceipt[]; error: string } | undefined;
-  let receipt: VerifiedReceipt | undefined;
   if (!row.signed_transaction || !row.transaction_hash) {
-    if (row.status !== 'pending') return;
-    end = { receipts: [], error: NOT_SIGNED };
-  } else {
-    const client = services.chainClients.publicClient(row.chain_id);
-    receipt = await verifyTransaction(client, row.transaction_hash as Hex, options.waitMs);
-    if (receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout') {
-      if (await nonceUsedByAnother(client, row)) {
-        const nonce = parseTransaction(row.signed_transaction as Hex).nonce;
-        end = {
-          receipts: [{ ...receipt, receiptStatus: 'not_found' }],
-          error: `Transaction ${row.transaction_hash} was never mined: nonce ${nonce} of ${row.from_address} was used by another transaction. Nothing was moved by it.`,
-        };
-      } else {
-        if (options.resend) await rebroadcast(client, row.signed_transaction as Hex).catch(() => {});
-        if (row.status === 'pending') await finish(store, row.id, { status: 'unconfirmed', error: null }, 'pending');
-        return;
-      }
-    } else if (!receipt.receiptStatus) {
-      if (row.status === 'pending') await finish(store, row.id, { status: 'unconfirmed', error: null }, 'pending');
-      return;
-    }
+    // Never signed (its key, attached only once signed, is the retry's to release): ended only if still unsigned as it
+    // is written, since a request alive after all stores its bytes first.
+    if (row.status === 'pending' && (await failUnsigned(store, row.id, NOT_SIGNED))) await settleSpendForExecution(store, row.id, 'released');
+    return;
   }
-  const outcome = end
-    ? { status: 'failed' as const, receipts: end.receipts, error: end.error }
-    : { status: statusFromReceipts([receipt!]), receipts: [receipt!], error: receiptError([receipt!]) ?? null };
+  const client = services.chainClients.publicClient(row.chain_id);
+  const receipt = await verifyTransaction(client, row.transaction_hash as Hex, options.waitMs);
+  const unmined = receipt.receiptStatus === 'not_found' || receipt.receiptStatus === 'timeout';
+  const replaced = unmined && (await nonceUsedByAnother(client, row));
+  if (!receipt.receiptStatus || (unmined && !replaced)) {
+    // Not decided yet: it may still be mined.
+    if (unmined && options.resend) await rebroadcast(client, row.signed_transaction as Hex).catch(() => {});
+    if (row.status === 'pending') await finish(store, row.id, { status: 'unconfirmed', error: null }, 'pending');
+    return;
+  }
+  const outcome = replaced
+    ? {
+        status: 'failed' as const,
+        receipts: [{ ...receipt, receiptStatus: 'not_found' as const }],
+        error: `Transaction ${row.transaction_hash} was never mined: nonce ${parseTransaction(row.signed_transaction as Hex).nonce} of ${row.from_address} was used by another transaction. Nothing was moved by it.`,
+      }
+    : { status: statusFromReceipts([receipt]), receipts: [receipt], error: receiptError([receipt]) ?? null };
   if (!(await finish(store, row.id, outcome, row.status))) return;
-  // Nothing moved (never sent, reverted, never mined): the reservation is released and the key runs again.
-  const moved = !end && receipt!.receiptStatus === 'success';
-  const spend = end ? 'released' : spendOutcome(receipt!.receiptStatus);
+  // Nothing moved (reverted, or never to be mined): the reservation is released and the key runs again.
+  const spend = replaced ? 'released' : spendOutcome(receipt.receiptStatus);
   if (spend) await settleSpendForExecution(store, row.id, spend);
   const response = { status: 202, body: toRecord(services.chains, await loadRecord(store, row.organization_id, row.id)) };
-  await concludeKeyOfExecution(store, row.organization_id, row.id, moved ? 'completed' : 'released', response);
+  await concludeKeyOfExecution(store, row.organization_id, row.id, spend === 'spent' ? 'completed' : 'released', response);
   if (options.resend) console.error(`[flowgate] direct execution ${row.id}, left ${row.status} by its request, ended ${outcome.status} from the chain`);
 }
 
