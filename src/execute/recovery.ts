@@ -1,5 +1,5 @@
 import { parseTransaction, type Hex, type PublicClient } from 'viem';
-import { rebroadcast, verifyTransaction, type VerifiedReceipt } from '../chains/transactions.ts';
+import { rebroadcast, verifyTransaction } from '../chains/transactions.ts';
 import { concludeKey, concludeKeyOfExecution, replayBody, type reserveIdempotencyKey } from '../guards/idempotency.ts';
 import { settleSpendForExecution, spendOutcome } from '../guards/spend-cap.ts';
 import { receiptError } from '../onchain/receipts.ts';
