@@ -34,7 +34,7 @@ export async function recoverInterrupted(
         .executeTakeFirst()
     : undefined;
   if (!row?.signed_transaction || !row.transaction_hash) {
-    if (row && (await finish(services.store, row.id, { status: 'failed', receipts: [], error: NOT_SIGNED }, row.status))) {
+    if (row && (await failUnsigned(services.store, row.id, NOT_SIGNED))) {
       await settleSpendForExecution(services.store, row.id, 'released');
     }
     await reservation.release();
