@@ -26,6 +26,7 @@ import { followDatabaseClock } from './store/postgres.ts';
 import { checkpointInBackground } from './store/checkpointer.ts';
 import { resolvePendingPayments } from './catalog/pending-payments.ts';
 import { finishInterruptedExecutions } from './execute/interrupted-sweep.ts';
+import { settleStaleReservations } from './onchain/stale-reservations.ts';
 import { sweepExpiredRows } from './store/expired-rows.ts';
 import { createPgBus } from './store/pg-bus.ts';
 import { holdSessionLock, tryHoldSessionLock } from './store/postgres.ts';
@@ -207,12 +208,15 @@ export async function openServingRuntime(config: Config, options: ServingOptions
   const pendingPayments = resolvePendingPayments(runtime.services);
   // Direct executions whose request stopped before finishing them (a process killed mid-send) are finished from the chain.
   const interrupted = finishInterruptedExecutions(runtime.services);
+  // Spend reservations their sender never settled (direct or workflow) are settled from the chain.
+  const heldReservations = settleStaleReservations(runtime.services);
   return {
     ...runtime,
     firstStart,
     async close() {
       await pendingPayments.close();
       await interrupted.close();
+      await heldReservations.close();
       await expiredRows.close();
       await checkpointer?.close();
       await runtime.close();

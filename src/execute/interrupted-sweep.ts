@@ -1,7 +1,7 @@
 import type { Services } from '../services.ts';
 import { sharedNow } from '../store/clock.ts';
 import { periodicSweep } from '../store/periodic-sweep.ts';
-import { interruptedAfterMs } from './records.ts';
+import { longestSendMs } from '../onchain/guarded-send.ts';
 import { resolveFromChain } from './recovery.ts';
 
 /**
@@ -28,7 +28,7 @@ type SweepState = { at: Cursor; loggedAt: Map<number, number> };
 const LOG_AGAIN_MS = 10 * 60_000;
 
 async function sweep(services: Services, isOpen: () => boolean, state: SweepState): Promise<void> {
-  const staleBefore = new Date(sharedNow() - interruptedAfterMs(services.config.receiptTimeoutMs)).toISOString();
+  const staleBefore = new Date(sharedNow() - longestSendMs(services.config.receiptTimeoutMs)).toISOString();
   const after = state.at;
   const rows = await services.store
     .selectFrom('direct_executions')

@@ -119,9 +119,6 @@ export async function storeSigned(store: Store, id: string, hash: Hex, raw: Hex)
   }
 }
 
-/** How long a direct execution may stay `pending`: the receipt wait plus estimation and signing. Older, its process died. */
-export const interruptedAfterMs = (receiptTimeoutMs: number) => receiptTimeoutMs + 120_000;
-
 /** The status a set of receipts settles to: every one verified → completed; a revert/not_found/timeout → failed; else unconfirmed. */
 export function statusFromReceipts(receipts: readonly VerifiedReceipt[]): DirectStatus {
   if (receipts.some((r) => r.receiptStatus === 'reverted' || r.receiptStatus === 'not_found' || r.receiptStatus === 'timeout')) return 'failed';

@@ -71,7 +71,7 @@ async function nonceUsedByAnother(client: PublicClient, row: DirectExecutionsTab
 }
 
 /**
- * An execution no live request will finish (`pending` past interruptedAfterMs, or `unconfirmed`), resolved by what
+ * An execution no live request will finish (`pending` past longestSendMs, or `unconfirmed`), resolved by what
  * the chain says: mined, it ends completed or failed; never to be mined (never signed, or its nonce used by another
  * transaction), it ends failed; otherwise it stays unconfirmed (a `pending` one becomes so), its bytes sent again when
  * `resend`. Written only over the status read (two resolvers write once); the winner settles the day's spend

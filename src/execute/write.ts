@@ -2,12 +2,12 @@ import { isRpcUnreachable, rpcUnavailable, RpcUnavailableError } from '../chains
 import { ServiceError } from '../errors.ts';
 import { concludeKey, replayBody, reserveIdempotencyKey } from '../guards/idempotency.ts';
 import { newId } from '../ids.ts';
-import { guardedSend, type WriteOutcome } from '../onchain/guarded-send.ts';
+import { guardedSend, longestSendMs, type WriteOutcome } from '../onchain/guarded-send.ts';
 import type { PreparedWrite } from '../onchain/prepared-write.ts';
 import { receiptError } from '../onchain/receipts.ts';
 import type { Services } from '../services.ts';
 import { insufficientScopeToBroadcast, type DirectCaller, type DirectResponse } from './caller.ts';
-import { finish, insertPending, interruptedAfterMs, loadRecord, statusFromReceipts, storeSigned, toRecord } from './records.ts';
+import { finish, insertPending, loadRecord, statusFromReceipts, storeSigned, toRecord } from './records.ts';
 import { recoverInterrupted } from './recovery.ts';
 import { simulate } from './simulate.ts';
 import { isStoreUnreachable } from '../store/db.ts';
@@ -42,9 +42,7 @@ export async function executeWrite(
   if (!caller.canBroadcast) throw insufficientScopeToBroadcast();
 
   const scope = caller.idempotencyKey ? { organizationId: caller.organizationId, endpoint, key: caller.idempotencyKey } : undefined;
-  let reservation = scope
-    ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, interruptedAfterMs(services.config.receiptTimeoutMs))
-    : undefined;
+  let reservation = scope ? await reserveIdempotencyKey(services.store, scope, canonicalRequest, longestSendMs(services.config.receiptTimeoutMs)) : undefined;
   if (reservation?.kind === 'replay') return { status: reservation.response.status, body: replayBody(reservation.response.body) };
   if (reservation?.kind === 'stale') {
     const recovered = await recoverInterrupted(services, caller, reservation);

@@ -195,6 +195,7 @@ export async function reserveSpend(
     status: 'reserved',
     created_at: nowIso(),
     chain_id: reservation.chainId ?? null,
+    transaction_hash: null,
   };
   await trx.insertInto('spend_reservations').values(row).execute();
   await addToTotals(trx, row, reservation.amount);
@@ -207,35 +208,88 @@ export async function settleSpend(store: Store, reservationId: string, status: '
   await settleWhere(store, 'id', reservationId, status);
 }
 
+/**
+ * Notes the transaction a held reservation's value moves in, before it is broadcast. Throws when the reservation is no
+ * longer held: the stale-reservation sweep released it, taking its sender for one whose process died, and the throw
+ * stops the broadcast, so value is never moved on a released reservation.
+ */
+export async function noteReservationSigned(store: Store, reservation: { id: string; executionId: string }, transactionHash: string): Promise<void> {
+  const noted = await store
+    .updateTable('spend_reservations')
+    .set({ transaction_hash: transactionHash })
+    .where('id', '=', reservation.id)
+    .where('status', '=', 'reserved')
+    .executeTakeFirst();
+  if (Number(noted.numUpdatedRows) === 0) {
+    throw new ServiceError(
+      503,
+      'rpc_unavailable',
+      "This transaction took longer than a request can before it was signed (waiting on the chain's node); its spend reservation was released and nothing was signed or sent. Retry.",
+      { retryable: true, executionId: reservation.executionId },
+    );
+  }
+}
+
+/** Reservations held for longer than `heldBefore` (their sender should have settled them), oldest first. */
+export function staleReservations(store: Store, heldBefore: string, limit: number) {
+  return store
+    .selectFrom('spend_reservations')
+    .select(['id', 'chain_id', 'transaction_hash', 'created_at'])
+    .where('status', '=', 'reserved')
+    .where('created_at', '<', heldBefore)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
 /** Settles whatever is still reserved for an execution (recovery after a crash). */
 export async function settleSpendForExecution(store: Store, executionId: string, status: 'spent' | 'released'): Promise<void> {
   await settleWhere(store, 'execution_id', executionId, status);
 }
 
-/** Reserved → spent (the totals already count it) or released (its amount taken back out of the day's totals in the same transaction). */
-async function settleWhere(store: Store, column: 'id' | 'execution_id', value: string, status: 'spent' | 'released') {
+/** Releases a reservation never signed for (nothing was broadcast); false when it was signed meanwhile or is settled. */
+export async function releaseUnsigned(store: Store, reservationId: string): Promise<boolean> {
+  return (await settleWhere(store, 'id', reservationId, 'released', { unsigned: true })) > 0;
+}
+
+/**
+ * Reserved → spent (the totals already count it) or released (its amount taken back out of the day's totals in the
+ * same transaction); `unsigned`: only reservations no transaction was noted for. Returns how many it settled.
+ */
+async function settleWhere(store: Store, column: 'id' | 'execution_id', value: string, status: 'spent' | 'released', only: { unsigned?: boolean } = {}) {
   if (status === 'spent') {
-    await store.updateTable('spend_reservations').set({ status }).where(column, '=', value).where('status', '=', 'reserved').execute();
-    return;
+    const spent = await store.updateTable('spend_reservations').set({ status }).where(column, '=', value).where('status', '=', 'reserved').executeTakeFirst();
+    return Number(spent.numUpdatedRows);
   }
-  await store.transaction().execute(async (trx) => {
+  return store.transaction().execute(async (trx) => {
     const rows = await trx
       .selectFrom('spend_reservations')
       .select(['id', 'organization_id', 'asset', 'day', 'chain_id', 'amount'])
       .where(column, '=', value)
       .where('status', '=', 'reserved')
+      .$if(only.unsigned === true, (q) => q.where('transaction_hash', 'is', null))
       .execute();
-    if (rows.length === 0) return;
-    await trx
-      .updateTable('spend_reservations')
-      .set({ status })
-      .where(
-        'id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .execute();
-    for (const r of rows) await addToTotals(trx, r, -BigInt(r.amount));
+    if (rows.length === 0) return 0;
+    // Conditional again as written: a reservation settled, or signed for, since the read above keeps its state.
+    const released = new Set(
+      (
+        await trx
+          .updateTable('spend_reservations')
+          .set({ status })
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .where('status', '=', 'reserved')
+          .$if(only.unsigned === true, (q) => q.where('transaction_hash', 'is', null))
+          .returning('id')
+          .execute()
+      ).map((r) => r.id),
+    );
+    for (const r of rows) if (released.has(r.id)) await addToTotals(trx, r, -BigInt(r.amount));
+    return released.size;
   });
 }
 

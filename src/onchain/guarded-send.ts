@@ -8,7 +8,7 @@ import {
   type TransactionRequest,
   type VerifiedReceipt,
 } from '../chains/transactions.ts';
-import { reserveSpend, settleSpend, spendOutcome } from '../guards/spend-cap.ts';
+import { noteReservationSigned, reserveSpend, settleSpend, spendOutcome } from '../guards/spend-cap.ts';
 import { stablecoinLimitViolation } from '../guards/stablecoin-limit.ts';
 import type { Services } from '../services.ts';
 import type { Database } from '../store/schema.ts';
@@ -21,6 +21,12 @@ import { organizationAccount } from '../wallets/signer.ts';
  * receipt → settle the reservation. Direct execution and workflow steps both
  * call this; nothing else signs.
  */
+
+/**
+ * The longest a guarded send can take: the receipt wait plus estimation and signing. A send's records (a pending
+ * direct execution, a held spend reservation) older than this lost their process, and sweeps settle them.
+ */
+export const longestSendMs = (receiptTimeoutMs: number) => receiptTimeoutMs + 120_000;
 
 export interface WriteIntent {
   organizationId: string;
@@ -87,6 +93,8 @@ export async function guardedSend(services: Services, intent: WriteIntent, hooks
       abi: intent.abi,
       replaceable: hooks.replaceable,
       onSigned: async (h, raw) => {
+        // Noted on the reservation first: one the stale-reservation sweep released stops the broadcast here.
+        if (reservationId) await noteReservationSigned(store, { id: reservationId, executionId: hooks.executionId }, h);
         await hooks.onSigned(h, raw);
         signed = h;
       },

@@ -288,6 +288,8 @@ export interface SpendReservationsTable {
   created_at: string;
   /** EVM chain the value moved on (per-chain caps); null for Solana and for rows older than migration 013. */
   chain_id: number | null;
+  /** The transaction the value moves in, noted before it is broadcast (migration 039); null until signed. */
+  transaction_hash: string | null;
 }
 
 /** Running sums of counted reservations (migration 020): per organization, asset and UTC day; `chain_id` 0 is organization-wide. */

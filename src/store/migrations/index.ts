@@ -37,6 +37,7 @@ import * as oauthTokenScope from './035_oauth_token_scope.ts';
 import * as unpricedWriteListings from './036_unpriced_write_listings.ts';
 import * as paymentSettling from './037_payment_settling.ts';
 import * as directExecutionUnfinished from './038_direct_execution_unfinished.ts';
+import * as spendReservationTransaction from './039_spend_reservation_transaction.ts';
 
 /** Ordered, append-only. Never edit a migration that has shipped; add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -78,6 +79,7 @@ export const migrations: Record<string, Migration> = {
   '036_unpriced_write_listings': unpricedWriteListings,
   '037_payment_settling': paymentSettling,
   '038_direct_execution_unfinished': directExecutionUnfinished,
+  '039_spend_reservation_transaction': spendReservationTransaction,
 };
 
 export const migrationProvider: MigrationProvider = {
