@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import solc from 'solc';
 import { keccak256, parseEther, type Address, type Hex } from 'viem';
 import { requestHash } from '../src/text/request-hash.ts';
 import { reserveIdempotencyKey } from '../src/guards/idempotency.ts';
@@ -9,6 +8,7 @@ import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { randomAddress } from './helpers/web3.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { callTool, connectMcp } from './helpers/mcp.ts';
+import { compileContract } from './helpers/solidity.ts';
 
 /**
  * The guards every write path shares: idempotency (SPEC's state table), the
@@ -312,21 +312,11 @@ describe('on an automining chain', () => {
 });
 
 /** A counter contract whose `act` reverts once `close` has run: lets a test make a transaction revert at inclusion. */
-function compileGate(): { abi: any[]; bytecode: Hex } {
-  const source =
-    'pragma solidity ^0.8.0; contract Gate { bool public open = true; function close() external { open = false; } function act() external { require(open, "gate closed"); } }';
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'Gate.sol': { content: source } },
-        settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-      }),
-    ),
+const compileGate = () =>
+  compileContract(
+    'Gate',
+    'pragma solidity ^0.8.0; contract Gate { bool public open = true; function close() external { open = false; } function act() external { require(open, "gate closed"); } }',
   );
-  const gate = out.contracts['Gate.sol'].Gate;
-  return { abi: gate.abi, bytecode: `0x${gate.evm.bytecode.object}` };
-}
 
 describe('receipts fail closed (a chain that mines only when told)', () => {
   let chain: TestChain;

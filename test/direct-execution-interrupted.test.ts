@@ -1,12 +1,14 @@
-import solc from 'solc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEther, parseTransaction, type Abi, type Address, type Hex } from 'viem';
+import { parseEther, parseTransaction, type Address, type Hex } from 'viem';
 import { finishInterruptedExecutions } from '../src/execute/interrupted-sweep.ts';
 import type { Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
 import { spawnGateway } from './helpers/instances.ts';
+import { chainRpc, holdMining, pendingInPool, resumeMining } from './helpers/mining.ts';
 import { startRpcProxy } from './helpers/rpc-proxy.ts';
+import { closeTillFirst, deployContract, tillContract } from './helpers/solidity.ts';
+import { until } from './helpers/until.ts';
 import { randomAddress } from './helpers/web3.ts';
 
 /**
@@ -33,37 +35,6 @@ const env = (rpcUrl: string): Record<string, string> => ({
   FLOWGATE_MASTER_KEY: MASTER_KEY,
   EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('5').toString(),
 });
-
-const rpc = async (method: string, params: unknown[] = []) => {
-  const res = await fetch(chain.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
-};
-/** Holds what is sent in the pool; the gateway reads automine at most once a second, so it is given that long to see it. */
-const holdMining = async () => {
-  await rpc('evm_setAutomine', [false]);
-  await new Promise((resolve) => setTimeout(resolve, 1_200));
-};
-const resumeMining = async () => {
-  await rpc('evm_mine');
-  await rpc('evm_setAutomine', [true]);
-};
-const pendingInPool = async () => Number(((await rpc('txpool_status')) as { pending: string }).pending);
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const transfer = (url: string, to: Address, idempotencyKey?: string) =>
   fetchJson(`${url}/api/execute/transfer`, {
@@ -125,10 +96,10 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     const usedBefore = await dailyUsed();
     let row;
     try {
-      await holdMining();
-      row = await killedMidTransfer(chain.url, to, async () => (await pendingInPool()) > 0, `killed-${to}`);
+      await holdMining(chain);
+      row = await killedMidTransfer(chain.url, to, async () => (await pendingInPool(chain)) > 0, `killed-${to}`);
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
     }
     expect(row.signed_transaction).toMatch(/^0x/);
     await restart();
@@ -151,11 +122,11 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     const to = randomAddress();
     let row;
     try {
-      await holdMining();
-      row = await killedMidTransfer(chain.url, to, async () => (await pendingInPool()) > 0);
-      await rpc('anvil_dropAllTransactions');
+      await holdMining(chain);
+      row = await killedMidTransfer(chain.url, to, async () => (await pendingInPool(chain)) > 0);
+      await chainRpc(chain, 'anvil_dropAllTransactions');
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
     }
     expect(await chain.publicClient.getBalance({ address: to })).toBe(0n);
     await restart();
@@ -171,16 +142,18 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     const usedBefore = await dailyUsed();
     let row;
     try {
-      await holdMining();
-      row = await killedMidTransfer(chain.url, to, async () => (await pendingInPool()) > 0, `replaced-${to}`);
+      await holdMining(chain);
+      row = await killedMidTransfer(chain.url, to, async () => (await pendingInPool(chain)) > 0, `replaced-${to}`);
       // The node forgets it, and the wallet's next transaction (sent by hand here) takes its nonce.
-      await rpc('anvil_dropAllTransactions');
+      await chainRpc(chain, 'anvil_dropAllTransactions');
       const from = row.from_address as Address;
-      await rpc('anvil_impersonateAccount', [from]);
-      await rpc('eth_sendTransaction', [{ from, to: from, value: '0x0', nonce: `0x${parseTransaction(row.signed_transaction as Hex).nonce!.toString(16)}` }]);
-      await rpc('anvil_stopImpersonatingAccount', [from]);
+      await chainRpc(chain, 'anvil_impersonateAccount', [from]);
+      await chainRpc(chain, 'eth_sendTransaction', [
+        { from, to: from, value: '0x0', nonce: `0x${parseTransaction(row.signed_transaction as Hex).nonce!.toString(16)}` },
+      ]);
+      await chainRpc(chain, 'anvil_stopImpersonatingAccount', [from]);
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
     }
     await restart();
     const done = await until('the sweep to end it', async () => ((await status(row.id)).status === 'failed' ? status(row.id) : undefined));
@@ -264,29 +237,10 @@ describe('a request slower than any live request can be', () => {
   }, 120_000);
 });
 
-/** A contract whose payable `pay` reverts once `close` has run: a payment made to revert at inclusion. */
-function compileTill(): { abi: Abi; bytecode: Hex } {
-  const source =
-    'pragma solidity ^0.8.0; contract Till { bool public open = true; function close() external { open = false; } function pay() external payable { require(open, "till closed"); } }';
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'Till.sol': { content: source } },
-        settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const till = out.contracts['Till.sol'].Till;
-  return { abi: till.abi, bytecode: `0x${till.evm.bytecode.object}` };
-}
-
 describe('an unconfirmed execution settled by a status read', () => {
   it('takes a reverted payment off the day, where the read used to leave it counted', async () => {
-    const till = compileTill();
-    const deployer = chain.walletClient(1);
-    const deployed = await deployer.deployContract({ abi: till.abi, bytecode: till.bytecode, account: chain.account(1), chain: chain.chain });
-    const address = (await chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+    const till = tillContract();
+    const address = await deployContract(chain, till);
     const proxy = await startRpcProxy(chain.url);
     await gw?.close();
     gw = await startTestGateway({ dataDir, env: env(proxy.url) });
@@ -295,7 +249,7 @@ describe('an unconfirmed execution settled by a status read', () => {
       const usedBefore = await dailyUsed();
       // The node answers every receipt read with an error: the request cannot tell what happened, and answers unconfirmed.
       proxy.tamper.set('eth_getTransactionReceipt', () => ({ error: { code: -32603, message: 'internal error' } }));
-      await holdMining();
+      await holdMining(chain);
       let executionId: string;
       try {
         const sent = await fetchJson(`${gw.url}/api/execute/contract-call`, {
@@ -308,17 +262,9 @@ describe('an unconfirmed execution settled by a status read', () => {
         executionId = sent.body.executionId;
         expect((await dailyUsed()) - usedBefore).toBe(AMOUNT);
         // `close`, with a higher tip, is ordered first in the block: `pay` reverts at inclusion.
-        await deployer.writeContract({
-          address,
-          abi: till.abi,
-          functionName: 'close',
-          account: chain.account(1),
-          chain: chain.chain,
-          maxPriorityFeePerGas: parseEther('0.00001'),
-          maxFeePerGas: parseEther('0.0001'),
-        });
+        await closeTillFirst(chain, address);
       } finally {
-        await resumeMining();
+        await resumeMining(chain);
       }
       proxy.tamper.clear();
       const read = await status(executionId);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import solc from 'solc';
 import { type Hex } from 'viem';
 import { applyGasMultiplier } from '../src/chains/transactions.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { compileContract, deployContract } from './helpers/solidity.ts';
 
 /** Gas limit = estimate × multiplier; on chain 999 (HyperEVM) more than 3,000,000 gas is refused before signing. */
 
@@ -18,19 +18,7 @@ beforeAll(async () => {
   // A contract whose gas use grows with `rounds` (one storage write per round).
   const source =
     'pragma solidity ^0.8.0; contract Burner { mapping(uint256 => uint256) s; function burn(uint256 rounds) external { for (uint256 i = 0; i < rounds; i++) s[i] = i + 1; } }';
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'B.sol': { content: source } },
-        settings: { outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const hash = await chain
-    .walletClient(0)
-    .deployContract({ abi, bytecode: `0x${out.contracts['B.sol'].Burner.evm.bytecode.object}` as Hex, account: chain.account(0), chain: chain.chain });
-  burner = (await chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+  burner = await deployContract(chain, { abi, bytecode: compileContract('Burner', source).bytecode }, 0);
   const org = await gw.gateway.services.organizations.ensure('default');
   await chain.setBalance((await gw.gateway.services.organizations.wallet(org.organization.id))!.walletAddress as `0x${string}`, '10');
 });

@@ -14,6 +14,8 @@ import type { Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
 import { spawnGateway } from './helpers/instances.ts';
+import { chainRpc, holdMining, pendingInPool, resumeMining } from './helpers/mining.ts';
+import { until } from './helpers/until.ts';
 import { devnetMppx } from './helpers/mpp-payer.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -39,37 +41,6 @@ const baseEnv = (rpcUrl: string): Record<string, string> => ({
   FLOWGATE_RATE_LIMITS: 'off',
   FLOWGATE_MASTER_KEY: MASTER_KEY,
 });
-
-const rpc = async (method: string, params: unknown[] = []) => {
-  const res = await fetch(chain.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
-};
-/** Holds what is sent in the pool; the gateway's probe reads automine at most once a second, so it is given that long to see it. */
-const holdMining = async () => {
-  await rpc('evm_setAutomine', [false]);
-  await new Promise((resolve) => setTimeout(resolve, 1_200));
-};
-const resumeMining = async () => {
-  await rpc('evm_mine');
-  await rpc('evm_setAutomine', [true]);
-};
-const pendingInPool = async () => Number(((await rpc('txpool_status')) as { pending: string }).pending);
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const usdc = () => gw.gateway.services.devnet!.usdcAddress as Address;
 const balanceOf = (owner: Address) => chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
@@ -116,7 +87,7 @@ describe('a paid call whose settlement is not mined in time', () => {
     const account = await funded();
     const { pay, sent } = x402Fetch(account);
     const payeeBefore = await balanceOf(await payee());
-    await holdMining();
+    await holdMining(chain);
     let executionId: string;
     try {
       const res = await pay(callUrl(), post);
@@ -126,7 +97,7 @@ describe('a paid call whose settlement is not mined in time', () => {
       expect(body).toMatchObject({ status: 'awaiting_payment', resultUrl: `${gw.url}/api/mcp/workflows/microtip/calls/${body.executionId}` });
       expect(body.hint).toMatch(/not mined yet.*do not pay again/);
       // One settlement sent: x402 asks the facilitator once more after its `settlement_pending`, which sends nothing again.
-      expect(await pendingInPool()).toBe(1);
+      expect(await pendingInPool(chain)).toBe(1);
       executionId = body.executionId;
       const payment = await paymentOf(gw.gateway.services.store, executionId);
       expect(payment).toMatchObject({ status: 'settling', transaction_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
@@ -137,13 +108,13 @@ describe('a paid call whose settlement is not mined in time', () => {
       expect(await balanceOf(await payee())).toBe(payeeBefore);
 
       // The same signed payment again, still unmined: the same run, no second settlement sent.
-      const pooled = await pendingInPool();
+      const pooled = await pendingInPool(chain);
       const again = await fetch(callUrl(), { ...post, headers: { ...post.headers, 'payment-signature': sent[0]! } });
       expect(again.status).toBe(200);
       expect(await again.json()).toMatchObject({ executionId, status: 'awaiting_payment' });
-      expect(await pendingInPool()).toBe(pooled);
+      expect(await pendingInPool(chain)).toBe(pooled);
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
     }
 
     const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);
@@ -171,7 +142,7 @@ describe('over MCP, a paid tool whose settlement is not mined in time', () => {
     const x402 = new x402Client().register('eip155:*', new ExactEvmScheme(account));
     x402.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: usdc(), maxAmountPerPayment: '1000000' }] });
     const payment = await x402.createPaymentPayload(unpaid.structuredContent as never);
-    await holdMining();
+    await holdMining(chain);
     let executionId: string;
     try {
       const paid = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
@@ -180,7 +151,7 @@ describe('over MCP, a paid tool whose settlement is not mined in time', () => {
       expect(paid._meta?.['x402/payment-response']).toBeUndefined();
       executionId = (paid.structuredContent as { executionId: string }).executionId;
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
       await client.close();
     }
     const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);
@@ -197,15 +168,15 @@ describe('a gateway killed while a settlement is on its way', () => {
     const instance = await spawnGateway({ ...baseEnv(chain.url), ...(await testDatabaseEnv(dataDir, undefined)) }, { dataDir });
     let executionId: string;
     try {
-      await holdMining();
+      await holdMining(chain);
       const client = new x402Client().register('eip155:*', new ExactEvmScheme(account));
       client.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: usdc(), maxAmountPerPayment: '1000000' }] });
       const call = wrapFetchWithPayment(fetch, client)(`${instance.url}/api/mcp/workflows/microtip/call`, post).catch((error: unknown) => error);
-      await until('the settlement in the pool', async () => (await pendingInPool()) > 0);
+      await until('the settlement in the pool', async () => (await pendingInPool(chain)) > 0);
       await instance.kill();
       expect(await call).toBeInstanceOf(Error);
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
     }
     const store = await openTestStoreFor(dataDir);
     try {
@@ -325,7 +296,7 @@ describe('a paid call whose settlement is never mined', () => {
     const account = await funded();
     const payerBefore = await balanceOf(account.address);
     const payeeBefore = await balanceOf(await payee());
-    await holdMining();
+    await holdMining(chain);
     let executionId: string;
     try {
       const res = await devnetMppx(account, usdc()).fetch(callUrl(), post);
@@ -335,12 +306,12 @@ describe('a paid call whose settlement is never mined', () => {
       executionId = body.executionId;
       expect(await paymentOf(gw.gateway.services.store, executionId)).toMatchObject({ status: 'settling', protocol: 'mpp' });
       // The node loses the settlement, and the chain's clock passes the authorization's validBefore.
-      await rpc('anvil_dropAllTransactions');
+      await chainRpc(chain, 'anvil_dropAllTransactions');
       const validBefore = Number((await paymentOf(gw.gateway.services.store, executionId))!.valid_before);
       expect(validBefore).toBeGreaterThan(Date.now() / 1000);
-      await rpc('evm_setNextBlockTimestamp', [validBefore + 1]);
+      await chainRpc(chain, 'evm_setNextBlockTimestamp', [validBefore + 1]);
     } finally {
-      await resumeMining();
+      await resumeMining(chain);
     }
 
     const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);

@@ -1,12 +1,14 @@
-import solc from 'solc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEther, type Abi, type Address, type Hex } from 'viem';
+import { parseEther, type Address, type Hex } from 'viem';
 import { settleStaleReservations } from '../src/onchain/stale-reservations.ts';
 import type { Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
 import { spawnGateway } from './helpers/instances.ts';
+import { chainRpc, holdMining, pendingInPool } from './helpers/mining.ts';
 import { startRpcProxy } from './helpers/rpc-proxy.ts';
+import { closeTillFirst, deployContract, tillContract } from './helpers/solidity.ts';
+import { until } from './helpers/until.ts';
 import { randomAddress } from './helpers/web3.ts';
 
 /**
@@ -35,28 +37,6 @@ const env = (rpcUrl: string): Record<string, string> => ({
   FLOWGATE_ENGINE_LEASE_MS: '2000',
   EXECUTE_DEFAULT_DAILY_VALUE_CAP_WEI: parseEther('5').toString(),
 });
-
-const rpc = async (method: string, params: unknown[] = []) => {
-  const res = await fetch(chain.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
-};
-const pendingInPool = async () => Number(((await rpc('txpool_status')) as { pending: string }).pending);
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const dailyUsed = async () => BigInt((await fetchJson(`${gw!.url}/api/analytics/spend-cap`, { key: ownerKey })).body.dailyUsedWei);
 const reservationOf = (store: Store, executionId: string) =>
@@ -116,23 +96,6 @@ async function restart() {
   ownerKey = gw.ownerKey;
 }
 
-/** A contract that takes ETH until `close` has run: a transfer to it made to revert at inclusion. */
-function compileTill(): { abi: Abi; bytecode: Hex } {
-  const source =
-    'pragma solidity ^0.8.0; contract Till { bool public open = true; function close() external { open = false; } receive() external payable { require(open, "till closed"); } }';
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'Till.sol': { content: source } },
-        settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const till = out.contracts['Till.sol'].Till;
-  return { abi: till.abi, bytecode: `0x${till.evm.bytecode.object}` };
-}
-
 beforeAll(async () => {
   chain = await startTestChain(31337);
   await restart();
@@ -165,35 +128,23 @@ describe("a workflow step's reservation left held by a killed gateway", () => {
   }, 120_000);
 
   it('is released when its transfer reverted at inclusion, and the run is reaped with the revert on record', async () => {
-    const till = compileTill();
-    const deployer = chain.walletClient(1);
-    const deployed = await deployer.deployContract({ abi: till.abi, bytecode: till.bytecode, account: chain.account(1), chain: chain.chain });
-    const address = (await chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!;
+    const address = await deployContract(chain, tillContract());
     const usedBefore = await dailyUsed();
     let killed;
-    await rpc('evm_setAutomine', [false]);
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await holdMining(chain);
     try {
       killed = await killedMidStep(
         chain.url,
         address,
-        async () => (await pendingInPool()) > 0,
+        async () => (await pendingInPool(chain)) > 0,
         async () => {
           // `close`, with a higher tip, is mined first: the transfer reverts at inclusion.
-          await deployer.writeContract({
-            address,
-            abi: till.abi,
-            functionName: 'close',
-            account: chain.account(1),
-            chain: chain.chain,
-            maxPriorityFeePerGas: parseEther('0.00001'),
-            maxFeePerGas: parseEther('0.0001'),
-          });
-          await rpc('evm_mine');
+          await closeTillFirst(chain, address);
+          await chainRpc(chain, 'evm_mine');
         },
       );
     } finally {
-      await rpc('evm_setAutomine', [true]);
+      await chainRpc(chain, 'evm_setAutomine', [true]);
     }
     expect(killed.held.transaction_hash).toMatch(/^0x[0-9a-f]{64}$/);
     const receipt = await chain.publicClient.getTransactionReceipt({ hash: killed.held.transaction_hash as Hex });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import solc from 'solc';
 import { getAddress, hashMessage, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { browserClient, siweMessage } from './helpers/session.ts';
+import { compileContract } from './helpers/solidity.ts';
 
 /**
  * A contract wallet (EIP-1271) signs in and passes step-up: viem asks the
@@ -12,7 +12,7 @@ import { browserClient, siweMessage } from './helpers/session.ts';
  */
 
 /** A wallet contract that accepts what its owner key signed over the hash. */
-function compileWallet(): { abi: any[]; bytecode: Hex } {
+function compileWallet() {
   const source = `pragma solidity ^0.8.0;
 contract OwnedWallet {
   address public owner;
@@ -24,17 +24,7 @@ contract OwnedWallet {
     return ecrecover(hash, v, r, s) == owner ? bytes4(0x1626ba7e) : bytes4(0xffffffff);
   }
 }`;
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'OwnedWallet.sol': { content: source } },
-        settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const wallet = out.contracts['OwnedWallet.sol'].OwnedWallet;
-  return { abi: wallet.abi, bytecode: `0x${wallet.evm.bytecode.object}` };
+  return compileContract('OwnedWallet', source);
 }
 
 let chain: TestChain;
