@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import { sharedNow } from '../store/clock.ts';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
@@ -33,7 +34,7 @@ export const spendCapDataSchema = z.object({
 });
 export type SpendCapData = z.output<typeof spendCapDataSchema>;
 
-const utcDay = (date = new Date()) => date.toISOString().slice(0, 10);
+const utcDay = (date = new Date(sharedNow())) => date.toISOString().slice(0, 10);
 /** `spend_totals.chain_id` of the organization-wide sum (no EVM chain has id 0). */
 const ALL_CHAINS = 0;
 
@@ -230,13 +231,20 @@ export async function noteReservationSigned(store: Store, reservation: { id: str
   }
 }
 
-/** Reservations held for longer than `heldBefore` (their sender should have settled them), oldest first. */
-export function staleReservations(store: Store, heldBefore: string, limit: number) {
+/**
+ * Reservations held for longer than `heldBefore` (their sender should have settled them), oldest first after `after`.
+ * Only those counted on today's or yesterday's cap: an older day's total no longer limits anything.
+ */
+export function staleReservations(store: Store, heldBefore: string, limit: number, after?: { createdAt: string; id: string }) {
   return store
     .selectFrom('spend_reservations')
     .select(['id', 'chain_id', 'transaction_hash', 'created_at'])
     .where('status', '=', 'reserved')
     .where('created_at', '<', heldBefore)
+    .where('day', '>=', utcDay(new Date(sharedNow() - 86_400_000)))
+    .$if(after !== undefined, (q) =>
+      q.where((eb) => eb.or([eb('created_at', '>', after!.createdAt), eb.and([eb('created_at', '=', after!.createdAt), eb('id', '>', after!.id)])])),
+    )
     .orderBy('created_at')
     .orderBy('id')
     .limit(limit)

@@ -24,10 +24,16 @@ const PER_SWEEP = 100;
 /** How long the sweep waits for a receipt the chain does not have yet. */
 const RECEIPT_WAIT_MS = 500;
 
-async function sweep(services: Services, isOpen: () => boolean): Promise<void> {
+type Cursor = { createdAt: string; id: string } | undefined;
+
+async function sweep(services: Services, isOpen: () => boolean, cursor: { at: Cursor }): Promise<void> {
   const heldBefore = new Date(sharedNow() - longestSendMs(services.config.receiptTimeoutMs)).toISOString();
+  const rows = await staleReservations(services.store, heldBefore, PER_SWEEP, cursor.at);
+  // A full page: the next sweep goes on after it, so reservations that stay held (unmined) never starve the others.
+  const last = rows.at(-1);
+  cursor.at = rows.length === PER_SWEEP && last ? { createdAt: last.created_at, id: last.id } : undefined;
   const unreadable = new Set<number>();
-  for (const row of await staleReservations(services.store, heldBefore, PER_SWEEP)) {
+  for (const row of rows) {
     if (!isOpen()) return;
     if (!row.transaction_hash) {
       await releaseUnsigned(services.store, row.id);
@@ -46,5 +52,6 @@ async function sweep(services: Services, isOpen: () => boolean): Promise<void> {
 
 /** Sweeps now and every STALE_RESERVATION_SWEEP_MS until closed. */
 export function settleStaleReservations(services: Services, everyMs = STALE_RESERVATION_SWEEP_MS): { close(): Promise<void> } {
-  return periodicSweep((isOpen) => sweep(services, isOpen), everyMs, 'settling held spend reservations failed');
+  const cursor: { at: Cursor } = { at: undefined };
+  return periodicSweep((isOpen) => sweep(services, isOpen, cursor), everyMs, 'settling held spend reservations failed');
 }
