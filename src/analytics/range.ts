@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sharedNow } from '../store/clock.ts';
 import { badRequest } from '../errors.ts';
 
 /**
@@ -57,7 +58,7 @@ export interface Window {
 
 const invalid = (message: string, path: string) => badRequest('invalid_input', message, { issues: [{ path, message, code: 'custom' }] });
 
-export function resolveWindow(input: RangeInput, now = Date.now()): Window {
+export function resolveWindow(input: RangeInput, now = sharedNow()): Window {
   const range = input.range ?? '30d';
   let sinceMs: number;
   let untilMs: number;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sharedNow } from '../store/clock.ts';
 import { ServiceError } from '../errors.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
@@ -61,7 +62,7 @@ const underBudgetUntil = new WeakMap<Store, Map<string, number>>();
 const RECHECK_MS = 1_000;
 
 /** Adds a finished run's data to its organization's day, on `via` (the transaction that ends the run). */
-export async function recordRunData(store: Store, organizationId: string, chars: number, max: number, via: Store = store, now = Date.now()): Promise<void> {
+export async function recordRunData(store: Store, organizationId: string, chars: number, max: number, via: Store = store, now = sharedNow()): Promise<void> {
   if (chars <= 0) return;
   const total = Number((await first(addUsed, store, { organizationId, day: utcDay(now), chars }, via))?.chars ?? 0);
   if (total >= max) underBudgetUntil.get(store)?.delete(organizationId);
@@ -71,7 +72,7 @@ export async function recordRunData(store: Store, organizationId: string, chars:
  * The run data the organization's runs have written today (UTC), the triggered runs skipped today (counted by
  * skipped-runs.ts, also those past its bound), and when the day starts again.
  */
-export async function runDataToday(store: Store, organizationId: string, now = Date.now()): Promise<{ used: number; skippedRuns: number; resetsAt: string }> {
+export async function runDataToday(store: Store, organizationId: string, now = sharedNow()): Promise<{ used: number; skippedRuns: number; resetsAt: string }> {
   const row = await first(selectUsed, store, { organizationId, day: utcDay(now) });
   return { used: Number(row?.chars ?? 0), skippedRuns: Number(row?.skipped_runs ?? 0), resetsAt: new Date(nextUtcMidnight(now)).toISOString() };
 }
@@ -91,7 +92,7 @@ async function spent(store: Store, organizationId: string, max: number, now: num
 }
 
 /** Throws 429 rate_limited when `organizationId` has written its day's run data. */
-export async function assertRunDataBudget(store: Store, organizationId: string, max: number, now = Date.now()): Promise<void> {
+export async function assertRunDataBudget(store: Store, organizationId: string, max: number, now = sharedNow()): Promise<void> {
   const over = await spent(store, organizationId, max, now);
   if (!over) return;
   throw new ServiceError(
@@ -105,7 +106,7 @@ export async function assertRunDataBudget(store: Store, organizationId: string, 
 
 /** A triggered run's skip reason when its organization has written its day's run data (see run-queue.ts skippedForFullQueue). */
 export async function skipForRunDataBudget(store: Store, organizationId: string, max: number): Promise<SkippedRun | undefined> {
-  if (!(await spent(store, organizationId, max, Date.now()))) return undefined;
+  if (!(await spent(store, organizationId, max, sharedNow()))) return undefined;
   return {
     error: `Skipped: this organization's runs had written their day's budget of ${megabytes(max)} of run data (FLOWGATE_RUN_DATA_PER_ORG_PER_DAY_BYTES), so this triggered run was not started. Triggers run again from 00:00 UTC.`,
     context: { reason: 'run_data_budget', limit: max },
@@ -113,7 +114,7 @@ export async function skipForRunDataBudget(store: Store, organizationId: string,
 }
 
 /** Forgets days before yesterday (the budget reads today only; yesterday stays for a run that ended across midnight). */
-export async function pruneRunData(store: Store, now = Date.now()): Promise<void> {
+export async function pruneRunData(store: Store, now = sharedNow()): Promise<void> {
   await store
     .deleteFrom('organization_run_data')
     .where('day', '<', utcDay(now - 24 * 60 * 60 * 1000))

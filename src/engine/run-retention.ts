@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sharedNow } from '../store/clock.ts';
 import type { Store } from '../store/db.ts';
 import { readVia } from '../store/dialect.ts';
 import { TERMINAL_STATUSES } from './executions.ts';
@@ -23,7 +24,7 @@ const DAY_MS = 86_400_000;
  * gateway stopping). Idempotent, so instances sharing a database may prune at
  * the same time. Returns how many runs it pruned.
  */
-export async function pruneOldRunData(store: Store, retentionDays: number, keepGoing: () => boolean = () => true, now = Date.now()): Promise<number> {
+export async function pruneOldRunData(store: Store, retentionDays: number, keepGoing: () => boolean = () => true, now = sharedNow()): Promise<number> {
   const cutoff = new Date(now - retentionDays * DAY_MS).toISOString();
   const prunedAt = new Date(now).toISOString();
   let pruned = 0;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sharedNow } from '../store/clock.ts';
 import type { Store } from '../store/db.ts';
 import { utcDay } from './run-data-budget.ts';
 
@@ -18,7 +19,7 @@ import { utcDay } from './run-data-budget.ts';
 const fullDays = new WeakMap<Store, Map<string, string>>();
 
 /** Counts one more skipped run of the organization today; false (nothing written) once the day holds `max`. */
-export async function takeSkippedRunSlot(store: Store, organizationId: string, max: number, now = Date.now()): Promise<boolean> {
+export async function takeSkippedRunSlot(store: Store, organizationId: string, max: number, now = sharedNow()): Promise<boolean> {
   const day = utcDay(now);
   let full = fullDays.get(store);
   if (!full) fullDays.set(store, (full = new Map()));
@@ -43,7 +44,7 @@ export async function takeSkippedRunSlot(store: Store, organizationId: string, m
  * one): with several instances on one database, every instance took a slot for the same occurrence, and the day's
  * bound filled as many times faster.
  */
-export async function returnSkippedRunSlot(store: Store, organizationId: string, now = Date.now()): Promise<void> {
+export async function returnSkippedRunSlot(store: Store, organizationId: string, now = sharedNow()): Promise<void> {
   await store
     .updateTable('organization_run_data')
     .set({ skipped_runs: sql`organization_run_data.skipped_runs - 1` })

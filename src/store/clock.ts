@@ -14,7 +14,13 @@ let offsetMs = 0;
 /** Epoch ms on the shared clock. */
 export const sharedNow = (): number => Date.now() + offsetMs;
 
-/** The shared clock's offset from this process's: set from a reading of the database's clock. */
+/**
+ * Below this, clocks are taken to agree (time sync keeps hosts within milliseconds, and a reading is only as exact as
+ * half its round trip): the offset stays 0, so a process on one machine with its database keeps exactly its own clock.
+ */
+const AGREEING_WITHIN_MS = 1_000;
+
+/** The shared clock's offset from this process's, from a reading of the database's clock: 0 while they agree. */
 export function setSharedClockOffset(ms: number): void {
-  offsetMs = ms;
+  offsetMs = Math.abs(ms) < AGREEING_WITHIN_MS ? 0 : ms;
 }
