@@ -133,30 +133,40 @@ describe('a paid call whose settlement is not mined in time', () => {
 });
 
 describe('over MCP, a paid tool whose settlement is not mined in time', () => {
-  it('answers awaiting_payment as a result (not an error) with no payment receipt, and the run gives its result once mined', async () => {
-    const account = await funded();
-    const client = new Client({ name: 'paying-agent', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/w/microtip`)));
-    const unpaid = await client.callTool({ name: 'microtip', arguments: {} });
-    expect(unpaid.isError).toBe(true);
-    const x402 = new x402Client().register('eip155:*', new ExactEvmScheme(account));
-    x402.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: usdc(), maxAmountPerPayment: '1000000' }] });
-    const payment = await x402.createPaymentPayload(unpaid.structuredContent as never);
-    await holdMining(chain);
-    let executionId: string;
-    try {
-      const paid = await client.callTool({ name: 'microtip', arguments: {}, _meta: { 'x402/payment': payment } });
-      expect(paid.isError).toBeFalsy();
-      expect(paid.structuredContent).toMatchObject({ status: 'awaiting_payment', resultUrl: expect.stringContaining('/api/mcp/workflows/microtip/calls/') });
-      expect(paid._meta?.['x402/payment-response']).toBeUndefined();
-      executionId = (paid.structuredContent as { executionId: string }).executionId;
-    } finally {
-      await resumeMining(chain);
-      await client.close();
-    }
-    const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);
-    expect(await result.json()).toMatchObject({ executionId, status: 'success', output: { result: { thanks: true } } });
-  }, 60_000);
+  // The listing's own server (/mcp/w/microtip, tool `microtip`), and the gateway's (/mcp, `call_workflow` with its slug).
+  const endpoints = [
+    { name: 'on /mcp/w/microtip', path: '/mcp/w/microtip', tool: 'microtip', args: {}, keyed: false },
+    { name: 'on /mcp with call_workflow', path: '/mcp', tool: 'call_workflow', args: { slug: 'microtip' }, keyed: true },
+  ];
+  it.each(endpoints)(
+    'answers awaiting_payment $name as a result (not an error) with no payment receipt, and the run gives its result once mined',
+    async ({ path, tool, args, keyed }) => {
+      const account = await funded();
+      const client = new Client({ name: 'paying-agent', version: '1.0.0' });
+      const requestInit = keyed ? { headers: { authorization: `Bearer ${gw.ownerKey}` } } : undefined;
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}${path}`), { requestInit }));
+      const unpaid = await client.callTool({ name: tool, arguments: args });
+      expect(unpaid.isError).toBe(true);
+      const x402 = new x402Client().register('eip155:*', new ExactEvmScheme(account));
+      x402.setSpendControls({ allowedAssets: [{ network: 'eip155:31337', asset: usdc(), maxAmountPerPayment: '1000000' }] });
+      const payment = await x402.createPaymentPayload(unpaid.structuredContent as never);
+      await holdMining(chain);
+      let executionId: string;
+      try {
+        const paid = await client.callTool({ name: tool, arguments: args, _meta: { 'x402/payment': payment } });
+        expect(paid.isError).toBeFalsy();
+        expect(paid.structuredContent).toMatchObject({ status: 'awaiting_payment', resultUrl: expect.stringContaining('/api/mcp/workflows/microtip/calls/') });
+        expect(paid._meta?.['x402/payment-response']).toBeUndefined();
+        executionId = (paid.structuredContent as { executionId: string }).executionId;
+      } finally {
+        await resumeMining(chain);
+        await client.close();
+      }
+      const result = await fetch(`${gw.url}/api/mcp/workflows/microtip/calls/${executionId}?timeoutMs=30000`);
+      expect(await result.json()).toMatchObject({ executionId, status: 'success', output: { result: { thanks: true } } });
+    },
+    60_000,
+  );
 });
 
 describe('a gateway killed while a settlement is on its way', () => {
