@@ -210,7 +210,7 @@ export async function concludeKeyOfExecution(
   store: Store,
   organizationId: string,
   executionId: string,
-  outcome: 'released' | 'completed' | 'held',
+  outcome: 'released' | 'completed',
   response: StoredResponse,
 ): Promise<void> {
   const ofExecution = (eb: ExpressionBuilder<Database, 'idempotency_records'>) =>
@@ -222,6 +222,6 @@ export async function concludeKeyOfExecution(
   await store
     .updateTable('idempotency_records')
     .where(ofExecution)
-    .set({ state: outcome === 'completed' ? 'settled' : 'held', response_status: response.status, response_body: JSON.stringify(response.body) })
+    .set({ state: 'settled', response_status: response.status, response_body: JSON.stringify(response.body) })
     .execute();
 }
