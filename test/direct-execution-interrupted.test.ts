@@ -3,8 +3,8 @@ import { parseEther, parseTransaction, type Address, type Hex } from 'viem';
 import { finishInterruptedExecutions } from '../src/execute/interrupted-sweep.ts';
 import type { Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { fetchJson, openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
-import { spawnGateway } from './helpers/instances.ts';
+import { fetchJson, openTestStoreFor, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { killedMidway } from './helpers/instances.ts';
 import { chainRpc, holdMining, pendingInPool, resumeMining } from './helpers/mining.ts';
 import { startRpcProxy } from './helpers/rpc-proxy.ts';
 import { closeTillFirst, deployContract, tillContract } from './helpers/solidity.ts';
@@ -56,10 +56,7 @@ const reservationOf = async (store: Store, executionId: string) =>
 async function killedMidTransfer(rpcUrl: string, to: Address, sent: () => Promise<boolean>, idempotencyKey?: string) {
   await gw?.close();
   gw = undefined;
-  const instance = await spawnGateway({ ...env(rpcUrl), ...(await testDatabaseEnv(dataDir, undefined)) }, { dataDir });
-  const request = transfer(instance.url, to, idempotencyKey).catch((error: unknown) => error);
-  await until('the transfer under way', sent);
-  await instance.kill();
+  const request = await killedMidway(env(rpcUrl), dataDir, (url) => transfer(url, to, idempotencyKey).catch((error: unknown) => error), sent);
   expect(await request).toBeInstanceOf(Error);
   const store = await openTestStoreFor(dataDir);
   try {

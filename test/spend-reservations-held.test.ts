@@ -3,8 +3,8 @@ import { parseEther, type Address, type Hex } from 'viem';
 import { settleStaleReservations } from '../src/onchain/stale-reservations.ts';
 import type { Store } from '../src/store/db.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
-import { fetchJson, openTestStoreFor, startTestGateway, tempDir, testDatabaseEnv, type TestGateway } from './helpers/gateway.ts';
-import { spawnGateway } from './helpers/instances.ts';
+import { fetchJson, openTestStoreFor, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
+import { killedMidway } from './helpers/instances.ts';
 import { chainRpc, holdMining, pendingInPool } from './helpers/mining.ts';
 import { startRpcProxy } from './helpers/rpc-proxy.ts';
 import { closeTillFirst, deployContract, tillContract } from './helpers/solidity.ts';
@@ -74,10 +74,8 @@ async function startTransferRun(url: string, to: Address): Promise<string> {
 async function killedMidStep(rpcUrl: string, to: Address, sent: () => Promise<boolean>, meanwhile?: () => Promise<void>) {
   await gw?.close();
   gw = undefined;
-  const instance = await spawnGateway({ ...env(rpcUrl), ...(await testDatabaseEnv(dataDir, undefined)) }, { dataDir });
-  const executionId = await startTransferRun(instance.url, to);
-  await until('the transfer step under way', sent);
-  await instance.kill();
+  const started = await killedMidway(env(rpcUrl), dataDir, (url) => startTransferRun(url, to), sent);
+  const executionId = await started;
   await meanwhile?.();
   const store = await openTestStoreFor(dataDir);
   try {

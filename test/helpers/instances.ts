@@ -1,5 +1,6 @@
 import { spawnGateway as spawnGatewayProcess, type SpawnedGateway } from '../../scripts/gateway-process.ts';
-import { startTestGateway, tempDir } from './gateway.ts';
+import { startTestGateway, tempDir, testDatabaseEnv } from './gateway.ts';
+import { until } from './until.ts';
 import type { TestPostgres } from './postgres.ts';
 
 export type { SpawnedGateway };
@@ -56,4 +57,20 @@ export async function startCluster(
     env,
     close: async () => void (await Promise.all(instances.map((i) => i.stop()))),
   };
+}
+
+/**
+ * A `flowgate serve` process on `dataDir` (its test database too), given work by `start`, killed with SIGKILL once
+ * `reached` says the work is where the test wants it (a transfer in the pool, a request waiting on its node): the
+ * state a crash leaves. Returns what `start` returned, unawaited (a request it sent fails with the kill).
+ */
+export async function killedMidway<T>(env: Record<string, string>, dataDir: string, start: (url: string) => T, reached: () => Promise<boolean>): Promise<T> {
+  const instance = await spawnGateway({ ...env, ...(await testDatabaseEnv(dataDir, undefined)) }, { dataDir });
+  try {
+    const started = start(instance.url);
+    await until('the work to reach the point of the kill', reached);
+    return started;
+  } finally {
+    await instance.kill();
+  }
 }
