@@ -29,12 +29,14 @@ beforeAll(async () => {
   // Short leases (renewed every 2 s, reaped 6 s after the last renewal by any instance's sweep, every 3 s).
   cluster = await startCluster(postgres, { count: 1, env: { FLOWGATE_ENGINE_LEASE_MS: '6000', FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1' } });
   db = new pg.Pool({ connectionString: cluster.databaseUrl, max: 1 });
+  // The server ends this pool's idle connection when the test's cluster goes away; without a listener that is an uncaught error.
+  db.on('error', () => {});
 }, 120_000);
 
 afterAll(async () => {
+  await db?.end();
   await ahead?.stop();
   await cluster?.close();
-  await db?.end();
   await target?.close();
   await postgres?.destroy();
 });
