@@ -45,6 +45,9 @@ const transfer = (url: string, to: Address, idempotencyKey?: string) =>
   });
 const status = async (id: string) => (await fetchJson(`${gw!.url}/api/execute/${id}/status`, { key: ownerKey })).body;
 const dailyUsed = async () => BigInt((await fetchJson(`${gw!.url}/api/analytics/spend-cap`, { key: ownerKey })).body.dailyUsedWei);
+/** The execution's outcome and its reservation's are two writes: a status read can land between them. */
+const reservationBecomes = (executionId: string, status: string) =>
+  until(`the reservation ${status}`, async () => (await reservationOf(gw!.gateway.services.store, executionId)) === status);
 const reservationOf = async (store: Store, executionId: string) =>
   (await store.selectFrom('spend_reservations').select('status').where('execution_id', '=', executionId).executeTakeFirstOrThrow()).status;
 
@@ -104,7 +107,7 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     expect(done).toMatchObject({ executionId: row.id, transactionHash: row.transaction_hash, pollIntervalHint: 0 });
     expect(done.receipts[0]).toMatchObject({ verified: true, receiptStatus: 'success' });
     expect(await chain.publicClient.getBalance({ address: to })).toBe(AMOUNT);
-    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('spent');
+    await reservationBecomes(row.id, 'spent');
     expect((await dailyUsed()) - usedBefore).toBe(AMOUNT);
 
     const nonce = await chain.publicClient.getTransactionCount({ address: row.from_address as Address });
@@ -131,7 +134,7 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     // The same signed bytes: the hash the record held before the crash is the one mined.
     expect(done).toMatchObject({ transactionHash: row.transaction_hash });
     expect(await chain.publicClient.getBalance({ address: to })).toBe(AMOUNT);
-    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('spent');
+    await reservationBecomes(row.id, 'spent');
   }, 120_000);
 
   it('ends it failed when its nonce was used by another transaction, and takes its value off the day', async () => {
@@ -158,7 +161,7 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     expect(done.error).toMatch(/never mined: nonce \d+ of 0x[0-9a-fA-F]{40} was used by another transaction/);
     expect(done.transactionHash).toBeUndefined();
     expect(await chain.publicClient.getBalance({ address: to })).toBe(0n);
-    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('released');
+    await reservationBecomes(row.id, 'released');
     expect(await dailyUsed()).toBe(usedBefore);
     // Nothing moved: the key is free again, and the same request sends afresh.
     const again = await transfer(gw!.url, to, `replaced-${to}`);
@@ -188,7 +191,7 @@ describe('a gateway killed before its transfer was signed', () => {
     await restart();
     const done = await until('the sweep to end it', async () => ((await status(row.id)).status === 'failed' ? status(row.id) : undefined));
     expect(done).toMatchObject({ receipts: [], error: expect.stringMatching(/stopped before this transaction was signed; nothing was broadcast/) });
-    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('released');
+    await reservationBecomes(row.id, 'released');
     expect(await dailyUsed()).toBe(usedBefore);
     expect(await chain.publicClient.getBalance({ address: to })).toBe(0n);
   }, 120_000);
