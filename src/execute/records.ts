@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { verifiedReceiptSchema, type VerifiedReceipt } from '../chains/transactions.ts';
 import { transactionLink, type ChainCatalog } from '../chains/catalog.ts';
 import { nowIso } from '../ids.ts';
+import { endedBeforeSigning } from '../guards/spend-cap.ts';
 import type { Store } from '../store/db.ts';
 import type { Database, DirectExecutionsTable } from '../store/schema.ts';
 import { ServiceError } from '../errors.ts';
@@ -110,12 +111,7 @@ export async function storeSigned(store: Store, id: string, hash: Hex, raw: Hex)
     .where('status', '=', 'pending')
     .executeTakeFirst();
   if (Number(stored.numUpdatedRows) === 0) {
-    throw new ServiceError(
-      503,
-      'rpc_unavailable',
-      `Direct execution ${id} took longer than a request can before it was signed (waiting on the chain's node), and was ended as interrupted; nothing was signed or sent. Retry.`,
-      { retryable: true, executionId: id },
-    );
+    throw endedBeforeSigning(id, 'it was ended as interrupted');
   }
 }
 

@@ -222,14 +222,21 @@ export async function noteReservationSigned(store: Store, reservation: { id: str
     .where('status', '=', 'reserved')
     .executeTakeFirst();
   if (Number(noted.numUpdatedRows) === 0) {
-    throw new ServiceError(
-      503,
-      'rpc_unavailable',
-      "This transaction took longer than a request can before it was signed (waiting on the chain's node); its spend reservation was released and nothing was signed or sent. Retry.",
-      { retryable: true, executionId: reservation.executionId },
-    );
+    throw endedBeforeSigning(reservation.executionId, 'its spend reservation was released');
   }
 }
+
+/**
+ * The answer of a send that took longer than any live one can before it was signed (waiting on the chain's node) and
+ * was ended by a sweep meanwhile: nothing was signed or sent.
+ */
+export const endedBeforeSigning = (executionId: string, what: string) =>
+  new ServiceError(
+    503,
+    'rpc_unavailable',
+    `Execution ${executionId} took longer than a request can before it was signed (waiting on the chain's node); ${what}, and nothing was signed or sent. Retry.`,
+    { retryable: true, executionId },
+  );
 
 /**
  * Reservations held for longer than `heldBefore` (their sender should have settled them), oldest first after `after`.
