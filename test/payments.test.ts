@@ -16,7 +16,7 @@ import { getListing } from '../src/catalog/listings.ts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { devnetMppx } from './helpers/mpp-payer.ts';
-import { refuseRunInserts } from './helpers/store-faults.ts';
+import { refusePaymentLinks, refuseRunInserts } from './helpers/store-faults.ts';
 
 /**
  * Paid calls against a real devnet (anvil + the test USDC), paid with client
@@ -588,6 +588,31 @@ describe('a paid call whose run cannot start', () => {
 
     const paid = await send();
     expect(paid.status).toBe(200);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(true);
+  });
+
+  it('leaves nothing half-written when the database refuses the write after the run: no run waits for it, and the same payment then settles', async () => {
+    const { payer, nonce, send } = await signedPayment();
+    const { workflowId } = await getListing(store(), 'microtip');
+    const waitingRuns = () =>
+      store().selectFrom('workflow_executions').select('id').where('workflow_id', '=', workflowId).where('status', '=', 'awaiting_payment').execute();
+    const waitingBefore = (await waitingRuns()).length;
+    // The run is written, then the database refuses to link it to its payment: the two land together or not at all.
+    const allowLinks = await refusePaymentLinks(store());
+    try {
+      const refused = await send();
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'run_not_started', retryable: true, error: expect.stringMatching(/payment was not settled/) });
+    } finally {
+      await allowLinks();
+    }
+    expect(await waitingRuns()).toHaveLength(waitingBefore);
+    expect(await authorizationUsed(payer.address, nonce)).toBe(false);
+
+    // Not "in progress" for ever: the same signed payment settles and runs.
+    const paid = await send();
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'success' });
     expect(await authorizationUsed(payer.address, nonce)).toBe(true);
   });
 });

@@ -142,27 +142,6 @@ export async function answerFor(services: Services, listing: Listing, executionI
   return { executionId, status, output: { result: resultOf(listing, output) }, ...(status === 'success' ? {} : { error }) };
 }
 
-/**
- * Creates the paid run before the payment settles. Any failure here leaves the
- * payment unsettled, so the payer is told exactly that and that the same
- * signed payment can be presented again (a raw database error would be a 500
- * that says neither).
- */
-async function prepareRun(services: Services, workflow: WorkflowRecord, inputs: Record<string, unknown>): Promise<string> {
-  try {
-    return await prepareGatedRun(services, workflow, inputs, 'Manual');
-  } catch (error) {
-    if (error instanceof ServiceError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ServiceError(
-      503,
-      'run_not_started',
-      `The run could not be started (${reason}); the payment was not settled and nothing was charged. Retry with the same payment.`,
-      { retryable: true },
-    );
-  }
-}
-
 export async function callListing(
   services: Services,
   slug: string,
@@ -201,8 +180,8 @@ export async function callListing(
     },
     options.credentials,
     {
-      prepare: () => prepareRun(services, workflow, inputs),
-      release: (executionId) => releaseGatedRun(services, executionId, workflow.organizationId ?? listing.organizationId),
+      prepare: (via) => prepareGatedRun(services, workflow, inputs, 'Manual', via),
+      release: (executionId, alongside) => releaseGatedRun(services, executionId, workflow.organizationId ?? listing.organizationId, alongside),
       abandon: (executionId, reason) => abandonGatedRun(services, executionId, reason),
       isSameCall: async (executionId) => {
         const row = await services.store.selectFrom('workflow_executions').select('input').where('id', '=', executionId).executeTakeFirst();

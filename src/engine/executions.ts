@@ -6,7 +6,7 @@ import { ServiceError } from '../errors.ts';
 import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
-import { groupCommit } from '../store/group-commit.ts';
+import { groupCommit, writeAlongside } from '../store/group-commit.ts';
 import { isPostgres, readVia } from '../store/dialect.ts';
 import type { RunOutcome } from './run-events.ts';
 import { recordRunData, runDataChars } from './run-data-budget.ts';
@@ -229,36 +229,41 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  * Writes the pending execution row before anything runs. With an idempotency
  * key, a repeat of the same request within 24 hours returns the original
  * execution (`replayed`), a different request with the same key is a 409.
+ * Given `via` (a transaction of the caller's, with a write the run must not
+ * exist without), the row is written in it.
  */
-export async function createExecution(store: Store, input: NewExecution): Promise<CreatedExecution> {
-  // Without a key there is nothing to look up: one insert, atomic on its own.
-  // Committed with the other writes of this turn of the event loop (group commit), before any step runs.
-  if (input.idempotencyKey === undefined) return groupCommit(store, (trx) => insertExecution(store, input, trx));
-  return groupCommit(store, async (trx) => {
-    const existing = await trx
-      .selectFrom('workflow_executions')
-      .select(['id', 'request_hash', 'created_at', 'status'])
-      .where('workflow_id', '=', input.workflowId)
-      .where('idempotency_key', '=', input.idempotencyKey!)
-      .executeTakeFirst();
-    if (existing && Date.parse(existing.created_at) > sharedNow() - IDEMPOTENCY_WINDOW_MS) {
-      if (existing.request_hash !== input.requestHash) {
-        throw new ServiceError(
-          409,
-          'idempotency_conflict',
-          'This Idempotency-Key was already used with a different request body for this workflow; use a new key for a new request.',
-          {
-            retryable: false,
-            originalExecutionId: existing.id,
-          },
-        );
-      }
-      return { id: existing.id, replayed: true, status: existing.status };
+export async function createExecution(store: Store, input: NewExecution, via?: Store): Promise<CreatedExecution> {
+  // Without a key there is nothing to look up: one insert, atomic on its own. Committed with the other writes of
+  // this turn of the event loop (group commit), before any step runs.
+  const write = (trx: Store) => (input.idempotencyKey === undefined ? insertExecution(store, input, trx) : insertUnlessKeyed(store, input, trx));
+  return via ? write(via) : groupCommit(store, write);
+}
+
+/** The keyed insert: the key's run within the window is answered instead (or a 409 for another body); an expired key is taken over. */
+async function insertUnlessKeyed(store: Store, input: NewExecution, trx: Store): Promise<CreatedExecution> {
+  const existing = await trx
+    .selectFrom('workflow_executions')
+    .select(['id', 'request_hash', 'created_at', 'status'])
+    .where('workflow_id', '=', input.workflowId)
+    .where('idempotency_key', '=', input.idempotencyKey!)
+    .executeTakeFirst();
+  if (existing && Date.parse(existing.created_at) > sharedNow() - IDEMPOTENCY_WINDOW_MS) {
+    if (existing.request_hash !== input.requestHash) {
+      throw new ServiceError(
+        409,
+        'idempotency_conflict',
+        'This Idempotency-Key was already used with a different request body for this workflow; use a new key for a new request.',
+        {
+          retryable: false,
+          originalExecutionId: existing.id,
+        },
+      );
     }
-    // An expired key is free again: detach it from the old run.
-    if (existing) await trx.updateTable('workflow_executions').set({ idempotency_key: null }).where('id', '=', existing.id).execute();
-    return insertExecution(store, input, trx);
-  });
+    return { id: existing.id, replayed: true, status: existing.status };
+  }
+  // An expired key is free again: detach it from the old run.
+  if (existing) await trx.updateTable('workflow_executions').set({ idempotency_key: null }).where('id', '=', existing.id).execute();
+  return insertExecution(store, input, trx);
 }
 
 const EXECUTION_COLUMNS: Record<keyof WorkflowExecutionsTable, true> = {
@@ -349,18 +354,33 @@ export function claimExecutionRow(store: Store, executionId: string, owner: stri
   return claimRow(claim, store, executionId, owner, leaseMs);
 }
 
-/** Claims a run still `awaiting_payment` for one worker; undefined when it is no longer waiting (abandoned meanwhile). */
-export function claimAwaitingRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
-  return claimRow(claimAwaiting, store, executionId, owner, leaseMs);
+/**
+ * Claims a run still `awaiting_payment` for one worker; undefined when it is no longer waiting (abandoned meanwhile).
+ * `alongside` (the payment's settled record) is written with it (src/store/group-commit.ts, writeAlongside).
+ */
+export function claimAwaitingRow(
+  store: Store,
+  executionId: string,
+  owner: string,
+  leaseMs: number,
+  alongside?: (via: Store) => Promise<unknown>,
+): Promise<WorkflowExecutionsTable | undefined> {
+  return claimRow(claimAwaiting, store, executionId, owner, leaseMs, alongside);
 }
 
-function claimRow(query: typeof claim, store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
+function claimRow(
+  query: typeof claim,
+  store: Store,
+  executionId: string,
+  owner: string,
+  leaseMs: number,
+  alongside?: (via: Store) => Promise<unknown>,
+): Promise<WorkflowExecutionsTable | undefined> {
   const now = sharedNow();
   const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One UPDATE is atomic on PostgreSQL (a concurrent claimer waits for the row and re-checks `status`): no transaction, so no
   // wait on the store-wide writer lock. SQLite batches it with the other writes of this turn (group commit).
-  if (isPostgres(store)) return first(query, store, args);
-  return groupCommit(store, (trx) => first(query, store, args, trx));
+  return writeAlongside(store, alongside, (via) => first(query, store, args, via));
 }
 
 /**

@@ -5,7 +5,7 @@ import { claimAwaitingRow, createExecution } from './executions.ts';
 import type { WorkflowRecord } from './workflows.ts';
 import type { Store } from '../store/db.ts';
 import { first, prepared } from '../store/prepared.ts';
-import { groupCommit } from '../store/group-commit.ts';
+import { groupCommit, writeAlongside } from '../store/group-commit.ts';
 import { recordRunData, runDataChars } from './run-data-budget.ts';
 
 /**
@@ -15,17 +15,28 @@ import { recordRunData, runDataChars } from './run-data-budget.ts';
  * `abandon` ends it as an error without running a step.
  */
 
-export async function prepareGatedRun(services: Services, workflow: WorkflowRecord, input: Record<string, unknown>, triggerType: string): Promise<string> {
+/** Writes the run `awaiting_payment`, in `via` (the transaction that claims its payment) when given. */
+export async function prepareGatedRun(
+  services: Services,
+  workflow: WorkflowRecord,
+  input: Record<string, unknown>,
+  triggerType: string,
+  via?: Store,
+): Promise<string> {
   if (!workflow.organizationId) throw new ServiceError(409, 'conflict', 'An anonymous workflow cannot run; claim it into an organization first.');
-  const { id } = await createExecution(services.store, {
-    workflowId: workflow.id,
-    organizationId: workflow.organizationId,
-    userId: null,
-    graph: { nodes: workflow.nodes, edges: workflow.edges },
-    input,
-    triggerType,
-    initialStatus: 'awaiting_payment',
-  });
+  const { id } = await createExecution(
+    services.store,
+    {
+      workflowId: workflow.id,
+      organizationId: workflow.organizationId,
+      userId: null,
+      graph: { nodes: workflow.nodes, edges: workflow.edges },
+      input,
+      triggerType,
+      initialStatus: 'awaiting_payment',
+    },
+    via,
+  );
   return id;
 }
 
@@ -36,14 +47,20 @@ const release = prepared<{ id: string }, { organization_id: string }>((db: Store
 
 /**
  * Lets a paid run start. With a free slot for its organization it is claimed as it is released (one write, and it
- * starts at once, as a free run with a slot does); otherwise it becomes pending and waits for a slot.
+ * starts at once, as a free run with a slot does); otherwise it becomes pending and waits for a slot. `alongside`
+ * (the payment's settled record) is written with the release (src/store/group-commit.ts, writeAlongside).
  */
-export async function releaseGatedRun(services: Services, executionId: string, organizationId: string): Promise<void> {
+export async function releaseGatedRun(
+  services: Services,
+  executionId: string,
+  organizationId: string,
+  alongside?: (via: Store) => Promise<unknown>,
+): Promise<void> {
   const admission = services.engine.admit(organizationId);
   if (admission) {
     let row;
     try {
-      row = await claimAwaitingRow(services.store, executionId, admission.claimedBy.owner, admission.claimedBy.leaseMs);
+      row = await claimAwaitingRow(services.store, executionId, admission.claimedBy.owner, admission.claimedBy.leaseMs, alongside);
     } catch (error) {
       admission.release();
       throw error;
@@ -52,7 +69,7 @@ export async function releaseGatedRun(services: Services, executionId: string, o
     else admission.release();
     return;
   }
-  const released = await first(release, services.store, { id: executionId });
+  const released = await writeAlongside(services.store, alongside, (via) => first(release, services.store, { id: executionId }, via));
   if (released) services.engine.enqueue(executionId, released.organization_id);
 }
 

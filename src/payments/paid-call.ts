@@ -2,6 +2,7 @@ import type { SettleResponse } from '@x402/core/types';
 import type { Receipt } from 'mppx';
 import { ServiceError } from '../errors.ts';
 import { isRecord } from '../is-record.ts';
+import type { Store } from '../store/db.ts';
 
 /**
  * What a paid call exchanges with the payments service: the resource it pays
@@ -36,10 +37,10 @@ export interface PaymentCredentials {
 }
 
 export interface RunGate {
-  /** Creates the execution without letting it run; throws when the run cannot start. */
-  prepare(): Promise<string>;
-  /** Payment settled: the run may start. */
-  release(executionId: string): Promise<void>;
+  /** Creates the execution without letting it run, in `via` (the transaction that claims the payment); throws when the run cannot start. */
+  prepare(via: Store): Promise<string>;
+  /** Payment settled: the run may start; `alongside` (the payment's settled record) is written with the release. */
+  release(executionId: string, alongside?: (via: Store) => Promise<unknown>): Promise<void>;
   /** Settlement failed: the run never starts. */
   abandon(executionId: string, reason: string): Promise<void>;
   /**

@@ -9,9 +9,10 @@ import { first, prepared } from '../store/prepared.ts';
  * authorization key is the replay guard: a second presentation of the same
  * signed payment (by either protocol) finds this row instead of running or
  * settling again. The row also binds the authorization to the slug it was
- * first presented to (verified → settled | failed | released; verified →
- * settling → settled | failed when the call stopped waiting before the
- * settlement's outcome was known).
+ * first presented to (verified → settled | failed; verified → settling →
+ * settled | failed when the call stopped waiting before the settlement's
+ * outcome was known; released when its run could not be written, and
+ * verified again when it is presented again for the same slug).
  */
 
 export interface AuthorizationRef {
@@ -46,7 +47,7 @@ export interface NewPayment {
   validBefore: string | null;
 }
 
-const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: string }>((db: Store, a) =>
+const insertPayment = prepared<NewPayment & { id: string; status: 'verified' | 'released'; now: string }, { id: string }>((db: Store, a) =>
   db
     .insertInto('payments')
     .values({
@@ -56,7 +57,7 @@ const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: s
       protocol: a.protocol,
       listing_slug: a.slug,
       execution_id: null,
-      status: 'verified',
+      status: a.status,
       network: a.network,
       asset: a.asset,
       amount: a.amount,
@@ -72,7 +73,7 @@ const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: s
     .onConflict((oc) =>
       oc
         .column('authorization_key')
-        .doUpdateSet({ status: 'verified', updated_at: a.now })
+        .doUpdateSet({ status: a.status, updated_at: a.now })
         .where('payments.status', '=', 'released')
         .where('payments.listing_slug', '=', a.slug)
         .where('payments.signature_hash', '=', a.signatureHash),
@@ -85,32 +86,31 @@ const insertPayment = prepared<NewPayment & { id: string; now: string }, { id: s
  * signed payment for the same slug; undefined when the authorization already
  * has a live record (a concurrent replay) or is bound to another slug.
  */
-export async function claimPayment(store: Store, payment: NewPayment): Promise<{ id: string } | undefined> {
-  return first(insertPayment, store, { ...payment, id: newId(), now: nowIso() });
+export async function claimPayment(store: Store, payment: NewPayment, via?: Store): Promise<{ id: string } | undefined> {
+  return first(insertPayment, store, { ...payment, id: newId(), status: 'verified', now: nowIso() }, via);
 }
 
-const setReleased = prepared<{ id: string; now: string }>((db: Store, a) =>
-  db.updateTable('payments').set({ status: 'released', execution_id: null, updated_at: a.now }).where('id', '=', a.id).where('status', '=', 'verified'),
-);
-
 /**
- * The run could not be created: the (unsettled) payment may be presented
- * again, but only for the slug it was first presented to. Keeping the record
- * keeps that binding: deleting it would let the same authorization pay for
- * another workflow with the same price and payee.
+ * The run could not be created (its claim was rolled back with it): the
+ * unsettled payment may be presented again, but only for the slug it was first
+ * presented to. Writing it `released`, in one statement, keeps that binding:
+ * without a record the same authorization could pay for another workflow with
+ * the same price and payee. Nothing is written over a live record.
  */
-export const releasePayment = (store: Store, id: string) => setReleased(store, { id, now: nowIso() });
+export async function recordReleased(store: Store, payment: NewPayment): Promise<void> {
+  await insertPayment(store, { ...payment, id: newId(), status: 'released', now: nowIso() });
+}
 
 const setExecution = prepared<{ id: string; executionId: string; now: string }>((db: Store, a) =>
   db.updateTable('payments').set({ execution_id: a.executionId, updated_at: a.now }).where('id', '=', a.id),
 );
-export const attachExecution = (store: Store, id: string, executionId: string) => setExecution(store, { id, executionId, now: nowIso() });
+export const attachExecution = (store: Store, id: string, executionId: string, via?: Store) => setExecution(store, { id, executionId, now: nowIso() }, via);
 
 const setSettled = prepared<{ id: string; hash: string; receipt: string; now: string }>((db: Store, a) =>
   db.updateTable('payments').set({ status: 'settled', transaction_hash: a.hash, receipt: a.receipt, updated_at: a.now }).where('id', '=', a.id),
 );
-export const markSettled = (store: Store, id: string, transactionHash: string, receipt: unknown) =>
-  setSettled(store, { id, hash: transactionHash, receipt: JSON.stringify(receipt), now: nowIso() });
+export const markSettled = (store: Store, id: string, transactionHash: string, receipt: unknown, via?: Store) =>
+  setSettled(store, { id, hash: transactionHash, receipt: JSON.stringify(receipt), now: nowIso() }, via);
 
 // Only from `verified`: a payment the chain sweep already resolved (pending-payments.ts) keeps what the chain said.
 const setFailed = prepared<{ id: string; error: string; now: string }>((db: Store, a) =>

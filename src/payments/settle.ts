@@ -2,7 +2,9 @@ import { ServiceError } from '../errors.ts';
 import { paymentRequired } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
 import { errorText, SettlementPendingError, type ChargeResult, type PaidResource, type PaymentReceipt, type RunGate } from './paid-call.ts';
-import { attachExecution, claimPayment, findPayment, markFailed, markSettled, markSettling, releasePayment } from './records.ts';
+import { attachExecution, claimPayment, findPayment, markFailed, markSettled, markSettling, recordReleased, type NewPayment } from './records.ts';
+import type { Store } from '../store/db.ts';
+import { groupCommit } from '../store/group-commit.ts';
 
 /**
  * From a verified payment to a started run, through the payment record
@@ -54,31 +56,53 @@ export async function replay(ctx: PaymentContext, resource: PaidResource, key: s
 }
 
 /**
- * Claim → prepare run → settle → release; undoes exactly what happened when a step fails. A settlement whose
+ * The payment claimed and its run written, in one transaction: a stop between the two would leave an authorization
+ * `verified` with no run, answered "in progress" for ever, or a run waiting for a payment that has no record. If the
+ * run cannot be written, the payment is recorded `released` (bound to this slug, see recordReleased) and the payer
+ * told it was not charged; undefined when another request holds the authorization.
+ */
+async function claimWithRun(store: Store, claim: NewPayment, run: RunGate): Promise<{ id: string; executionId: string } | undefined> {
+  try {
+    return await groupCommit(store, async (trx) => {
+      const claimed = await claimPayment(store, claim, trx);
+      if (!claimed) return undefined;
+      const executionId = await run.prepare(trx);
+      await attachExecution(store, claimed.id, executionId, trx);
+      return { id: claimed.id, executionId };
+    });
+  } catch (error) {
+    await recordReleased(store, claim).catch(() => {});
+    if (error instanceof ServiceError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    // A raw database error would be a 500 that says neither that nothing was charged nor that a retry may work.
+    throw new ServiceError(
+      503,
+      'run_not_started',
+      `The run could not be started (${reason}); the payment was not settled and nothing was charged. Retry with the same payment.`,
+      { retryable: true },
+    );
+  }
+}
+
+/**
+ * Claim and write the run → settle → release; undoes exactly what happened when a step fails. A settlement whose
  * transaction was sent but not mined in time (SettlementPendingError) is left `settling` with its run waiting.
  */
 export async function settleAndRun(
   ctx: PaymentContext,
   resource: PaidResource,
-  claim: Parameters<typeof claimPayment>[1],
+  claim: NewPayment,
   run: RunGate,
   settle: () => Promise<{ transaction: string; receipt: PaymentReceipt }>,
 ): Promise<ChargeResult> {
   const { store } = ctx;
-  const claimed = await claimPayment(store, claim);
+  const claimed = await claimWithRun(store, claim, run);
   if (!claimed) {
     const replayed = await replay(ctx, resource, claim.key, claim.signatureHash, run);
     if (replayed) return replayed;
     throw new ServiceError(409, 'payment_in_progress', 'This payment is being processed by another request; retry in a moment.', { retryable: true });
   }
-  let executionId: string;
-  try {
-    executionId = await run.prepare();
-  } catch (error) {
-    await releasePayment(store, claimed.id);
-    throw error;
-  }
-  await attachExecution(store, claimed.id, executionId);
+  const { executionId } = claimed;
   let settled: { transaction: string; receipt: PaymentReceipt };
   try {
     settled = await settle();
@@ -93,7 +117,7 @@ export async function settleAndRun(
     await run.abandon(executionId, `Payment settlement failed: ${reason}`);
     throw await paymentRequired(ctx, resource, `settlement failed (${reason})`);
   }
-  await markSettled(store, claimed.id, settled.transaction, settled.receipt);
-  await run.release(executionId);
+  // The settled record and the run's release land together (one commit on SQLite).
+  await run.release(executionId, (via) => markSettled(store, claimed.id, settled.transaction, settled.receipt, via));
   return { executionId, replayed: false, receipt: settled.receipt };
 }

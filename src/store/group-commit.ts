@@ -30,6 +30,19 @@ interface Group {
 
 const groups = new WeakMap<Store, Group>();
 
+/**
+ * `write` after `alongside`, a write it must not be seen without: on SQLite one job of this turn's group commit; on
+ * PostgreSQL one statement after the other, taking no turn of the writer lock (the caller recovers a stop between
+ * them, as it would a stop just after both).
+ */
+export function writeAlongside<T>(store: Store, alongside: ((via: Store) => Promise<unknown>) | undefined, write: (via: Store) => Promise<T>): Promise<T> {
+  const both = async (via: Store) => {
+    await alongside?.(via);
+    return write(via);
+  };
+  return isPostgres(store) ? both(store) : groupCommit(store, both);
+}
+
 /** Runs `work` in a transaction shared with the other writes queued in this turn of the event loop; settles once committed. */
 export function groupCommit<T>(store: Store, work: (trx: Store) => Promise<T>): Promise<T> {
   if (isPostgres(store)) return store.transaction().execute(work);

@@ -22,6 +22,28 @@ async function refuseInserts(store: Store, table: string): Promise<() => Promise
   return async () => void (await sql`DROP TRIGGER ${sql.raw(name)}`.execute(store));
 }
 
+/** Makes the database refuse every change of `table`.`column` (a trigger raising an error); returns the undo. */
+async function refuseUpdates(store: Store, table: string, column: string): Promise<() => Promise<void>> {
+  const name = `refuse_${table}_${column}`;
+  if (onPostgres(store)) {
+    await sql`CREATE FUNCTION ${sql.raw(name)}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
+    await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE UPDATE OF ${sql.ref(column)} ON ${sql.table(table)} FOR EACH ROW EXECUTE FUNCTION ${sql.raw(name)}()`.execute(
+      store,
+    );
+    return async () => {
+      await sql`DROP TRIGGER ${sql.raw(name)} ON ${sql.table(table)}`.execute(store);
+      await sql`DROP FUNCTION ${sql.raw(name)}()`.execute(store);
+    };
+  }
+  await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE UPDATE OF ${sql.ref(column)} ON ${sql.table(table)} BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(
+    store,
+  );
+  return async () => void (await sql`DROP TRIGGER ${sql.raw(name)}`.execute(store));
+}
+
+/** A paid run's link to its payment refused (the write that follows writing the run). */
+export const refusePaymentLinks = (store: Store) => refuseUpdates(store, 'payments', 'execution_id');
+
 /** Every new run refused. */
 export const refuseRunInserts = (store: Store) => refuseInserts(store, 'workflow_executions');
 
