@@ -10,6 +10,7 @@ import { startRpcProxy } from './helpers/rpc-proxy.ts';
 import { closeTillFirst, deployContract, tillContract } from './helpers/solidity.ts';
 import { until } from './helpers/until.ts';
 import { randomAddress } from './helpers/web3.ts';
+import { refuseSpendSettlements } from './helpers/store-faults.ts';
 
 /**
  * A direct execution whose request never finished it (the gateway killed mid-send) is finished from the chain by
@@ -45,9 +46,6 @@ const transfer = (url: string, to: Address, idempotencyKey?: string) =>
   });
 const status = async (id: string) => (await fetchJson(`${gw!.url}/api/execute/${id}/status`, { key: ownerKey })).body;
 const dailyUsed = async () => BigInt((await fetchJson(`${gw!.url}/api/analytics/spend-cap`, { key: ownerKey })).body.dailyUsedWei);
-/** The execution's outcome and its reservation's are two writes: a status read can land between them. */
-const reservationBecomes = (executionId: string, status: string) =>
-  until(`the reservation ${status}`, async () => (await reservationOf(gw!.gateway.services.store, executionId)) === status);
 const reservationOf = async (store: Store, executionId: string) =>
   (await store.selectFrom('spend_reservations').select('status').where('execution_id', '=', executionId).executeTakeFirstOrThrow()).status;
 
@@ -107,7 +105,7 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     expect(done).toMatchObject({ executionId: row.id, transactionHash: row.transaction_hash, pollIntervalHint: 0 });
     expect(done.receipts[0]).toMatchObject({ verified: true, receiptStatus: 'success' });
     expect(await chain.publicClient.getBalance({ address: to })).toBe(AMOUNT);
-    await reservationBecomes(row.id, 'spent');
+    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('spent');
     expect((await dailyUsed()) - usedBefore).toBe(AMOUNT);
 
     const nonce = await chain.publicClient.getTransactionCount({ address: row.from_address as Address });
@@ -134,7 +132,7 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     // The same signed bytes: the hash the record held before the crash is the one mined.
     expect(done).toMatchObject({ transactionHash: row.transaction_hash });
     expect(await chain.publicClient.getBalance({ address: to })).toBe(AMOUNT);
-    await reservationBecomes(row.id, 'spent');
+    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('spent');
   }, 120_000);
 
   it('ends it failed when its nonce was used by another transaction, and takes its value off the day', async () => {
@@ -161,7 +159,7 @@ describe('a gateway killed while its transfer waits to be mined', () => {
     expect(done.error).toMatch(/never mined: nonce \d+ of 0x[0-9a-fA-F]{40} was used by another transaction/);
     expect(done.transactionHash).toBeUndefined();
     expect(await chain.publicClient.getBalance({ address: to })).toBe(0n);
-    await reservationBecomes(row.id, 'released');
+    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('released');
     expect(await dailyUsed()).toBe(usedBefore);
     // Nothing moved: the key is free again, and the same request sends afresh.
     const again = await transfer(gw!.url, to, `replaced-${to}`);
@@ -191,7 +189,7 @@ describe('a gateway killed before its transfer was signed', () => {
     await restart();
     const done = await until('the sweep to end it', async () => ((await status(row.id)).status === 'failed' ? status(row.id) : undefined));
     expect(done).toMatchObject({ receipts: [], error: expect.stringMatching(/stopped before this transaction was signed; nothing was broadcast/) });
-    await reservationBecomes(row.id, 'released');
+    expect(await reservationOf(gw!.gateway.services.store, row.id)).toBe('released');
     expect(await dailyUsed()).toBe(usedBefore);
     expect(await chain.publicClient.getBalance({ address: to })).toBe(0n);
   }, 120_000);
@@ -267,6 +265,17 @@ describe('an unconfirmed execution settled by a status read', () => {
         await resumeMining(chain);
       }
       proxy.tamper.clear();
+      // The outcome and the reservation land together or not at all: with the reservation's write refused, the read
+      // answers the record as stored (not failed with its value still counted, nor an error).
+      const allowSettlements = await refuseSpendSettlements(gw.gateway.services.store);
+      try {
+        const refused = await fetchJson(`${gw.url}/api/execute/${executionId}/status`, { key: ownerKey });
+        expect(refused.status).toBe(200);
+        expect(refused.body).toMatchObject({ status: 'unconfirmed' });
+        expect(await reservationOf(gw.gateway.services.store, executionId)).toBe('reserved');
+      } finally {
+        await allowSettlements();
+      }
       const read = await status(executionId);
       expect(read).toMatchObject({ status: 'failed', pollIntervalHint: 0 });
       expect(read.receipts[0]).toMatchObject({ verified: false, receiptStatus: 'reverted' });

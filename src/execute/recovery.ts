@@ -5,6 +5,8 @@ import { settleSpendForExecution, spendOutcome } from '../guards/spend-cap.ts';
 import { receiptError } from '../onchain/receipts.ts';
 import type { Services } from '../services.ts';
 import type { DirectExecutionsTable } from '../store/schema.ts';
+import type { Store } from '../store/db.ts';
+import { groupCommit } from '../store/group-commit.ts';
 import type { DirectCaller, DirectResponse } from './caller.ts';
 import { failUnsigned, finish, loadRecord, statusFromReceipts, toRecord, type DirectExecutionRecord } from './records.ts';
 
@@ -18,6 +20,19 @@ import { failUnsigned, finish, loadRecord, statusFromReceipts, toRecord, type Di
  */
 
 const NOT_SIGNED = 'The gateway stopped before this transaction was signed; nothing was broadcast.';
+
+/**
+ * An execution's outcome and its spend reservation's settlement (`spend`: none while the chain has not decided), in one
+ * transaction: a status read never finds it ended with its value still counted, or the other way round. False, with
+ * nothing written, when `write` finds the row no longer as read.
+ */
+function concludeWith(store: Store, id: string, write: (via: Store) => Promise<boolean>, spend: 'spent' | 'released' | undefined): Promise<boolean> {
+  return groupCommit(store, async (trx) => {
+    if (!(await write(trx))) return false;
+    if (spend) await settleSpendForExecution(store, id, spend, trx);
+    return true;
+  });
+}
 
 /** A retry that took over a stale key: checks the chain before anything is signed again; undefined when nothing was broadcast (the caller runs the request afresh). */
 export async function recoverInterrupted(
@@ -34,9 +49,7 @@ export async function recoverInterrupted(
         .executeTakeFirst()
     : undefined;
   if (!row?.signed_transaction || !row.transaction_hash) {
-    if (row && (await failUnsigned(services.store, row.id, NOT_SIGNED))) {
-      await settleSpendForExecution(services.store, row.id, 'released');
-    }
+    if (row) await concludeWith(services.store, row.id, (via) => failUnsigned(via, row.id, NOT_SIGNED), 'released');
     await reservation.release();
     return undefined;
   }
@@ -48,9 +61,12 @@ export async function recoverInterrupted(
   }
   const receipts = [receipt];
   const status = statusFromReceipts(receipts);
-  await finish(services.store, row.id, { status, receipts, error: receiptError(receipts) ?? null });
-  const spend = spendOutcome(receipt.receiptStatus);
-  if (spend) await settleSpendForExecution(services.store, row.id, spend);
+  await concludeWith(
+    services.store,
+    row.id,
+    (via) => finish(via, row.id, { status, receipts, error: receiptError(receipts) ?? null }),
+    spendOutcome(receipt.receiptStatus),
+  );
   const response: DirectResponse = { status: 202, body: toRecord(services.chains, await loadRecord(services.store, caller.organizationId, row.id)) };
   await concludeKey(reservation, receipt.receiptStatus === 'reverted' ? 'released' : status === 'completed' ? 'completed' : 'held', row.id, response);
   return { status: response.status, body: replayBody(response.body) };
@@ -82,7 +98,7 @@ export async function resolveFromChain(services: Services, row: DirectExecutions
   if (!row.signed_transaction || !row.transaction_hash) {
     // Never signed (its key, attached only once signed, is the retry's to release): ended only if still unsigned as it
     // is written, since a request alive after all stores its bytes first.
-    if (row.status === 'pending' && (await failUnsigned(store, row.id, NOT_SIGNED))) await settleSpendForExecution(store, row.id, 'released');
+    if (row.status === 'pending') await concludeWith(store, row.id, (via) => failUnsigned(via, row.id, NOT_SIGNED), 'released');
     return;
   }
   const client = services.chainClients.publicClient(row.chain_id);
@@ -102,10 +118,9 @@ export async function resolveFromChain(services: Services, row: DirectExecutions
         error: `Transaction ${row.transaction_hash} was never mined: nonce ${parseTransaction(row.signed_transaction as Hex).nonce} of ${row.from_address} was used by another transaction. Nothing was moved by it.`,
       }
     : { status: statusFromReceipts([receipt]), receipts: [receipt], error: receiptError([receipt]) ?? null };
-  if (!(await finish(store, row.id, outcome, row.status))) return;
   // Nothing moved (reverted, or never to be mined): the reservation is released and the key runs again.
   const spend = replaced ? 'released' : spendOutcome(receipt.receiptStatus);
-  if (spend) await settleSpendForExecution(store, row.id, spend);
+  if (!(await concludeWith(store, row.id, (via) => finish(via, row.id, outcome, row.status), spend))) return;
   const response = { status: 202, body: toRecord(services.chains, await loadRecord(store, row.organization_id, row.id)) };
   await concludeKeyOfExecution(store, row.organization_id, row.id, spend === 'spent' ? 'completed' : 'released', response);
   if (options.resend) console.error(`[flowgate] direct execution ${row.id}, left ${row.status} by its request, ended ${outcome.status} from the chain`);
@@ -117,6 +132,9 @@ const STATUS_POLL_TIMEOUT_MS = 2_000;
 export async function refreshRecord(services: Services, organizationId: string, id: string): Promise<DirectExecutionRecord> {
   const row = await loadRecord(services.store, organizationId, id);
   if (row.status !== 'unconfirmed') return toRecord(services.chains, row);
-  await resolveFromChain(services, row, { waitMs: STATUS_POLL_TIMEOUT_MS, resend: false });
+  // A read stays a read: if what the chain says cannot be written now, the record is answered as stored (keep polling).
+  await resolveFromChain(services, row, { waitMs: STATUS_POLL_TIMEOUT_MS, resend: false }).catch((error: unknown) =>
+    console.error(`[flowgate] status read of direct execution ${id}: could not record its outcome (${error instanceof Error ? error.message : String(error)})`),
+  );
   return toRecord(services.chains, await loadRecord(services.store, organizationId, id));
 }

@@ -55,7 +55,7 @@ async function usedToday(db: Db, organizationId: string, asset: SpendAsset, chai
  * transaction that writes the reservation or its status: on SQLite there is one writer, and every
  * PostgreSQL transaction takes the writer lock first (src/store/postgres.ts), so read-then-write is safe.
  */
-async function addToTotals(trx: Transaction<Database>, r: { organization_id: string; asset: string; day: string; chain_id: number | null }, delta: bigint) {
+async function addToTotals(trx: Store, r: { organization_id: string; asset: string; day: string; chain_id: number | null }, delta: bigint) {
   for (const chainId of r.chain_id === null ? [ALL_CHAINS] : [ALL_CHAINS, r.chain_id]) {
     const key = { organization_id: r.organization_id, asset: r.asset, day: r.day, chain_id: chainId };
     const row = await trx
@@ -258,9 +258,9 @@ export function staleReservations(store: Store, heldBefore: string, limit: numbe
     .execute();
 }
 
-/** Settles whatever is still reserved for an execution (recovery after a crash). */
-export async function settleSpendForExecution(store: Store, executionId: string, status: 'spent' | 'released'): Promise<void> {
-  await settleWhere(store, 'execution_id', executionId, status);
+/** Settles whatever is still reserved for an execution (recovery after a crash); in `via`, the transaction writing its outcome, when given. */
+export async function settleSpendForExecution(store: Store, executionId: string, status: 'spent' | 'released', via?: Store): Promise<void> {
+  await settleWhere(store, 'execution_id', executionId, status, {}, via);
 }
 
 /** Releases a reservation never signed for (nothing was broadcast); false when it was signed meanwhile or is settled. */
@@ -272,12 +272,24 @@ export async function releaseUnsigned(store: Store, reservationId: string): Prom
  * Reserved → spent (the totals already count it) or released (its amount taken back out of the day's totals in the
  * same transaction); `unsigned`: only reservations no transaction was noted for. Returns how many it settled.
  */
-async function settleWhere(store: Store, column: 'id' | 'execution_id', value: string, status: 'spent' | 'released', only: { unsigned?: boolean } = {}) {
+async function settleWhere(
+  store: Store,
+  column: 'id' | 'execution_id',
+  value: string,
+  status: 'spent' | 'released',
+  only: { unsigned?: boolean } = {},
+  via?: Store,
+) {
   if (status === 'spent') {
-    const spent = await store.updateTable('spend_reservations').set({ status }).where(column, '=', value).where('status', '=', 'reserved').executeTakeFirst();
+    const spent = await (via ?? store)
+      .updateTable('spend_reservations')
+      .set({ status })
+      .where(column, '=', value)
+      .where('status', '=', 'reserved')
+      .executeTakeFirst();
     return Number(spent.numUpdatedRows);
   }
-  return store.transaction().execute(async (trx) => {
+  const release = async (trx: Store) => {
     const rows = await trx
       .selectFrom('spend_reservations')
       .select(['id', 'organization_id', 'asset', 'day', 'chain_id', 'amount'])
@@ -305,7 +317,8 @@ async function settleWhere(store: Store, column: 'id' | 'execution_id', value: s
     );
     for (const r of rows) if (released.has(r.id)) await addToTotals(trx, r, -BigInt(r.amount));
     return released.size;
-  });
+  };
+  return via ? release(via) : store.transaction().execute(release);
 }
 
 /** What a receipt proves about the value: success spent it, a revert moved none; anything else stays reserved (fail closed). */

@@ -44,6 +44,9 @@ async function refuseUpdates(store: Store, table: string, column: string): Promi
 /** A paid run's link to its payment refused (the write that follows writing the run). */
 export const refusePaymentLinks = (store: Store) => refuseUpdates(store, 'payments', 'execution_id');
 
+/** Every change of a spend reservation's status refused (settling it spent or released). */
+export const refuseSpendSettlements = (store: Store) => refuseUpdates(store, 'spend_reservations', 'status');
+
 /** Every new run refused. */
 export const refuseRunInserts = (store: Store) => refuseInserts(store, 'workflow_executions');
 
