@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { keccak256, parseEther, type Address, type Hex } from 'viem';
+import { keccak256, parseEther, type Address } from 'viem';
 import { requestHash } from '../src/text/request-hash.ts';
 import { reserveIdempotencyKey } from '../src/guards/idempotency.ts';
 import { insertPending, storeSigned } from '../src/execute/records.ts';

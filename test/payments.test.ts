@@ -5,7 +5,7 @@ import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { Mppx, evm } from 'mppx/client';
+import { evm } from 'mppx/client';
 import { Credential, Receipt } from 'mppx';
 import { McpClient } from 'mppx/mcp/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

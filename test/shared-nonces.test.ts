@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { createWalletClient, http, parseEther, type Address, type Hex, type PublicClient } from 'viem';
+import { createWalletClient, http, parseEther, type Address, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createSharedNonceManager } from '../src/chains/shared-nonces.ts';
 import { signAndBroadcast, verifyTransaction } from '../src/chains/transactions.ts';

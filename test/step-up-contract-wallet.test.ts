@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getAddress, hashMessage, type Hex } from 'viem';
+import { getAddress, hashMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestChain, type TestChain } from './helpers/anvil.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';

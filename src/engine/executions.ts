@@ -7,7 +7,7 @@ import { newSortableId, nowIso } from '../ids.ts';
 import type { WorkflowGraph } from './graph.ts';
 import { changed, first, prepared } from '../store/prepared.ts';
 import { groupCommit, writeAlongside } from '../store/group-commit.ts';
-import { isPostgres, readVia } from '../store/dialect.ts';
+import { readVia } from '../store/dialect.ts';
 import type { RunOutcome } from './run-events.ts';
 import { recordRunData, runDataChars } from './run-data-budget.ts';
 

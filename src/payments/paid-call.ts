@@ -1,7 +1,6 @@
 import type { SettleResponse } from '@x402/core/types';
 import type { Receipt } from 'mppx';
 import { ServiceError } from '../errors.ts';
-import { isRecord } from '../is-record.ts';
 import type { Store } from '../store/db.ts';
 
 /**
