@@ -349,33 +349,19 @@ const claim = claimFrom('pending');
 // A paid call's run, claimed as its payment settles (gated-runs.ts): from `awaiting_payment` straight to `running`.
 const claimAwaiting = claimFrom('awaiting_payment');
 
+/** A claim's arguments: the run, its new owner and lease, and a write that goes with it (see claimAwaitingRow). */
+type ClaimArgs = [store: Store, executionId: string, owner: string, leaseMs: number, alongside?: (via: Store) => Promise<unknown>];
+
 /** Claims a pending execution for one worker (compare-and-swap on status); the claimed row, or undefined when another got it. */
-export function claimExecutionRow(store: Store, executionId: string, owner: string, leaseMs: number): Promise<WorkflowExecutionsTable | undefined> {
-  return claimRow(claim, store, executionId, owner, leaseMs);
-}
+export const claimExecutionRow = (...args: ClaimArgs) => claimRow(claim, ...args);
 
 /**
  * Claims a run still `awaiting_payment` for one worker; undefined when it is no longer waiting (abandoned meanwhile).
  * `alongside` (the payment's settled record) is written with it (src/store/group-commit.ts, writeAlongside).
  */
-export function claimAwaitingRow(
-  store: Store,
-  executionId: string,
-  owner: string,
-  leaseMs: number,
-  alongside?: (via: Store) => Promise<unknown>,
-): Promise<WorkflowExecutionsTable | undefined> {
-  return claimRow(claimAwaiting, store, executionId, owner, leaseMs, alongside);
-}
+export const claimAwaitingRow = (...args: ClaimArgs) => claimRow(claimAwaiting, ...args);
 
-function claimRow(
-  query: typeof claim,
-  store: Store,
-  executionId: string,
-  owner: string,
-  leaseMs: number,
-  alongside?: (via: Store) => Promise<unknown>,
-): Promise<WorkflowExecutionsTable | undefined> {
+function claimRow(query: typeof claim, ...[store, executionId, owner, leaseMs, alongside]: ClaimArgs): Promise<WorkflowExecutionsTable | undefined> {
   const now = sharedNow();
   const args = { id: executionId, owner, leaseExpiresAt: now + leaseMs, now: new Date(now).toISOString() };
   // One UPDATE is atomic on PostgreSQL (a concurrent claimer waits for the row and re-checks `status`): no transaction, so no
