@@ -70,8 +70,13 @@ import { recentAnswers } from './recent-answers.ts';
 const VERIFIED_MS = 60_000;
 /** At most this many remembered verifications; the oldest go first. */
 const VERIFIED_MAX = 10_000;
-/** A code read answered for this long: the two reads of the payer's code within one verification become one. */
-const CODE_MS = 1_000;
+/**
+ * A payer's code, once read, answers further reads for this long from its answer: the reads of one verification
+ * (ours, then x402's two) become one, however slowly the node answers the calls between them. A stale answer is
+ * harmless either way: "no code" only means the simulated transfer, where the token checks the signature itself,
+ * decides; "code" sends the payment to x402's own judgement.
+ */
+const CODE_MS = 5_000;
 /** How long a simulation started ahead of x402's verification waits to be asked for by it. */
 const SIMULATION_AHEAD_MS = 2_000;
 /** As x402's facilitator signer: how long a settlement waits for its receipt (FLOWGATE_PAYMENT_CONFIRMATION_MS). */
@@ -182,11 +187,21 @@ export function createLocalFacilitator(
   const getCode: typeof wallet.getCode = (args) => {
     const key = args.address.toLowerCase();
     const seen = codes.get(key);
-    if (seen && Date.now() - seen.at < CODE_MS) return seen.code;
-    for (const [k, v] of codes) if (Date.now() - v.at >= CODE_MS) codes.delete(k);
+    const now = Date.now();
+    if (seen && now - seen.at < CODE_MS) return seen.code;
+    // Entries sit in about the order they were read: the expired ones are at the front.
+    codes.delete(key);
+    for (const [k, v] of codes) {
+      if (now - v.at < CODE_MS) break;
+      codes.delete(k);
+    }
     const code = wallet.getCode(args);
-    codes.set(key, { at: Date.now(), code });
-    code.catch(() => codes.get(key)?.code === code && codes.delete(key));
+    const entry = { at: now, code };
+    codes.set(key, entry);
+    code.then(
+      () => void (entry.at = Date.now()),
+      () => codes.get(key) === entry && codes.delete(key),
+    );
     return code;
   };
   /**
