@@ -252,33 +252,39 @@ export function createLocalFacilitator(
   const verified = recentAnswers<VerifyResponse>(VERIFIED_MAX, (answer) => answer.isValid);
 
   /**
-   * An EOA's payment, accepted on the token's own word: x402's checks of the payment's fields (scheme, network,
-   * x402 version, EIP-712 domain named, payee, amount, validity window with its 6 s margin, the asset a contract),
-   * then the transfer simulated on chain, where the token checks the signature itself (ecrecover against `from`),
-   * the nonce, the window and the balance, as it will when the settlement is mined. That spares x402's recovery
-   * of the signer in JavaScript (2-3 ms of CPU per payment) and its layers. Anything else answers undefined and
-   * x402's own verification decides: a smart wallet or ERC-6492 signature, a field that differs, a failed
-   * simulation (x402 then diagnoses it: its reasons are the ones a payer sees), an unreachable node.
+   * x402's checks of an EOA payment's fields, which need no read of the chain: scheme, network, x402 version,
+   * EIP-712 domain named, payee, amount, and the validity window with its 6 s margin. False for anything else (a
+   * smart wallet's or ERC-6492 signature, a field that differs): x402's own verification judges it.
+   */
+  function fieldsAccepted(payload: PaymentPayload, requirements: PaymentRequirements): boolean {
+    const transfer = eip3009(payload);
+    // A plain 65-byte signature only: an ERC-6492 wrapper (a wallet not deployed yet) is x402's to judge.
+    if (!transfer || !/^0x[0-9a-fA-F]{130}$/.test(transfer.signature)) return false;
+    const { extra } = requirements;
+    const accepted: Record<string, unknown> = isRecord(payload.accepted) ? payload.accepted : {};
+    if (payload.x402Version !== 2 || requirements.network !== network || accepted.network !== network) return false;
+    if (requirements.scheme !== 'exact' || accepted.scheme !== 'exact' || !extra?.name || !extra?.version) return false;
+    const auth = transfer.authorization;
+    if (!isAddress(auth.from) || !isAddress(auth.to) || !isAddress(requirements.payTo) || !isAddress(requirements.asset)) return false;
+    if (getAddress(auth.to) !== getAddress(requirements.payTo)) return false;
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    return BigInt(auth.validBefore) >= now + 6n && BigInt(auth.validAfter) <= now && BigInt(auth.value) === BigInt(requirements.amount);
+  }
+
+  /**
+   * An EOA's payment whose fields passed, accepted on the token's own word: the asset a contract, the payer without
+   * code, and the transfer simulated on chain, where the token checks the signature itself (ecrecover against
+   * `from`), the nonce, the window and the balance, as it will when the settlement is mined. That spares x402's
+   * recovery of the signer in JavaScript (2-3 ms of CPU per payment) and its layers. Anything else answers undefined
+   * and x402's own verification decides: a payer with code, a failed simulation (x402 then diagnoses it: its reasons
+   * are the ones a payer sees), an unreachable node.
    */
   async function acceptedOnChain(
     payload: PaymentPayload,
     requirements: PaymentRequirements,
-    simulation: Promise<unknown> | undefined,
+    simulation: Promise<unknown>,
   ): Promise<VerifyResponse | undefined> {
-    const transfer = eip3009(payload);
-    // A plain 65-byte signature only: an ERC-6492 wrapper (a wallet not deployed yet) is x402's to judge.
-    if (!transfer || !/^0x[0-9a-fA-F]{130}$/.test(transfer.signature)) return undefined;
-    const { extra } = requirements;
-    const accepted: Record<string, unknown> = isRecord(payload.accepted) ? payload.accepted : {};
-    if (payload.x402Version !== 2 || requirements.network !== network || accepted.network !== network) return undefined;
-    if (requirements.scheme !== 'exact' || accepted.scheme !== 'exact' || !extra?.name || !extra?.version) return undefined;
-    const auth = transfer.authorization;
-    if (!isAddress(auth.from) || !isAddress(auth.to) || !isAddress(requirements.payTo) || !isAddress(requirements.asset)) return undefined;
-    if (getAddress(auth.to) !== getAddress(requirements.payTo)) return undefined;
-    const now = BigInt(Math.floor(Date.now() / 1000));
-    if (BigInt(auth.validBefore) < now + 6n || BigInt(auth.validAfter) > now || BigInt(auth.value) !== BigInt(requirements.amount)) return undefined;
-    // Not started (not an EOA's signature, or too many under way): x402's to judge.
-    if (!simulation) return undefined;
+    const auth = eip3009(payload)!.authorization;
     // All three at once, each awaited (a read that fails after another has is still handled): a failure is x402's to judge.
     const [payerCode, assetRefusal] = await Promise.all([
       getCode({ address: getAddress(auth.from) }),
@@ -294,11 +300,12 @@ export function createLocalFacilitator(
     return verified.get(
       verificationKey(payload, requirements),
       async () => {
-        // One code read and one simulation serve both: a payment x402 has to judge reuses them (a refusal costs no second simulation).
-        const ahead = simulateAhead(payload, requirements);
-        const onChain = await acceptedOnChain(payload, requirements, ahead?.simulation).catch(() => undefined);
+        // A payment refused on its fields is x402's at once: nothing read from the chain for it but what x402 reads.
+        // Otherwise one code read and one simulation serve both: a payment x402 has to judge reuses them.
+        const ahead = fieldsAccepted(payload, requirements) ? simulateAhead(payload, requirements) : undefined;
+        const onChain = ahead && (await acceptedOnChain(payload, requirements, ahead.simulation).catch(() => undefined));
         if (onChain) {
-          ahead?.drop();
+          ahead.drop();
           return onChain;
         }
         return x402.verify(payload, requirements);
