@@ -95,4 +95,41 @@ describe('an instance whose clock runs ten minutes ahead', () => {
     );
     expect(Math.abs(Date.parse(rows[0]!.created_at) - Number(rows[0]!.now))).toBeLessThan(60_000);
   }, 120_000);
+
+  it("fires a schedule at its time by the database's clock, not as soon as its own clock has passed it", async () => {
+    const [first] = cluster.instances;
+    // Next due five minutes from now (UTC): by the clock of the instance ahead, already five minutes overdue.
+    const at = new Date(Date.now() + 5 * 60_000);
+    const created = await fetchJson(`${first!.url}/api/workflows/create`, {
+      method: 'POST',
+      key: cluster.ownerKey,
+      body: JSON.stringify({
+        name: 'In five minutes',
+        nodes: [
+          {
+            id: 't',
+            type: 'trigger',
+            data: {
+              label: 'Then',
+              config: { triggerType: 'Schedule', scheduleCron: `${at.getUTCMinutes()} ${at.getUTCHours()} * * *`, scheduleTimezone: 'UTC' },
+            },
+          },
+          { id: 's', type: 'action', data: { label: 'Sum', config: { actionType: 'math/aggregate', operation: 'sum', values: '[1]' } } },
+        ],
+        edges: [{ source: 't', target: 's' }],
+      }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const schedule = async () =>
+      (await db.query<{ next_run_at: string }>('select next_run_at from workflow_schedules where workflow_id = $1', [created.body.id])).rows[0];
+    const due = Number((await schedule())!.next_run_at);
+    expect(due - Date.now()).toBeGreaterThan(60_000);
+
+    // Both instances tick every second; the one ahead has passed the occurrence by its own clock for all of it.
+    expect(ahead).toBeDefined();
+    await sleep(6_000);
+    const { rows } = await db.query<{ n: string }>('select count(*) as n from workflow_executions where workflow_id = $1', [created.body.id]);
+    expect(Number(rows[0]!.n)).toBe(0);
+    expect(Number((await schedule())!.next_run_at)).toBe(due);
+  }, 60_000);
 });
