@@ -53,6 +53,23 @@ const slowGraph = (ms: number) => ({
   edges: [{ id: 'e1', source: 't', target: 'slow' }],
 });
 
+/** The instance ahead, started once (on the cluster's database, with the same short leases). */
+async function instanceAhead(): Promise<SpawnedGateway> {
+  if (ahead) return ahead;
+  const mark = path.join(tempDir('flowgate-clock-'), 'clock');
+  ahead = await spawnGateway({
+    ...cluster.env,
+    FLOWGATE_ENGINE_LEASE_MS: '6000',
+    FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
+    NODE_OPTIONS: `--import ${new URL('./helpers/skewed-clock.mjs', import.meta.url).href}`,
+    FLOWGATE_TEST_CLOCK_SKEW_MS: String(SKEW_MS),
+    FLOWGATE_TEST_CLOCK_SKEW_MARK: mark,
+  });
+  // Its process's clock is ahead (as it read it at start), so nothing here can pass by accident.
+  expect(Number(fs.readFileSync(mark, 'utf8')) - Date.now()).toBeGreaterThan(SKEW_MS - 60_000);
+  return ahead;
+}
+
 describe('an instance whose clock runs ten minutes ahead', () => {
   it("leaves another instance's live run alone, and stamps what it writes on the database's clock", async () => {
     const [first] = cluster.instances;
@@ -70,24 +87,14 @@ describe('an instance whose clock runs ten minutes ahead', () => {
       await sleep(100);
     }
 
-    const mark = path.join(tempDir('flowgate-clock-'), 'clock');
-    ahead = await spawnGateway({
-      ...cluster.env,
-      FLOWGATE_ENGINE_LEASE_MS: '6000',
-      FLOWGATE_HTTP_ALLOW_HOSTS: '127.0.0.1',
-      NODE_OPTIONS: `--import ${new URL('./helpers/skewed-clock.mjs', import.meta.url).href}`,
-      FLOWGATE_TEST_CLOCK_SKEW_MS: String(SKEW_MS),
-      FLOWGATE_TEST_CLOCK_SKEW_MARK: mark,
-    });
-    // Its process's clock is ahead (as it read it at start), so the rest cannot pass by accident.
-    expect(Number(fs.readFileSync(mark, 'utf8')) - Date.now()).toBeGreaterThan(SKEW_MS - 60_000);
+    const instance = await instanceAhead();
 
     // The run's step takes 12 s, two leases: the instance ahead sweeps for lapsed leases at start and every 3 s meanwhile.
     const waited = await fetchJson(`${first!.url}/api/workflows/executions/${executionId}/wait?timeoutMs=40000`, { key: cluster.ownerKey });
     expect(waited.body, JSON.stringify(waited.body)).toMatchObject({ executionId, status: 'success', completed: true });
 
     // A run it creates itself is stamped on the database's clock, not ten minutes ahead.
-    const own = await fetchJson(`${ahead.url}/api/workflows/${created.body.id}/execute`, { method: 'POST', key: cluster.ownerKey, body: '{}' });
+    const own = await fetchJson(`${instance.url}/api/workflows/${created.body.id}/execute`, { method: 'POST', key: cluster.ownerKey, body: '{}' });
     expect(own.status, JSON.stringify(own.body)).toBeLessThan(300);
     const { rows } = await db.query<{ created_at: string; now: string }>(
       'select created_at, (extract(epoch from clock_timestamp()) * 1000)::float8 as now from workflow_executions where id = $1',
@@ -126,7 +133,7 @@ describe('an instance whose clock runs ten minutes ahead', () => {
     expect(due - Date.now()).toBeGreaterThan(60_000);
 
     // Both instances tick every second; the one ahead has passed the occurrence by its own clock for all of it.
-    expect(ahead).toBeDefined();
+    await instanceAhead();
     await sleep(6_000);
     const { rows } = await db.query<{ n: string }>('select count(*) as n from workflow_executions where workflow_id = $1', [created.body.id]);
     expect(Number(rows[0]!.n)).toBe(0);
