@@ -55,14 +55,18 @@ export const listingNotFound = (slug: string) =>
   );
 
 /** The listed workflows, read again only when a change to them has moved the counter (migration 029). */
-const current = versioned('listings_version', async (store) => {
-  const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
-  return {
-    listings: deepFreeze(rows.map(toListing)),
-    /** What callers built from these listings (listingsDerived), by owner and name. */
-    derived: new WeakMap<object, Map<string, unknown>>(),
-  };
-});
+const current = versioned(
+  'listings_version',
+  async (store) => {
+    const rows = await store.selectFrom('workflow_listings').selectAll().where('listed', '=', 1).orderBy('slug').execute();
+    return {
+      listings: deepFreeze(rows.map(toListing)),
+      /** What callers built from these listings (listingsDerived), by owner and name. */
+      derived: new WeakMap<object, Map<string, unknown>>(),
+    };
+  },
+  (kept) => kept.listings.length,
+);
 
 /**
  * What `build` makes of the listed workflows (by slug, deeply frozen), built once per version of them:

@@ -53,10 +53,14 @@ const toPublicTag = (row: PublicTagRow): PublicTag => ({
  * moved the counter (migration 030): the shared vocabulary grows with every tenant (each may create its
  * quota of tags, none deleted), and any anonymous client may read it whole.
  */
-const current = versioned('public_tags_version', async (store) => {
-  const rows = await selectPublicTags(store).orderBy('public_tags.name').orderBy('public_tags.id').execute();
-  return deepFreeze(rows.map(toPublicTag));
-});
+const current = versioned(
+  'public_tags_version',
+  async (store) => {
+    const rows = await selectPublicTags(store).orderBy('public_tags.name').orderBy('public_tags.id').execute();
+    return deepFreeze(rows.map(toPublicTag));
+  },
+  (tags) => tags.length,
+);
 
 /** Frozen: the same value for every caller until the counter moves (the registry then shapes and serializes it once). */
 export async function listPublicTags(store: Store): Promise<PublicTag[]> {

@@ -15,6 +15,14 @@ export type VersionCounter = 'listings_version' | 'public_tags_version' | 'publi
 const COSTLY_MS = 20;
 const SPACING = 4;
 const MAX_STALE_MS = 2_000;
+/**
+ * A value of fewer items than this (its `size`) is rebuilt at every change, however long the rebuild took: the
+ * CPU is the whole process's, so a slow or busy machine (the compiler's threads just after start, other work
+ * interleaved with the read) can make a small set's rebuild look costly, and a tenant's change to it (a
+ * workflow made private) would then be answered stale. Rebuilding 5,000 public summaries cost 86-100 ms of CPU;
+ * 100 cost a fiftieth of that, cheap enough to repeat at every edit.
+ */
+const FEW_ITEMS = 100;
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -29,7 +37,12 @@ const cpuMs = () => {
  * too, where timestamps written by different clocks are not. The value is
  * shared by every later caller: `read` freezes it.
  */
-export function versioned<T>(counter: VersionCounter, read: (store: Store) => Promise<T>): (store: Store) => Promise<{ version: number; value: T }> {
+export function versioned<T>(
+  counter: VersionCounter,
+  read: (store: Store) => Promise<T>,
+  /** How many items a value holds; with it, a value of fewer than FEW_ITEMS is never kept past a change. */
+  size?: (value: T) => number,
+): (store: Store) => Promise<{ version: number; value: T }> {
   const selectVersion = prepared<Record<string, never>, { version: number }>((db) => db.selectFrom(counter).select('version').where('id', '=', 1));
   type Entry = { version: number; value: T; builtAt: number; costMs: number };
   const kept = new WeakMap<Store, Entry>();
@@ -47,7 +60,8 @@ export function versioned<T>(counter: VersionCounter, read: (store: Store) => Pr
     // CPU, not wall time: a read the scheduler merely paused (a busy machine) is not a costly one.
     const startedCpu = cpuMs();
     const fresh = read(store).then((value) => {
-      const built = { version, value, builtAt: performance.now(), costMs: cpuMs() - startedCpu };
+      const few = size !== undefined && size(value) < FEW_ITEMS;
+      const built = { version, value, builtAt: performance.now(), costMs: few ? 0 : cpuMs() - startedCpu };
       // A slower read of an older version does not replace a newer one.
       if ((kept.get(store)?.version ?? -1) < version) kept.set(store, built);
       return built;
