@@ -7,51 +7,36 @@ import type { Store } from '../../src/store/db.ts';
 
 const onPostgres = (store: Store) => store.getExecutor().adapter instanceof PostgresAdapter;
 
-/** Makes the database itself refuse every new row of `table` (a trigger raising an error, as a full disk would); returns the undo. */
-async function refuseInserts(store: Store, table: string): Promise<() => Promise<void>> {
-  const name = `refuse_${table}`;
+/**
+ * Makes the database itself refuse a write to `table` (a trigger raising an error, as a full disk would): every new
+ * row, or with `column` every change of that column; returns the undo.
+ */
+async function refuseWrites(store: Store, table: string, column?: string): Promise<() => Promise<void>> {
+  const name = column ? `refuse_${table}_${column}` : `refuse_${table}`;
+  const event = column ? sql`UPDATE OF ${sql.ref(column)}` : sql`INSERT`;
   if (onPostgres(store)) {
     await sql`CREATE FUNCTION ${sql.raw(name)}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
-    await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE INSERT ON ${sql.table(table)} FOR EACH ROW EXECUTE FUNCTION ${sql.raw(name)}()`.execute(store);
+    await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE ${event} ON ${sql.table(table)} FOR EACH ROW EXECUTE FUNCTION ${sql.raw(name)}()`.execute(store);
     return async () => {
       await sql`DROP TRIGGER ${sql.raw(name)} ON ${sql.table(table)}`.execute(store);
       await sql`DROP FUNCTION ${sql.raw(name)}()`.execute(store);
     };
   }
-  await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE INSERT ON ${sql.table(table)} BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store);
-  return async () => void (await sql`DROP TRIGGER ${sql.raw(name)}`.execute(store));
-}
-
-/** Makes the database refuse every change of `table`.`column` (a trigger raising an error); returns the undo. */
-async function refuseUpdates(store: Store, table: string, column: string): Promise<() => Promise<void>> {
-  const name = `refuse_${table}_${column}`;
-  if (onPostgres(store)) {
-    await sql`CREATE FUNCTION ${sql.raw(name)}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database is full'; END $$`.execute(store);
-    await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE UPDATE OF ${sql.ref(column)} ON ${sql.table(table)} FOR EACH ROW EXECUTE FUNCTION ${sql.raw(name)}()`.execute(
-      store,
-    );
-    return async () => {
-      await sql`DROP TRIGGER ${sql.raw(name)} ON ${sql.table(table)}`.execute(store);
-      await sql`DROP FUNCTION ${sql.raw(name)}()`.execute(store);
-    };
-  }
-  await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE UPDATE OF ${sql.ref(column)} ON ${sql.table(table)} BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(
-    store,
-  );
+  await sql`CREATE TRIGGER ${sql.raw(name)} BEFORE ${event} ON ${sql.table(table)} BEGIN SELECT RAISE(ABORT, 'database is full'); END`.execute(store);
   return async () => void (await sql`DROP TRIGGER ${sql.raw(name)}`.execute(store));
 }
 
 /** A paid run's link to its payment refused (the write that follows writing the run). */
-export const refusePaymentLinks = (store: Store) => refuseUpdates(store, 'payments', 'execution_id');
+export const refusePaymentLinks = (store: Store) => refuseWrites(store, 'payments', 'execution_id');
 
 /** Every change of a spend reservation's status refused (settling it spent or released). */
-export const refuseSpendSettlements = (store: Store) => refuseUpdates(store, 'spend_reservations', 'status');
+export const refuseSpendSettlements = (store: Store) => refuseWrites(store, 'spend_reservations', 'status');
 
 /** Every new run refused. */
-export const refuseRunInserts = (store: Store) => refuseInserts(store, 'workflow_executions');
+export const refuseRunInserts = (store: Store) => refuseWrites(store, 'workflow_executions');
 
 /** Every new audit row refused. */
-export const refuseAuditInserts = (store: Store) => refuseInserts(store, 'audit_log');
+export const refuseAuditInserts = (store: Store) => refuseWrites(store, 'audit_log');
 
 /**
  * Records every status each run takes, in order, as the database sees it (triggers on insert and on a status change):
