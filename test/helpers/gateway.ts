@@ -6,7 +6,8 @@ import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
 import type { AnyTool, KeyScope } from '../../tools/define.ts';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
+import type { PostgresDatabases } from '../../scripts/embedded-postgres.ts';
 
 /** A real gateway on a free loopback port with a temp data directory. */
 
@@ -32,15 +33,28 @@ export { freePort };
 
 /**
  * FLOWGATE_TEST_DATABASE=postgres runs a test file's gateways on a real
- * PostgreSQL (one embedded cluster per test process, one database per data
- * directory, so a restart on the same directory finds its data again).
+ * PostgreSQL: the cluster the run shares (test/helpers/postgres-global.ts), or
+ * one for this file when run without it, with one database per data directory,
+ * so a restart on the same directory finds its data again.
  */
 const databaseByDataDir = new Map<string, string>();
-let sharedPostgres: Promise<import('./postgres.ts').TestPostgres> | undefined;
+let postgres: Promise<{ databases: PostgresDatabases; done(): Promise<void> }> | undefined;
+function filePostgres(): NonNullable<typeof postgres> {
+  const shared = inject('postgresAdminUrl');
+  // Imported here: SQLite files never load the PostgreSQL client.
+  return import('./postgres.ts').then(async ({ postgresDatabases, startPostgres }) => {
+    if (shared) {
+      const databases = postgresDatabases(shared);
+      return { databases, done: async () => void (await Promise.all([...databaseByDataDir.values()].map((url) => databases.dropDatabase(url)))) };
+    }
+    const own = await startPostgres();
+    return { databases: own, done: () => own.destroy() };
+  });
+}
 // Registered while the test file is collected, before its own hooks, so it runs after them (once its gateways are closed).
 afterAll(async () => {
-  await (await sharedPostgres)?.destroy();
-  sharedPostgres = undefined;
+  await (await postgres)?.done();
+  postgres = undefined;
   databaseByDataDir.clear();
   // FLOWGATE_TEST_KEEP_DIRS=1 keeps them, to look at a failed test's data directory.
   if (process.env.FLOWGATE_TEST_KEEP_DIRS !== '1') for (const dir of madeDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
@@ -54,8 +68,8 @@ export async function testDatabaseEnv(dataDir: string, env: Record<string, strin
   if (process.env.FLOWGATE_TEST_DATABASE !== 'postgres' || env?.FLOWGATE_DATABASE_URL !== undefined) return {};
   let url = databaseByDataDir.get(dataDir);
   if (!url) {
-    sharedPostgres ??= import('./postgres.ts').then(({ startPostgres }) => startPostgres());
-    url = await (await sharedPostgres).createDatabase('gw');
+    postgres ??= filePostgres();
+    url = await (await postgres).databases.createDatabase('gw');
     databaseByDataDir.set(dataDir, url);
   }
   return { FLOWGATE_DATABASE_URL: url };

@@ -1,0 +1,23 @@
+import type { TestProject } from 'vitest/node';
+import { startPostgres } from '../../scripts/embedded-postgres.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The administrator URL of the PostgreSQL cluster the postgres project's files share. */
+    postgresAdminUrl: string;
+  }
+}
+
+/**
+ * One embedded PostgreSQL for the whole postgres project, instead of one per
+ * test file: initdb, start and stop cost each file a few seconds of a 2-core
+ * CI machine. Each data directory still gets its own database
+ * (test/helpers/gateway.ts), dropped when its file ends. Files that stop or
+ * restart a cluster start their own (test/helpers/postgres.ts).
+ */
+export default async function setup(project: TestProject) {
+  // Two files side by side, each with several gateways (a pool of 10 and a listener each).
+  const postgres = await startPostgres({ maxConnections: 400 });
+  project.provide('postgresAdminUrl', postgres.url());
+  return () => postgres.destroy();
+}
