@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
+const shared = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: 'forks' as const,
+  // Each file's clean-ups (its databases and data directories), after its own hooks.
+  setupFiles: ['test/helpers/file-end.ts'],
+};
 
 /**
  * Every test file whose gateways or stores come from the test helpers runs

@@ -6,7 +6,8 @@ import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
 import type { AnyTool, KeyScope } from '../../tools/define.ts';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
+import { onFileEnd } from './file-end.ts';
 import type { PostgresDatabases } from '../../scripts/embedded-postgres.ts';
 
 /** A real gateway on a free loopback port with a temp data directory. */
@@ -51,8 +52,7 @@ function filePostgres(): NonNullable<typeof postgres> {
     return { databases: own, done: () => own.destroy() };
   });
 }
-// Registered while the test file is collected, before its own hooks, so it runs after them (once its gateways are closed).
-afterAll(async () => {
+onFileEnd(async () => {
   await (await postgres)?.done();
   postgres = undefined;
   databaseByDataDir.clear();
