@@ -9,7 +9,7 @@ const shared = {
   // A worker runs file after file in one module registry instead of a fresh process per file: each file
   // otherwise re-imported the gateway's 445 modules (about 2 s, 624 s of a CI run's collect time on a
   // slow 2-core machine), and the suite took 25 minutes there instead of 14. Per-file clean-ups run from
-  // the setup file below; gateways, stores and chains are made per test, never at a module's top level.
+  // the setup file below; helper modules hold no gateway, store or chain at their top level (test files are still run afresh).
   isolate: false,
   // Each file's clean-ups (its databases and data directories), after its own hooks.
   setupFiles: ['test/helpers/file-end.ts'],
