@@ -6,10 +6,7 @@ const shared = {
   testTimeout: 30_000,
   hookTimeout: 60_000,
   pool: 'forks' as const,
-  // A worker runs file after file in one module registry instead of a fresh process per file: each file
-  // otherwise re-imported the gateway's 445 modules (about 2 s, 624 s of a CI run's collect time on a
-  // slow 2-core machine), and the suite took 25 minutes there instead of 14. Per-file clean-ups run from
-  // the setup file below; helper modules hold no gateway, store or chain at their top level (test files are still run afresh).
+  // Read by each worker (keep modules between files); the root's setting below keeps the workers themselves.
   isolate: false,
   // Each file's clean-ups (its databases and data directories), after its own hooks.
   setupFiles: ['test/helpers/file-end.ts'],
@@ -37,6 +34,12 @@ export default defineConfig({
     // vitest's default is (cores - 1) workers, a single one on 2 cores; most files spend their time
     // waiting on child processes, chains and timers, so two run side by side (12–16 minutes, not 30).
     maxWorkers: 2,
+    // A worker runs file after file in one module registry instead of a fresh process per file: each file
+    // otherwise re-imported the gateway's 445 modules (about 2 s; 624 s of a CI run's collect time on a
+    // slow 2-core machine). Per-file clean-ups run from the setup file below; helper modules hold no
+    // gateway, store or chain at their top level (test files themselves are still run afresh). The pool reads
+    // this root setting (and runs each project's files as a group); each worker reads its project's.
+    isolate: false,
     // A file that never ends is named in the log (test/helpers/stall-reporter.ts) instead of leaving CI to its time limit.
     reporters: ['default', './test/helpers/stall-reporter.ts'],
     projects: [
