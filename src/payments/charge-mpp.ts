@@ -3,7 +3,7 @@ import { Credential } from 'mppx';
 import { paymentRequired } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
 import { isRecord } from '../is-record.ts';
-import { errorText, SettlementPendingError, validBeforeOf, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
+import { errorText, refusalText, SettlementPendingError, validBeforeOf, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
 import { authorizationKey, signatureHash } from './records.ts';
 import { replay, settleAndRun } from './settle.ts';
 
@@ -33,7 +33,7 @@ export async function chargeMpp(ctx: PaymentContext, resource: PaidResource, cre
   try {
     await mpp.validateCredential(parsed, expected);
   } catch (error) {
-    throw await paymentRequired(ctx, resource, `verification failed (${errorText(error)})`);
+    throw await paymentRequired(ctx, resource, `verification failed (${refusalText(errorText(error))})`);
   }
   return settleAndRun(
     ctx,

@@ -4,7 +4,7 @@ import type { PaymentPayload } from '@x402/core/types';
 import { paymentRequired, requirementsFor } from './challenge.ts';
 import type { PaymentContext } from './context.ts';
 import { isRecord } from '../is-record.ts';
-import { errorText, SettlementPendingError, validBeforeOf, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
+import { errorText, refusalText, SettlementPendingError, validBeforeOf, type ChargeResult, type PaidResource, type RunGate } from './paid-call.ts';
 import { authorizationKey, signatureHash } from './records.ts';
 import { replay, settleAndRun } from './settle.ts';
 
@@ -59,7 +59,7 @@ export async function chargeX402(ctx: PaymentContext, resource: PaidResource, cr
   if (!requirements) throw await paymentRequired(ctx, resource, 'the payment does not match this offer (scheme, network, asset, amount or payTo differ)');
   const verified = await resourceServer.verifyPayment(payload, requirements).catch((error) => ({ isValid: false, invalidReason: errorText(error) }) as const);
   if (!verified.isValid) {
-    const detail = [verified.invalidReason, 'invalidMessage' in verified ? verified.invalidMessage : undefined].filter(Boolean).join(': ');
+    const detail = refusalText([verified.invalidReason, 'invalidMessage' in verified ? verified.invalidMessage : undefined].filter(Boolean).join(': '));
     throw await paymentRequired(ctx, resource, `verification failed (${detail || 'invalid payment'})`);
   }
   return settleAndRun(

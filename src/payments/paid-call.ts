@@ -90,6 +90,16 @@ export class PaymentRequiredError extends ServiceError {
 /** Small readers the charge modules share for credentials of unknown shape. */
 export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/**
+ * A refusal's reason as a payer reads it: its first paragraph, on one line. viem's errors (which x402 and mppx
+ * pass on) follow it with the call's arguments, a docs link and viem's version, which tell a payer nothing.
+ */
+export const refusalText = (text: string) =>
+  text
+    .split(/\n\s*\n/)[0]!
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
+
 /** An authorization's validBefore as recorded (unix seconds), when it is one. */
 export const validBeforeOf = (value: unknown): string | null =>
   typeof value === 'string' && /^\d{1,20}$/.test(value) ? value : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
