@@ -32,11 +32,11 @@ const storeBacked = fs
 export default defineConfig({
   test: {
     // vitest's default is (cores - 1) workers, a single one on 2 cores; most files spend their time
-    // waiting on child processes, chains and timers, so two run side by side (12–16 minutes, not 30).
+    // waiting on child processes, chains and timers, so two run side by side.
     maxWorkers: 2,
     // A worker runs file after file in one module registry instead of a fresh process per file: each file
     // otherwise re-imported the gateway's 445 modules (about 2 s; 624 s of a CI run's collect time on a
-    // slow 2-core machine). Per-file clean-ups run from the setup file below; helper modules hold no
+    // slow 2-core machine). Per-file clean-ups run from the setup file (`shared`, above); helper modules hold no
     // gateway, store or chain at their top level (test files themselves are still run afresh). The pool reads
     // this root setting (and runs each project's files as a group); each worker reads its project's.
     isolate: false,
