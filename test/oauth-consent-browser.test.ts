@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverAuthorizationServerMetadata, exchangeAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { fetchJson, startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { fetchJson, startTestGateway, tempDir, type TestGateway } from './helpers/gateway.ts';
 import { browserUnavailable, launchChromium } from './helpers/browser.ts';
 
 /**
@@ -84,7 +83,7 @@ describe.skipIf(unavailable !== undefined)('consent page in a browser', { timeou
     expect(await page.textContent('#resource')).toBe(`${gw.url}/mcp`);
     expect(await page.textContent('#scope')).toContain('mcp:write');
     expect(await page.textContent('#organization')).toMatch(/\(\S+\)/);
-    const shot = path.join(os.tmpdir(), `flowgate-consent-${process.pid}.png`);
+    const shot = path.join(tempDir(), 'consent.png'); // removed with the file's other temporary directories
     await page.screenshot({ path: shot, fullPage: true });
     expect(fs.readFileSync(shot).subarray(1, 4).toString()).toBe('PNG');
     if (process.env.FLOWGATE_UPDATE_SCREENSHOTS === '1') fs.copyFileSync(shot, path.resolve(import.meta.dirname, '../docs/consent-page.png'));
