@@ -1,5 +1,4 @@
 import type { TestProject } from 'vitest/node';
-import { startPostgres } from '../../scripts/embedded-postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,6 +15,12 @@ declare module 'vitest' {
  * restart a cluster start their own (test/helpers/postgres.ts).
  */
 export default async function setup(project: TestProject) {
+  // embedded-postgres registers (through async-exit-hook) a `beforeExit` handler that ends the process with
+  // code 0. In vitest's own process that turned a run with failed tests into exit code 0, so CI passed it:
+  // that handler is removed (its signal handlers, which stop the server on Ctrl-C, are kept).
+  const before = new Set(process.listeners('beforeExit'));
+  const { startPostgres } = await import('../../scripts/embedded-postgres.ts');
+  for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
   // Two files side by side, each with several gateways (a pool of 10 and a listener each).
   const postgres = await startPostgres({ maxConnections: 400 });
   project.provide('postgresAdminUrl', postgres.url());
