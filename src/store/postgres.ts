@@ -183,6 +183,11 @@ export function openPostgresStore(url: string): PostgresStore {
   // An idle connection the server dropped (restart, failover) is discarded by the pool; without
   // this listener its 'error' event would crash the process. The next query opens a new one.
   pool.on('error', () => {});
+  // The pool listens for errors only while a connection is idle in it. One held between statements (a
+  // transaction's) reports a server restart as an 'error' event on itself: without a listener of its own that
+  // crashed the instance ("terminating connection due to administrator command", seen in
+  // test/scale-out-runs.test.ts). Its next statement fails instead, and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const store = new Kysely<Database>({ dialect: new SingleWriterDialect({ pool }), plugins: [wideIntegers] });
   return { store, pool };
 }
