@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isGone } from './helpers/stall-reporter.ts';
+import { runVitest } from './helpers/vitest-run.ts';
 
 /**
  * The suite's stall reporter (test/helpers/stall-reporter.ts), on a vitest run
@@ -11,7 +11,6 @@ import { isGone } from './helpers/stall-reporter.ts';
  * must name the looping file, end as failed, and leave no process behind.
  */
 
-const VITEST = path.resolve('node_modules/vitest/vitest.mjs');
 const REPORTER = path.resolve('test/helpers/stall-reporter.ts');
 
 describe('the stall reporter', () => {
@@ -23,18 +22,11 @@ describe('the stall reporter', () => {
       path.join(dir, 'loops.test.js'),
       `import fs from 'node:fs';\ntest('loops', () => { fs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); for (;;) {} });\n`,
     );
-    fs.writeFileSync(
-      path.join(dir, 'vitest.config.mjs'),
+    const { code, output } = await runVitest(
+      dir,
       `export default { test: { globals: true, pool: 'forks', include: ['*.test.js'], reporters: ['default', ${JSON.stringify(REPORTER)}] } };\n`,
+      { FLOWGATE_TEST_STALL_MS: '2000', FLOWGATE_TEST_STALL_ABORT_MS: '5000' },
     );
-    const child = spawn(process.execPath, [VITEST, 'run', '--root', dir, '--config', path.join(dir, 'vitest.config.mjs')], {
-      cwd: path.resolve('.'),
-      env: { ...process.env, FLOWGATE_TEST_STALL_MS: '2000', FLOWGATE_TEST_STALL_ABORT_MS: '5000', CI: 'true' },
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
 
     expect(code, output).toBe(1);
     expect(output).toMatch(/\[stall\] no test file has finished for \d+ s; still running:\n {2}\S*loops\.test\.js \(running \d+ s\)/);
